@@ -1,0 +1,110 @@
+"""The ``surveykit`` command line: parse options, make one library call, print.
+
+Every command that prints results takes ``--format json``. Usage errors and
+bad parameters exit with status 2, data errors with status 1; both print one
+line, ``Error: ...``, and never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import click
+
+from surveykit import __version__
+from surveykit.errors import ParameterError, SurveykitError
+from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD, estimate
+from surveykit.mechanisms import GeneralizedWarner
+
+FORMAT_TEXT_JSON = click.Choice(["text", "json"])
+
+
+def print_json(data: object) -> None:
+    """Print strict JSON (no NaN or Infinity), indented for people."""
+    click.echo(json.dumps(data, indent=2, allow_nan=False))
+
+
+def format_number(value: float | None, digits: int = 4) -> str:
+    """A number for text tables: fixed digits, 'inf' for no protection."""
+    if value is None or (isinstance(value, float) and math.isinf(value)):
+        return "inf"
+    return f"{value:.{digits}f}"
+
+
+class SurveykitGroup(click.Group):
+    """A group whose errors are one line: ``Error: ...`` (status 2 or 1)."""
+
+    def main(self, *args, **kwargs):  # noqa: D102 - Click's entry point
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(1)
+        except click.UsageError as exc:
+            hint = ""
+            if exc.ctx is not None:
+                hint = f" (see '{exc.ctx.command_path} --help')"
+            click.echo(f"Error: {exc.format_message()}{hint}", err=True)
+            sys.exit(2)
+        except ParameterError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(2)
+        except SurveykitError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=SurveykitGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="surveykit")
+def main() -> None:
+    """Randomized-response surveys with a "don't know" option.
+
+    Design a survey within a privacy budget, generate randomized
+    questionnaires, import the answers and print estimates with their
+    uncertainty and privacy loss.
+    """
+
+
+@main.command("estimate")
+@click.option("--yes", "yes", type=int, required=True, help="Number of 'yes' answers.")
+@click.option("--no", "no", type=int, required=True, help="Number of 'no' answers.")
+@click.option("--dont-know", type=int, required=True, help="Number of \"don't know\" answers.")
+@click.option("--p", "p", type=float, required=True, help="Probability of answering truthfully.")
+@click.option("--q", "q", type=float, required=True,
+              help="Probability of giving the opposite answer (don't know = 1 - p - q).")
+@click.option("--level", type=float, default=0.95, show_default=True,
+              help="Confidence level of the interval.")
+@click.option("--method", type=click.Choice(CI_METHODS), default=DEFAULT_CI_METHOD,
+              show_default=True, help="Confidence interval method.")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def estimate_command(yes, no, dont_know, p, q, level, method, fmt):
+    """Estimate the prevalence pi from yes / no / don't-know counts.
+
+    Example: surveykit estimate --yes 30 --no 50 --dont-know 20 --p 0.6 --q 0.2
+    """
+    result = estimate(yes=yes, no=no, dont_know=dont_know,
+                      mechanism=GeneralizedWarner(p=p, q=q))
+    data = result.to_dict(level=level, method=method)
+    if fmt == "json":
+        print_json(data)
+        return
+    rows = [
+        ("answers", f"yes {yes}, no {no}, don't know {dont_know} (n = {data['n']})"),
+        ("mechanism", f"p = {p:g} truthful, q = {q:g} opposite, "
+                      f"{result.mechanism.dont_know:.4g} don't know"),
+        ("pi_hat (Eq. 2)", format_number(data["pi_hat"])),
+        ("pi_mle on [0, 1]", format_number(data["pi_mle"])),
+        ("standard error", format_number(data["se"])),
+        (f"{level:.0%} CI ({method})",
+         f"[{format_number(data['ci_low'])}, {format_number(data['ci_high'])}]"),
+        ("privacy loss", f"Shafer {format_number(data['epsilon_shafer'])}, "
+                         f"Walley {format_number(data['epsilon_walley'])}"),
+    ]
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        click.echo(f"{label:<{width}}  {value}")
