@@ -358,7 +358,7 @@ def estimate_from_labels(labels, *, mechanism: GeneralizedWarner) -> Estimate:
         for i, label in enumerate(_LABELS):
             codes[array == label] = i
     if codes.size and (codes.min() < 0 or codes.max() > 2):
-        bad = array[(codes < 0) | (codes > 2)][0]
+        bad = array[(codes < 0) | (codes > 2)][0].item()
         raise ParameterError(
             f"label {bad!r} is not one of yes, no, dont_know (or the codes 0, 1, 2)"
         )

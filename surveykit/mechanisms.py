@@ -155,7 +155,7 @@ class EvidentialMechanism:
             total = float(row.sum())
             if abs(total - 1.0) > _SUM_TOLERANCE:
                 raise ParameterError(
-                    f"row {x!r}: masses sum to {total!r}, not 1; rescale the row"
+                    f"row {x!r}: masses sum to {total:.10g}, not 1; rescale the row"
                 )
         masses.setflags(write=False)
         object.__setattr__(self, "inputs", inputs)
@@ -694,7 +694,11 @@ def tradeoff_U2(alpha, epsilon):  # noqa: N802 - the paper's name
     """
     a, e = _alpha_eps(alpha, epsilon)
     return np.minimum.reduce(
-        [np.exp(2 * e) * (1 - a), 1 - a * np.exp(-2 * e), -a + (3 - np.exp(-2 * e)) / (np.exp(e) + 1)]
+        [
+            np.exp(2 * e) * (1 - a),
+            1 - a * np.exp(-2 * e),
+            -a + (3 - np.exp(-2 * e)) / (np.exp(e) + 1),
+        ]
     )
 
 
@@ -728,5 +732,9 @@ def tradeoff_f2_op(alpha, epsilon):
     """
     a, e = _alpha_eps(alpha, epsilon)
     return np.minimum.reduce(
-        [1 - a * np.exp(-2 * e), np.exp(2 * e) * (1 - a), -a + (3 - np.exp(-2 * e)) / (np.exp(e) + 1)]
+        [
+            1 - a * np.exp(-2 * e),
+            np.exp(2 * e) * (1 - a),
+            -a + (3 - np.exp(-2 * e)) / (np.exp(e) + 1),
+        ]
     )
