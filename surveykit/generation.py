@@ -104,13 +104,12 @@ def _prepare_out_dir(out_dir: Path) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise ParameterError(f"--out {str(out_dir)!r} is a file; give a folder")
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stem in _STEMS.values():
-        earlier = sorted(out_dir.glob(f"{stem}-*"))
-        if earlier:
-            raise ParameterError(
-                f"--out {str(out_dir)!r} already holds {earlier[0].name} from an earlier "
-                "run; choose a new folder so that questionnaires of two runs do not mix"
-            )
+    earlier = sorted(path.name for stem in _STEMS.values() for path in out_dir.glob(f"{stem}-*"))
+    if earlier:
+        raise ParameterError(
+            f"--out {str(out_dir)!r} already holds {earlier[0]} from an earlier run; "
+            "choose a new folder so that questionnaires of two runs do not mix"
+        )
 
 
 def _open_key_file(key_file: Path, out_dir: Path):
