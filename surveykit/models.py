@@ -1,0 +1,145 @@
+"""SQLAlchemy models (2.0 typed declarative). Models only: the schema is built by migrations/.
+
+Privacy by construction: no table holds a respondent's randomization code.
+``respondents`` lists issued questionnaire ids, ``code_tallies`` only counts
+how many codes of each kind were issued per question.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Constraint names that are the same on every database, so migrations can name them.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+ANSWER_VALUES = ("yes", "no", "dont_know")
+CODE_VALUES = ("T", "L", "D")
+RESPONDENT_ID_LENGTH = 200
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class SurveyRecord(Base):
+    """A survey definition; ``source`` keeps the TOML text so the Survey can be rebuilt."""
+
+    __tablename__ = "surveys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    title: Mapped[str] = mapped_column(Text)
+    language: Mapped[str] = mapped_column(String(35))
+    p: Mapped[float] = mapped_column(Float)
+    q: Mapped[float] = mapped_column(Float)
+    source: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class QuestionRecord(Base):
+    """A question of a survey with its own mechanism (p truthful, q opposite)."""
+
+    __tablename__ = "questions"
+    __table_args__ = (
+        UniqueConstraint("survey_id", "name"),
+        UniqueConstraint("survey_id", "position"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    survey_id: Mapped[int] = mapped_column(ForeignKey("surveys.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str] = mapped_column(Text)
+    p: Mapped[float] = mapped_column(Float)
+    q: Mapped[float] = mapped_column(Float)
+
+
+class RespondentRecord(Base):
+    """An issued questionnaire id. Deliberately no code column (see module docstring)."""
+
+    __tablename__ = "respondents"
+
+    survey_id: Mapped[int] = mapped_column(
+        ForeignKey("surveys.id", ondelete="CASCADE"), primary_key=True)
+    respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)
+    issued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class CodeTallyRecord(Base):
+    """How many codes of one kind (T truthful, L opposite, D don't know) a question issued."""
+
+    __tablename__ = "code_tallies"
+    __table_args__ = (
+        CheckConstraint("code = 'T' OR code = 'L' OR code = 'D'", name="code"),
+        CheckConstraint("count >= 0", name="count"),
+    )
+
+    question_id: Mapped[int] = mapped_column(
+        ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True)
+    code: Mapped[str] = mapped_column(String(1), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
+
+
+class ImportRecord(Base):
+    """One imported response file; (survey, sha256) is unique, which makes imports idempotent."""
+
+    __tablename__ = "imports"
+    __table_args__ = (UniqueConstraint("survey_id", "sha256"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    survey_id: Mapped[int] = mapped_column(ForeignKey("surveys.id", ondelete="CASCADE"))
+    file_name: Mapped[str] = mapped_column(Text)
+    sha256: Mapped[str] = mapped_column(String(64))
+    file_format: Mapped[str] = mapped_column(String(8))
+    rows_read: Mapped[int] = mapped_column(Integer)
+    imported: Mapped[int] = mapped_column(Integer)
+    replaced: Mapped[int] = mapped_column(Integer)
+    rejected: Mapped[int] = mapped_column(Integer)
+    missing: Mapped[int] = mapped_column(Integer)
+    imported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ResponseRecord(Base):
+    """One answer: one per (survey, question, respondent), enforced by the primary key.
+
+    The CHECK is written with OR, not IN (...): SQLite 3.40 evaluates an IN
+    list in a CHECK about 3x slower than the whole rest of an insert
+    (benchmarks/bench_import.py).
+
+    The key starts with (survey_id, question_id) so that counting answers per
+    question is a GROUP BY along the key; on SQLite the table is WITHOUT ROWID,
+    so the key *is* the table and the count reads nothing else.
+    """
+
+    __tablename__ = "responses"
+    __table_args__ = (
+        CheckConstraint("answer = 'yes' OR answer = 'no' OR answer = 'dont_know'", name="answer"),
+        {"sqlite_with_rowid": False},
+    )
+
+    survey_id: Mapped[int] = mapped_column(
+        ForeignKey("surveys.id", ondelete="CASCADE"), primary_key=True)
+    question_id: Mapped[int] = mapped_column(
+        ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True)
+    respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)
+    answer: Mapped[str] = mapped_column(String(9))
+    import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"))

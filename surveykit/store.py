@@ -1,0 +1,582 @@
+"""The survey database: engine setup and the few reads and writes the commands need.
+
+Any SQLAlchemy URL works where SQLite and PostgreSQL do; the default is the
+SQLite file ``surveykit.db`` in the working directory. The schema comes only
+from Alembic migrations (:func:`init_database`). Counting for estimates happens
+here, in SQL: one GROUP BY along the responses' primary key, never by loading
+rows into Python, so SQLite and PostgreSQL run the same code.
+
+Privacy by construction: :func:`record_generation` stores issued respondent
+ids and, separately, per-question *totals* of issued codes. Nothing links a
+respondent to a code.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    case,
+    create_engine,
+    distinct,
+    event,
+    func,
+    select,
+)
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import make_url
+
+from surveykit import migrate
+from surveykit.errors import ParameterError, StoreError, SurveyDefinitionError
+from surveykit.models import (
+    CODE_VALUES,
+    RESPONDENT_ID_LENGTH,
+    CodeTallyRecord,
+    ImportRecord,
+    QuestionRecord,
+    RespondentRecord,
+    ResponseRecord,
+    SurveyRecord,
+)
+from surveykit.survey import Survey, parse_survey
+
+__all__ = [
+    "DEFAULT_URL",
+    "QuestionCounts",
+    "SurveySummary",
+    "BulkStatement",
+    "add_survey",
+    "code_tallies",
+    "count_responses",
+    "display_url",
+    "init_database",
+    "issued_respondent_count",
+    "list_surveys",
+    "load_survey",
+    "open_engine",
+    "record_generation",
+    "resolve_url",
+]
+
+DEFAULT_URL = "sqlite:///surveykit.db"
+# A second writer waits this long for the first (e.g. a long import) before giving up.
+SQLITE_BUSY_TIMEOUT_SECONDS = 600
+# Keeps IN (...) lists below every database's limit on bound parameters.
+_IN_BATCH = 500
+
+surveys = SurveyRecord.__table__
+questions = QuestionRecord.__table__
+respondents = RespondentRecord.__table__
+tallies = CodeTallyRecord.__table__
+imports = ImportRecord.__table__
+responses = ResponseRecord.__table__
+
+
+def resolve_url(url: str | None = None) -> str:
+    """The database URL to use: ``url``, else $SURVEYKIT_DB, else ``sqlite:///surveykit.db``.
+
+    A plain path means an SQLite file, and ``postgresql://`` means the psycopg driver:
+
+    >>> resolve_url("survey.db")
+    'sqlite:///survey.db'
+    >>> resolve_url("postgresql://u@localhost/db")
+    'postgresql+psycopg://u@localhost/db'
+    """
+    url = url or os.environ.get("SURVEYKIT_DB") or DEFAULT_URL
+    if "://" not in url:
+        return f"sqlite:///{url}"
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def display_url(engine: Engine) -> str:
+    """The engine's URL with any password hidden, for messages."""
+    return engine.url.render_as_string(hide_password=True)
+
+
+def open_engine(url: str | None = None) -> Engine:
+    """An engine for ``url`` (see :func:`resolve_url`); SQLite gets foreign keys, WAL, busy timeout.
+
+    Transactions on SQLite begin with a plain ``BEGIN``; :func:`write_transaction`
+    begins with ``BEGIN IMMEDIATE`` so two writers queue instead of failing.
+
+    >>> engine = open_engine("sqlite://")
+    >>> engine.dialect.name
+    'sqlite'
+    """
+    url = resolve_url(url)
+    try:
+        parsed = make_url(url)
+    except sa_exc.ArgumentError:
+        raise ParameterError(
+            f"database URL {url!r} is not a SQLAlchemy URL; use e.g. sqlite:///surveykit.db "
+            "or postgresql://user:password@host/dbname"
+        ) from None
+    try:
+        if parsed.get_backend_name() == "sqlite":
+            engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+            _configure_sqlite(engine)
+        else:
+            engine = create_engine(parsed, pool_pre_ping=True)
+    except (sa_exc.NoSuchModuleError, ModuleNotFoundError) as exc:
+        raise StoreError(
+            f"no database driver for {parsed.drivername!r} ({exc}); for PostgreSQL install "
+            "surveykit[postgres]"
+        ) from None
+    return engine
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:
+        # Let SQLAlchemy's "begin" event below emit BEGIN itself, so write
+        # transactions can take the write lock up front.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_SECONDS * 1000}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        # A deferred transaction that reads and then writes can fail at once
+        # with "database is locked" when another writer committed meanwhile;
+        # BEGIN IMMEDIATE waits (busy timeout) for the lock instead.
+        if connection.get_execution_options().get("surveykit_write"):
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            connection.exec_driver_sql("BEGIN")
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """One transaction that will write: committed at the end, rolled back on any error."""
+    with engine.connect() as connection:
+        connection.execution_options(surveykit_write=True)
+        with connection.begin():
+            yield connection
+
+
+def _sqlite_path(engine: Engine) -> Path | None:
+    if engine.dialect.name != "sqlite":
+        return None
+    database = engine.url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def require_schema(engine: Engine) -> None:
+    """Raise a StoreError with the fix unless the database is at the newest migration."""
+    path = _sqlite_path(engine)
+    if path is not None and not path.exists():
+        raise StoreError(
+            f"no surveykit database at {path.resolve()}: run 'surveykit init' there first, "
+            "or choose another database with --db URL or SURVEYKIT_DB"
+        )
+    try:
+        current = migrate.current_revision(engine)
+    except sa_exc.OperationalError as exc:
+        raise StoreError(f"cannot open {display_url(engine)}: {exc.orig}") from None
+    head = migrate.head_revision()
+    if current is None:
+        raise StoreError(
+            f"{display_url(engine)} has no surveykit tables: run 'surveykit init' first"
+        )
+    if current != head:
+        raise StoreError(
+            f"{display_url(engine)} is at schema revision {current}, this surveykit needs "
+            f"{head}: run 'surveykit init' to upgrade it"
+        )
+
+
+def init_database(engine: Engine) -> str:
+    """Create or upgrade the schema by running the Alembic migrations; returns the revision.
+
+    Running it again on an up-to-date database changes nothing.
+    """
+    try:
+        migrate.upgrade(engine)
+    except sa_exc.OperationalError as exc:
+        raise StoreError(f"cannot initialize {display_url(engine)}: {exc.orig}") from None
+    return migrate.head_revision()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+# -- surveys ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SurveySummary:
+    """One line of ``surveykit survey list``."""
+
+    name: str
+    title: str
+    language: str
+    questions: int
+    issued: int
+    respondents: int
+    answers: int
+    imports: int
+    created_at: datetime
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["created_at"] = self.created_at.isoformat()
+        return data
+
+
+def add_survey(engine: Engine, survey: Survey) -> bool:
+    """Store ``survey`` with its questions, their (p, q) and its TOML source.
+
+    Returns True if it was stored, False if the same definition was already
+    there. A different definition under an existing name is refused: answers
+    already collected were randomized with the stored mechanisms.
+    """
+    require_schema(engine)
+    with write_transaction(engine) as conn:
+        row = conn.execute(select(surveys.c.id, surveys.c.source)
+                           .where(surveys.c.name == survey.name)).first()
+        if row is not None:
+            if row.source == survey.source:
+                return False
+            raise StoreError(
+                f"a different survey named {survey.name!r} is already in the database; "
+                "a stored survey never changes (its answers were randomized with its "
+                "mechanisms): give the new definition another name"
+            )
+        survey_id = conn.execute(surveys.insert().values(
+            name=survey.name, title=survey.title, language=survey.language,
+            p=survey.mechanism.p, q=survey.mechanism.q, source=survey.source,
+            created_at=_now(),
+        )).inserted_primary_key[0]
+        conn.execute(questions.insert(), [
+            {"survey_id": survey_id, "position": position, "name": question.id,
+             "text": question.text, "p": question.mechanism.p, "q": question.mechanism.q}
+            for position, question in enumerate(survey.questions)
+        ])
+    return True
+
+
+def survey_id(conn: Connection, name: str) -> int:
+    """The database id of survey ``name``, or a StoreError listing the known surveys."""
+    found = conn.execute(select(surveys.c.id).where(surveys.c.name == name)).scalar()
+    if found is None:
+        known = conn.execute(select(surveys.c.name).order_by(surveys.c.name)).scalars().all()
+        hint = (f"known surveys: {', '.join(known)}" if known
+                else "add one with 'surveykit survey add FILE'")
+        raise StoreError(f"no survey named {name!r} in the database; {hint}")
+    return found
+
+
+def question_ids(conn: Connection, survey_key: int) -> dict[str, int]:
+    """Question id (as in the TOML) -> database id, for one survey."""
+    rows = conn.execute(select(questions.c.name, questions.c.id)
+                        .where(questions.c.survey_id == survey_key))
+    return dict(rows.tuples().all())
+
+
+def load_survey(engine: Engine, name: str) -> Survey:
+    """Rebuild the full Survey (aliases, wording and all) from its stored TOML source."""
+    require_schema(engine)
+    with engine.connect() as conn:
+        key = survey_id(conn, name)
+        source = conn.execute(select(surveys.c.source).where(surveys.c.id == key)).scalar_one()
+    try:
+        return parse_survey(source, f"survey {name!r} stored in {display_url(engine)}")
+    except SurveyDefinitionError as exc:  # pragma: no cover - stored sources were valid
+        raise StoreError(str(exc)) from None
+
+
+def list_surveys(engine: Engine) -> list[SurveySummary]:
+    """Every stored survey with its numbers of questions, issued ids, respondents and answers."""
+    require_schema(engine)
+    q_count = (select(func.count()).select_from(questions)
+               .where(questions.c.survey_id == surveys.c.id).scalar_subquery())
+    issued = (select(func.count()).select_from(respondents)
+              .where(respondents.c.survey_id == surveys.c.id).scalar_subquery())
+    known = (select(func.count(distinct(responses.c.respondent_id)))
+             .where(responses.c.survey_id == surveys.c.id).scalar_subquery())
+    answers = (select(func.count()).select_from(responses)
+               .where(responses.c.survey_id == surveys.c.id).scalar_subquery())
+    n_imports = (select(func.count()).select_from(imports)
+                 .where(imports.c.survey_id == surveys.c.id).scalar_subquery())
+    stmt = select(surveys.c.name, surveys.c.title, surveys.c.language, q_count, issued, known,
+                  answers, n_imports, surveys.c.created_at).order_by(surveys.c.name)
+    with engine.connect() as conn:
+        return [SurveySummary(*row) for row in conn.execute(stmt)]
+
+
+# -- counts -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuestionCounts:
+    """Answers to one question: the n1, n2, n3 of the estimator (paper, Eq. 2), plus missing.
+
+    ``missing`` counts respondents the survey knows (they answered at least one
+    of its questions in some import) who left this question blank. Respondents
+    with an issued id who answered nothing are non-respondents, not missing.
+    """
+
+    question_id: str
+    yes: int
+    no: int
+    dont_know: int
+    missing: int
+
+    @property
+    def answered(self) -> int:
+        """yes + no + dont_know."""
+        return self.yes + self.no + self.dont_know
+
+    def to_dict(self) -> dict[str, int | str]:
+        return {"id": self.question_id, "yes": self.yes, "no": self.no,
+                "dont_know": self.dont_know, "missing": self.missing}
+
+
+def count_responses(engine: Engine, survey_name: str) -> list[QuestionCounts]:
+    """Per question (in survey order): yes, no, dont_know and missing, in one SQL statement.
+
+    The answers are grouped by question along the primary key of ``responses``
+    (survey_id, question_id, respondent_id); questions without answers appear
+    with zeros.
+    """
+    require_schema(engine)
+    with engine.connect() as conn:
+        key = survey_id(conn, survey_name)
+        stmt = counts_statement(key)
+        return [QuestionCounts(*row) for row in conn.execute(stmt)]
+
+
+def counts_statement(key: int):
+    """The one aggregation behind :func:`count_responses` (exposed for EXPLAIN in tests)."""
+    def tally(answer: str):
+        return func.sum(case((responses.c.answer == answer, 1), else_=0))
+
+    per_question = (
+        select(responses.c.question_id, tally("yes").label("yes"), tally("no").label("no"),
+               tally("dont_know").label("dont_know"), func.count().label("answered"))
+        .where(responses.c.survey_id == key)
+        .group_by(responses.c.question_id)
+        .subquery()
+    )
+    known = (select(func.count(distinct(responses.c.respondent_id)))
+             .where(responses.c.survey_id == key).scalar_subquery())
+    return (
+        select(questions.c.name,
+               func.coalesce(per_question.c.yes, 0),
+               func.coalesce(per_question.c.no, 0),
+               func.coalesce(per_question.c.dont_know, 0),
+               known - func.coalesce(per_question.c.answered, 0))
+        .select_from(questions.outerjoin(per_question,
+                                         per_question.c.question_id == questions.c.id))
+        .where(questions.c.survey_id == key)
+        .order_by(questions.c.position)
+    )
+
+
+# -- issued questionnaires ------------------------------------------------------------
+
+
+def check_respondent_id(value: object) -> str | None:
+    """Why ``value`` cannot be a respondent id, or None if it can."""
+    if not isinstance(value, str) or not value.strip():
+        return "a respondent id must be a non-empty text"
+    if value != value.strip():
+        return "a respondent id must not start or end with spaces"
+    if len(value) > RESPONDENT_ID_LENGTH:
+        return f"a respondent id must be at most {RESPONDENT_ID_LENGTH} characters"
+    return None
+
+
+def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence[str],
+                      code_tallies: Mapping[str, Mapping[str, int]]) -> None:
+    """Register issued questionnaires and add their code totals, in one transaction.
+
+    ``respondent_ids`` are the ids printed on the questionnaires (unique per
+    survey; a duplicate, inside the list or with earlier generations, is an
+    error and nothing is stored). ``code_tallies`` maps question id -> code ->
+    count, codes being "T" (answer truthfully), "L" (give the opposite answer)
+    and "D" (say don't know); the counts are added to those already stored.
+    When ids are given, every question's counts must add up to their number
+    (one code per respondent and question). Nothing ties an id to a code.
+
+    >>> # record_generation(engine, "academic_integrity", ["AI-0001", "AI-0002"],
+    >>> #                   {"exam_cheating": {"T": 1, "L": 0, "D": 1}})
+    """
+    ids = list(respondent_ids)
+    for value in ids:
+        problem = check_respondent_id(value)
+        if problem:
+            raise ParameterError(f"respondent id {value!r}: {problem}")
+    repeated = sorted(value for value, n in Counter(ids).items() if n > 1)
+    if repeated:
+        raise ParameterError(
+            f"{len(repeated)} respondent id(s) appear more than once: {_sample(repeated)}"
+        )
+    require_schema(engine)
+    with write_transaction(engine) as conn:
+        key = survey_id(conn, survey_name)
+        known_questions = question_ids(conn, key)
+        rows = _tally_rows(survey_name, code_tallies, known_questions, len(ids))
+        already = _existing_respondents(conn, key, ids)
+        if already:
+            raise StoreError(
+                f"{len(already)} respondent id(s) were already issued for survey "
+                f"{survey_name!r}: {_sample(already)}; nothing was recorded"
+            )
+        now = _now()
+        if ids:
+            conn.execute(respondents.insert(), [
+                {"survey_id": key, "respondent_id": value, "issued_at": now} for value in ids
+            ])
+        if rows:
+            stmt = dialect_insert(conn, tallies)
+            stmt = stmt.on_conflict_do_update(
+                index_elements=[tallies.c.question_id, tallies.c.code],
+                set_={"count": tallies.c.count + stmt.excluded.count},
+            )
+            conn.execute(stmt, rows)
+
+
+def _tally_rows(survey_name: str, code_tallies: Mapping[str, Mapping[str, int]],
+                known_questions: Mapping[str, int], n_ids: int) -> list[dict]:
+    by_folded = {name.casefold(): key for name, key in known_questions.items()}
+    rows = []
+    for question, counts in code_tallies.items():
+        key = by_folded.get(str(question).casefold())
+        if key is None:
+            raise ParameterError(
+                f"code_tallies names question {question!r}, which survey {survey_name!r} "
+                f"does not have; its questions are {', '.join(known_questions)}"
+            )
+        total = 0
+        for code, count in counts.items():
+            if code not in CODE_VALUES:
+                raise ParameterError(
+                    f"code {code!r} for question {question!r} must be one of T (truthful), "
+                    "L (opposite), D (don't know)"
+                )
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise ParameterError(
+                    f"count {count!r} of code {code} for question {question!r} must be an "
+                    "integer >= 0"
+                )
+            total += count
+            rows.append({"question_id": key, "code": code, "count": count})
+        if n_ids and total != n_ids:
+            raise ParameterError(
+                f"the codes for question {question!r} add up to {total}, but {n_ids} "
+                "respondent ids were issued: each respondent gets one code per question"
+            )
+    return rows
+
+
+def _existing_respondents(conn: Connection, key: int, ids: Sequence[str]) -> list[str]:
+    found: list[str] = []
+    for start in range(0, len(ids), _IN_BATCH):
+        batch = ids[start:start + _IN_BATCH]
+        found += conn.execute(
+            select(respondents.c.respondent_id)
+            .where(respondents.c.survey_id == key, respondents.c.respondent_id.in_(batch))
+        ).scalars().all()
+    return sorted(found)
+
+
+def unissued_respondents(conn: Connection, key: int, ids: set[str]) -> set[str]:
+    """The ids in ``ids`` that were not issued for the survey with database id ``key``."""
+    ordered = sorted(ids)
+    return set(ordered) - set(_existing_respondents(conn, key, ordered))
+
+
+def _sample(values: Sequence[str], shown: int = 10) -> str:
+    text = ", ".join(repr(v) for v in values[:shown])
+    return text + (f" and {len(values) - shown} more" if len(values) > shown else "")
+
+
+def code_tallies(engine: Engine, survey_name: str) -> dict[str, dict[str, int]]:
+    """Question id -> {"T": n, "L": n, "D": n}: codes issued so far (zeros included)."""
+    require_schema(engine)
+    with engine.connect() as conn:
+        key = survey_id(conn, survey_name)
+        stmt = (select(questions.c.name, tallies.c.code, tallies.c.count)
+                .select_from(questions.outerjoin(tallies,
+                                                 tallies.c.question_id == questions.c.id))
+                .where(questions.c.survey_id == key)
+                .order_by(questions.c.position))
+        result: dict[str, dict[str, int]] = {}
+        for name, code, count in conn.execute(stmt):
+            counts = result.setdefault(name, dict.fromkeys(CODE_VALUES, 0))
+            if code is not None:
+                counts[code] = count
+    return result
+
+
+def issued_respondent_count(engine: Engine, survey_name: str) -> int:
+    """How many respondent ids were issued for the survey."""
+    require_schema(engine)
+    with engine.connect() as conn:
+        key = survey_id(conn, survey_name)
+        return issued_count(conn, key)
+
+
+def issued_count(conn: Connection, key: int) -> int:
+    """Issued respondent ids of the survey with database id ``key``."""
+    return conn.execute(select(func.count()).select_from(respondents)
+                        .where(respondents.c.survey_id == key)).scalar_one()
+
+
+class BulkStatement:
+    """A Core statement compiled once and run for many rows given as plain tuples.
+
+    Connection.execute(statement, [dict, ...]) spends more time building
+    parameters than SQLite spends inserting; this hands the driver the
+    compiled SQL and the tuples directly (Connection.exec_driver_sql).
+    """
+
+    def __init__(self, conn: Connection, statement, columns: Sequence[str]) -> None:
+        compiled = statement.compile(dialect=conn.dialect)
+        self.sql = str(compiled)
+        self.columns = tuple(columns)
+        self._convert: Callable[[tuple], tuple | dict] | None
+        if compiled.positional:
+            order = tuple(compiled.positiontup)
+            picks = [self.columns.index(name) for name in order]
+            self._convert = (None if order == self.columns
+                             else lambda row: tuple(row[i] for i in picks))
+        else:
+            names = self.columns
+            self._convert = lambda row: dict(zip(names, row, strict=True))
+
+    def execute(self, conn: Connection, rows: list[tuple]) -> int:
+        """Run for every row; returns the number of rows the database changed."""
+        if self._convert is not None:
+            rows = [self._convert(row) for row in rows]
+        return conn.exec_driver_sql(self.sql, rows).rowcount
+
+
+def dialect_insert(conn: Connection, table):
+    """INSERT with ON CONFLICT support for the connection's database."""
+    name = conn.dialect.name
+    if name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    elif name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        raise StoreError(f"surveykit supports SQLite and PostgreSQL, not {name}")
+    return insert(table)
