@@ -124,13 +124,13 @@ class DieDesign:
 
     @property
     def epsilon_shafer(self) -> float:
-        """ln(p / q) (Def. 3.1); ``inf`` when q = 0."""
-        return math.inf if self.q == 0 else math.log(self.p / self.q)
+        """ln(p / q) (Def. 3.1), from :class:`GeneralizedWarner`; ``inf`` when q = 0."""
+        return self.mechanism().epsilon_shafer
 
     @property
     def epsilon_walley(self) -> float:
-        """ln((1 - q) / q) (Def. 3.13); ``inf`` when q = 0."""
-        return math.inf if self.q == 0 else math.log((1 - self.q) / self.q)
+        """ln((1 - q) / q) (Def. 3.13), from :class:`GeneralizedWarner`; ``inf`` when q = 0."""
+        return self.mechanism().epsilon_walley
 
     def mechanism(self) -> GeneralizedWarner:
         """The mechanism this die realizes."""
