@@ -92,7 +92,7 @@ ENUMERATION_MAX_N = 20
 TABLE_REPS_FACTOR = 100
 # Rows simulated in one multinomial call (bounds memory at 32 bytes/survey/row).
 _TABLE_CHUNK = 12
-_DPI = 110
+_DPI = 100
 
 
 # -- exact enumeration and the paper's printed formula ------------------------------
@@ -337,6 +337,17 @@ _EPSILONS_SHOWN = (0.5, 2.0)
 _ALPHA_GRID = np.linspace(0.0, 1.0, 401)
 
 
+def _style_error_axes(ax, title: str) -> None:
+    """Square axes of type I against type II error, both probabilities in [0, 1]."""
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_aspect("equal")
+    ax.set_xlabel("type I error α (probability)")
+    ax.set_ylabel("type II error β (probability)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+
+
 def _tradeoff_panel(ax, *, errors, epsilon, eps_label, lower, upper, printed_upper,
                     title: str):
     """One panel: bands for a few epsilons, the mechanism's band, its rules' error points."""
@@ -362,18 +373,12 @@ def _tradeoff_panel(ax, *, errors, epsilon, eps_label, lower, upper, printed_upp
     det = errors.deterministic
     ax.scatter(alpha[inside & ~det], beta[inside & ~det], s=7, color="#0d47a1", alpha=0.5,
                lw=0, label="rules φ: (α_pe, β_pe) inside the region")
-    ax.scatter(alpha[~inside & ~det], beta[~inside & ~det], s=9, color="#e53935", alpha=0.7,
+    ax.scatter(alpha[~inside & ~det], beta[~inside & ~det], s=9, color="#e53935", alpha=0.9,
                lw=0, label="rules φ: (α_pe, β_pe) outside the region")
     ax.scatter(alpha[det], beta[det], s=46, facecolor="none",
                edgecolor=np.where(inside[det], "#0d47a1", "#b71c1c"), lw=1.4,
                label="rejection regions R (φ = 1 on R)")
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_aspect("equal")
-    ax.set_xlabel("type I error α (probability)")
-    ax.set_ylabel("type II error β (probability)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(alpha=0.3)
+    _style_error_axes(ax, title)
     lines = [f"below the lower bound: {int(below.sum())} of {below.size}",
              f"above the upper bound: {int(above.sum())}"]
     if printed_upper is not None:
@@ -394,7 +399,7 @@ def plot_figure_1(path: Path, mechanism: GeneralizedWarner = TRADEOFF_MECHANISM)
     plt = _pyplot()
     evidential = mechanism.to_evidential()
     eps = mechanism.epsilon_shafer
-    single = evaluate_all_rules(evidential, folds=1, levels=21)[0]
+    single = evaluate_all_rules(evidential, folds=1, levels=11)[0]
     double = evaluate_all_rules(evidential, folds=2, levels=5)[0]
     fig, axes = plt.subplots(1, 2, figsize=(12, 7.4), layout="constrained")
     _tradeoff_panel(axes[0], errors=single, epsilon=eps, eps_label=f"ε_S = {eps:.3f}",
@@ -420,7 +425,7 @@ def plot_figure_4(path: Path, mechanism: GeneralizedWarner = TRADEOFF_MECHANISM)
     plt = _pyplot()
     evidential = mechanism.to_evidential()
     eps = mechanism.epsilon_walley
-    single = evaluate_all_rules(evidential, folds=1, levels=21)[0]
+    single = evaluate_all_rules(evidential, folds=1, levels=11)[0]
     double = evaluate_all_rules(evidential, folds=2, levels=5)[0]
     fig, axes = plt.subplots(1, 2, figsize=(12, 7.4), layout="constrained")
     a = _ALPHA_GRID
@@ -447,20 +452,14 @@ def plot_figure_4(path: Path, mechanism: GeneralizedWarner = TRADEOFF_MECHANISM)
         pe_out = errors.beta_pessimistic < f_pe(errors.alpha_pessimistic, eps) - 1e-12
         op_out = errors.beta_optimistic > upper(errors.alpha_optimistic, eps) + 1e-12
         ax.scatter(errors.alpha_pessimistic, errors.beta_pessimistic, s=8, color="#0d47a1",
-                   alpha=0.5, lw=0, label="pessimistic (α_pe, β_pe): must be ≥ f_pe")
+                   alpha=0.8, lw=0, label="pessimistic (α_pe, β_pe): must be ≥ f_pe")
         ax.scatter(errors.alpha_optimistic[~op_out], errors.beta_optimistic[~op_out], s=10,
                    marker="^", color="#ef6c00", alpha=0.6, lw=0,
                    label="optimistic (α_op, β_op): must be ≤ f_op")
         ax.scatter(errors.alpha_optimistic[op_out], errors.beta_optimistic[op_out], s=14,
                    marker="x", color="#d50000", lw=0.9,
                    label="optimistic points above f_op as printed")
-        ax.set_xlim(-0.02, 1.02)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_aspect("equal")
-        ax.set_xlabel("type I error α (probability)")
-        ax.set_ylabel("type II error β (probability)")
-        ax.set_title(title, fontsize=10)
-        ax.grid(alpha=0.3)
+        _style_error_axes(ax, title)
         ax.text(0.02, 0.02,
                 f"pessimistic below f_pe: {int(pe_out.sum())} of {pe_out.size}\n"
                 f"optimistic above f_op as printed: {int(op_out.sum())} of {op_out.size}",
@@ -720,6 +719,7 @@ def reproduce(
         "max_abs_grab_savage_rel_err": float(table["grab_savage_rel_err"].abs().max()),
         "figure_points": len(sim_points),
         "figure_points_within_3se": int(sum(z <= 3 for z in point_z)),
+        "max_abs_figure_z": float(max(point_z)),
         "monotonicity": [m.to_dict() for m in monotonicity],
         "tradeoff_bounds": [
             {k: v for k, v in c.to_dict().items() if k != "examples"} for c in bound_checks
@@ -798,7 +798,8 @@ def _markdown(table: pd.DataFrame, monotonicity, bound_checks, summary: dict) ->
         "|---|---|---|---|---|---|",
     ]
     for m in monotonicity:
-        lines.append(f"| {m.claim} | {m.statement} | {m.steps} | {m.passed} | {m.failed} | "
+        statement = m.statement.replace("|", "\\|")  # a bar would end the cell
+        lines.append(f"| {m.claim} | {statement} | {m.steps} | {m.passed} | {m.failed} | "
                      f"{m.counterexample or '–'} |")
     lines += [
         "",

@@ -329,5 +329,7 @@ def test_full_reproduction_agrees_with_the_exact_variance_on_every_row(tmp_path)
                                        "--format", "json"])
     summary = json.loads(result.output)["verification"]
     assert summary["exact_within_3se"] == summary["table_rows"] == 72
-    assert summary["figure_points_within_3se"] == summary["figure_points"]
+    # 68 figure points at 1000 surveys each: one may pass 3 SE by chance (seed 2026 has one at
+    # 3.03 SE, at 0.33 SE with 400,000 surveys), so the figure points get k = 4
+    assert summary["max_abs_figure_z"] <= 4
     assert summary["printed_3_10_beyond_3se"] >= 5
