@@ -7,9 +7,12 @@ line, ``Error: ...``, and never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -19,6 +22,7 @@ from surveykit.design import design_survey
 from surveykit.errors import ParameterError, SurveykitError
 from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD, estimate
 from surveykit.mechanisms import GeneralizedWarner
+from surveykit.report import REPORT_FORMATS
 
 FORMAT_TEXT_JSON = click.Choice(["text", "json"])
 
@@ -26,6 +30,19 @@ FORMAT_TEXT_JSON = click.Choice(["text", "json"])
 def print_json(data: object) -> None:
     """Print strict JSON (no NaN or Infinity), indented for people."""
     click.echo(json.dumps(data, indent=2, allow_nan=False))
+
+
+@contextlib.contextmanager
+def progress_bar(length: int, label: str) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr when it is a terminal; otherwise a silent callback.
+
+    Yields ``advance(steps)``. Pipes, files and CI logs get no bar characters.
+    """
+    if not sys.stderr.isatty():
+        yield lambda _steps: None
+        return
+    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+        yield bar.update
 
 
 def format_number(value: float | None, digits: int = 4) -> str:
@@ -163,6 +180,100 @@ def design_command(epsilon, dont_know, n, target_se, pi, semantics, fmt):
         click.echo("\nGive --n or --target-se to see the precision and sample size.")
 
 
+@main.command("report")
+@click.option("--survey", "survey_name", required=True, help="Name of the stored survey.")
+@click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="text",
+              show_default=True, help="html is one self-contained file with inline plots.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, writable=True),
+              default=None, help="Write the report to FILE instead of the terminal.")
+@click.option("--level", type=float, default=0.95, show_default=True,
+              help="Confidence level of the intervals.")
+@click.option("--db", "db_url", default=None, metavar="URL",
+              help="Database URL or SQLite path  [default: $SURVEYKIT_DB or surveykit.db]")
+def report_command(survey_name, fmt, out_file, level, db_url):
+    """Print the estimation report of a survey: estimates, privacy, checks.
+
+    For every question: the counts, pi_hat and pi_mle with their standard
+    error and confidence interval, the privacy loss in both semantics, the
+    don't-know compliance test and (when questionnaires were issued) the
+    randomizer audit, with a plain-language warning for every failed check.
+
+    Example: surveykit report --survey academic_integrity --format html --out report.html
+    """
+    from surveykit.report import render_report, report_for_survey
+    from surveykit.store import open_engine
+
+    report = report_for_survey(open_engine(db_url), survey_name, level=level)
+    text = render_report(report, fmt)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    with open(out_file, "w", encoding="utf-8") as stream:
+        stream.write(text)
+    click.echo(f"Wrote the {fmt} report of {survey_name!r} to {out_file} "
+               f"({report.warning_count} warning(s)).", err=True)
+
+
+@main.command("demo")
+@click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
+              help="Folder to run in (must be new or empty)  [default: ./surveykit-demo, "
+                   "or -2, -3, ... if that exists]")
+@click.option("--respondents", type=int, default=2000, show_default=True,
+              help="How many questionnaires to issue and simulate.")
+@click.option("--seed", type=int, default=None,
+              help="Reproducible ids, codes and answers (demo and tests only).")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def demo_command(directory, respondents, seed, fmt):
+    """Run the whole workflow on the sample survey in a fresh folder.
+
+    Creates a database, adds the sample academic-integrity survey, generates
+    questionnaires, simulates respondents who follow their codes (with stated
+    true prevalences), imports their answers and prints the report, with the
+    truth beside each estimate.
+    """
+    from pathlib import Path
+
+    from surveykit.demo import fresh_directory, run_demo
+
+    target = Path(directory) if directory else fresh_directory(Path("surveykit-demo"))
+    with progress_bar(respondents, "Generating questionnaires") as advance:
+        result = run_demo(target, respondents=respondents, seed=seed, progress=advance)
+    comparison = result.comparison()
+    if fmt == "json":
+        print_json({
+            "directory": str(result.directory),
+            "database": str(result.database),
+            "questionnaires": str(result.questionnaires),
+            "responses": str(result.responses),
+            "report_html": str(result.report_html),
+            "truth": comparison,
+            "report": result.report.to_dict(),
+        })
+        return
+    from surveykit.report import render_report
+
+    click.echo(render_report(result.report, "text"), nl=False)
+    click.echo("")
+    click.echo("The truth the respondents were simulated with, beside the estimates:")
+    click.echo(f"  {'question':<22}{'truth':>7}{'pi_mle':>9}{'interval':>20}  covered")
+    for row in comparison:
+        interval = (f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+                    if row["ci_low"] is not None else "-")
+        estimate_text = f"{row['pi_mle']:.3f}" if row["pi_mle"] is not None else "-"
+        click.echo(f"  {row['id']:<22}{row['truth']:>7.2f}{estimate_text:>9}{interval:>20}  "
+                   f"{'yes' if row['covered'] else 'NO'}")
+    click.echo("")
+    click.echo(f"Everything is in {result.directory}/:")
+    click.echo(f"  {result.database.name:<18} the database")
+    click.echo(f"  {result.questionnaires.name + '/':<18} printable slips and answer sheets")
+    click.echo(f"  {result.responses.name:<18} the simulated answers that were imported")
+    click.echo(f"  {result.report_html.name:<18} the report as a web page, with plots")
+    click.echo("Print the report again with:")
+    database = os.path.relpath(result.database) if not os.path.isabs(str(target)) \
+        else result.database
+    click.echo(f"  surveykit report --db {database} --survey {result.report.survey}")
+
+
 @main.command("reproduce")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Directory for the figures and tables (created if missing).")
@@ -284,3 +395,189 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     if mode == "slips":
         click.echo("Print sheets-* and slips-* separately; each respondent keeps a slip and "
                    "hands in only the sheet (docs/questionnaires.md).")
+
+
+# -- the survey store: init, survey add/list, import, counts ---------------------------
+
+DB_HELP = ("Database: a SQLAlchemy URL (sqlite:///file.db, postgresql://user@host/db) or an "
+           "SQLite path  [default: $SURVEYKIT_DB, else surveykit.db in the working directory]")
+
+
+def db_option(command: Callable) -> Callable:
+    """The --db option every store command shares (it also reads $SURVEYKIT_DB)."""
+    return click.option("--db", "db_url", default=None, metavar="URL", help=DB_HELP)(command)
+
+
+@main.command("init")
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def init_command(db_url, fmt):
+    """Create the database, or upgrade it to this surveykit's schema.
+
+    Runs the Alembic migrations shipped with surveykit; running it again is
+    harmless. Example: surveykit init --db sqlite:///fieldwork.db
+    """
+    from surveykit.store import display_url, init_database, open_engine
+
+    engine = open_engine(db_url)
+    revision = init_database(engine)
+    if fmt == "json":
+        print_json({"database": display_url(engine), "revision": revision})
+        return
+    click.echo(f"Database {display_url(engine)} is ready (schema revision {revision}).")
+
+
+@main.group("survey", cls=click.Group)
+def survey_group() -> None:
+    """Add survey definitions (TOML) to the database and list them."""
+
+
+@survey_group.command("add")
+@click.argument("file", type=click.Path(dir_okay=False))
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def survey_add_command(file, db_url, fmt):
+    """Check a survey definition FILE (TOML) and store it.
+
+    The file names the survey, its default mechanism (p truthful, q opposite)
+    and its questions, each with an optional mechanism and answer aliases; see
+    sample_data/academic_integrity.toml. Adding the same file again changes
+    nothing. Example: surveykit survey add academic_integrity.toml
+    """
+    from surveykit.store import add_survey, display_url, open_engine
+    from surveykit.survey import load_survey_file
+
+    survey = load_survey_file(file)
+    engine = open_engine(db_url)
+    added = add_survey(engine, survey)
+    if fmt == "json":
+        print_json({"survey": survey.name, "questions": [q.id for q in survey.questions],
+                    "added": added, "database": display_url(engine)})
+        return
+    if added:
+        click.echo(f"Added survey {survey.name!r} ({len(survey.questions)} questions) to "
+                   f"{display_url(engine)}.")
+    else:
+        click.echo(f"Survey {survey.name!r} is already in {display_url(engine)} with this "
+                   "definition; nothing changed.")
+
+
+@survey_group.command("list")
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def survey_list_command(db_url, fmt):
+    """List the stored surveys with their questions, issued ids and answers."""
+    from surveykit.store import list_surveys, open_engine
+
+    summaries = list_surveys(open_engine(db_url))
+    if fmt == "json":
+        print_json({"surveys": [summary.to_dict() for summary in summaries]})
+        return
+    if not summaries:
+        click.echo("No surveys yet: add one with 'surveykit survey add FILE'.")
+        return
+    header = ("name", "questions", "issued", "respondents", "answers", "imports", "title")
+    rows = [(s.name, str(s.questions), str(s.issued), str(s.respondents), str(s.answers),
+             str(s.imports), s.title) for s in summaries]
+    _echo_table(header, rows)
+
+
+def _echo_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """Left-aligned first column, right-aligned numbers, last column free text."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(width) for cell, width in zip(row[1:-1], widths[1:-1], strict=True)]
+        cells.append(row[-1])
+        click.echo("  ".join(cells).rstrip())
+
+
+@main.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--survey", "survey_name", required=True, metavar="NAME",
+              help="A survey added with 'surveykit survey add'.")
+@click.option("--format", "file_format", type=click.Choice(["auto", "long", "wide"]),
+              default="auto", show_default=True,
+              help="long: respondent_id,question_id,answer; wide: respondent_id and one column "
+                   "per question; auto: decided by the header.")
+@click.option("--skip-invalid", is_flag=True,
+              help="Import the good rows and write the bad ones to --rejects.")
+@click.option("--rejects", "rejects", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="CSV for the rows --skip-invalid leaves out (the file's "
+                                   "columns plus _line and _reason).")
+@click.option("--replace", is_flag=True,
+              help="Overwrite answers that earlier imports gave for the same respondent and "
+                   "question (otherwise they are conflicts).")
+@db_option
+@click.option("--output", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True,
+              help="How to print the summary (--format is the file layout).")
+def import_command(file, survey_name, file_format, skip_invalid, rejects, replace, db_url, fmt):
+    """Import a response CSV (long or wide) into a survey, all or nothing.
+
+    Answers are yes/y/1/true, no/n/0/false, dont_know/don't know/dk (any case)
+    or the survey's aliases; an empty cell is a missing answer. UTF-8 (with or
+    without BOM), comma or semicolon separated. A file with any bad row imports
+    nothing and lists every bad row (line, column, value, reason); importing
+    the same file twice changes nothing.
+
+    Example: surveykit import answers.csv --survey academic_integrity
+    """
+    from surveykit.importer import import_responses
+    from surveykit.store import open_engine
+
+    if skip_invalid and rejects is None:
+        raise click.UsageError("--skip-invalid needs --rejects FILE for the rows it leaves out")
+    if rejects is not None and not skip_invalid:
+        raise click.UsageError("--rejects is only used with --skip-invalid")
+    engine = open_engine(db_url)
+    size = Path(file).stat().st_size if Path(file).is_file() else 0
+    with progress_bar(size, "Importing") as advance:
+        done = 0
+
+        def progress(position: int, _total: int) -> None:
+            nonlocal done
+            if position > done:
+                advance(position - done)
+                done = position
+
+        result = import_responses(engine, file, survey_name, fmt=file_format,
+                                  skip_invalid=skip_invalid, rejects_path=rejects,
+                                  replace=replace, progress=progress)
+    if fmt == "json":
+        print_json(result.to_dict())
+        return
+    if result.already_imported:
+        click.echo(f"{file} was already imported into {survey_name!r} (import "
+                   f"#{result.import_id}, {result.imported_at:%Y-%m-%d %H:%M} UTC, same "
+                   "sha256); nothing changed.")
+        return
+    click.echo(f"Imported {file} ({result.file_format} layout) into {survey_name!r} as import "
+               f"#{result.import_id}: {result.rows_read} rows read, {result.imported} answers "
+               f"added, {result.replaced} replaced, {result.missing} missing (empty cells), "
+               f"{result.rejected} rows rejected.")
+    if result.rejects_path is not None:
+        click.echo(f"Rejected rows, with their reasons: {result.rejects_path}")
+
+
+@main.command("counts")
+@click.option("--survey", "survey_name", required=True, metavar="NAME",
+              help="A survey added with 'surveykit survey add'.")
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def counts_command(survey_name, db_url, fmt):
+    """Count yes, no, don't know and missing answers per question (in SQL).
+
+    missing: respondents who answered some question of the survey but left
+    this one empty. Issued questionnaires that never came back are not missing.
+
+    Example: surveykit counts --survey academic_integrity --format json
+    """
+    from surveykit.store import count_responses, open_engine
+
+    counts = count_responses(open_engine(db_url), survey_name)
+    if fmt == "json":
+        print_json({"survey": survey_name, "questions": [c.to_dict() for c in counts]})
+        return
+    header = ("question", "yes", "no", "dont_know", "missing", "")
+    _echo_table(header, [(c.question_id, str(c.yes), str(c.no), str(c.dont_know),
+                          str(c.missing), "") for c in counts])

@@ -287,7 +287,7 @@ def question_ids(conn: Connection, survey_key: int) -> dict[str, int]:
     """Question id (as in the TOML) -> database id, for one survey."""
     rows = conn.execute(select(questions.c.name, questions.c.id)
                         .where(questions.c.survey_id == survey_key))
-    return dict(rows.tuples().all())
+    return {name: key for name, key in rows}
 
 
 def load_survey(engine: Engine, name: str) -> Survey:

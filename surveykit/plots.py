@@ -1,0 +1,107 @@
+"""Pictures for the HTML report, as inline SVG made with matplotlib.
+
+Text in the SVG is drawn as paths (matplotlib's default ``svg.fonttype``),
+so a question id typed by a user can never become markup in the page.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+
+from surveykit.mechanisms import GeneralizedWarner
+
+__all__ = ["forest_plot_svg", "privacy_accuracy_curve", "privacy_accuracy_svg"]
+
+_XML_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
+
+
+def _figure(width: float, height: float):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "surveykit"  # stable ids: the same report, the same bytes
+    return plt.subplots(figsize=(width, height), layout="constrained")
+
+
+def _to_svg(fig) -> str:
+    import matplotlib.pyplot as plt
+
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    # drop the XML prologue and doctype: the SVG goes inside an HTML page
+    return _XML_PROLOGUE.sub("", buffer.getvalue(), count=1)
+
+
+def forest_plot_svg(report) -> str:
+    """Each question's pi_mle with its confidence interval, one row per question."""
+    rows = [q for q in report.questions if q.estimate is not None]
+    fig, ax = _figure(7.0, 0.9 + 0.45 * max(1, len(report.questions)))
+    labels = [q.id for q in report.questions]
+    positions = np.arange(len(labels))[::-1]
+    for position, q in zip(positions, report.questions, strict=True):
+        if q.estimate is None:
+            ax.text(0.5, position, "no estimate", ha="center", va="center", color="0.5")
+            continue
+        ax.plot([q.interval.low, q.interval.high], [position, position], color="#1f5f8b", lw=2)
+        ax.plot(q.estimate.pi_mle, position, "o", color="#1f5f8b", ms=7)
+    ax.set_yticks(positions, labels)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.7, len(labels) - 0.3)
+    ax.set_xlabel(f"estimated prevalence pi (maximum likelihood, {report.level:.0%} interval)")
+    ax.grid(axis="x", color="0.9")
+    ax.set_title(f"Estimates for {len(rows)} of {len(labels)} questions")
+    return _to_svg(fig)
+
+
+def privacy_accuracy_curve(*, dont_know: float, n: int, pi: float = 0.5,
+                           epsilons: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(epsilon_shafer, exact standard error) along the optimal designs at one don't-know rate.
+
+    Every generalized Warner mechanism with don't-know rate d is the
+    Corollary 3.12 design for eps = ln(p/q) at c = 1 - d, so a survey's
+    design lies on the curve of its own d.
+    """
+    if epsilons is None:
+        epsilons = np.linspace(0.1, 4.0, 60)
+    se = np.array([
+        np.sqrt(GeneralizedWarner.optimal(epsilon=float(e), dont_know=dont_know)
+                .conditional_variance(pi=pi, n=n))
+        for e in epsilons
+    ])
+    return epsilons, se
+
+
+def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
+    """The privacy-accuracy trade-off of a question's design family, Warner's beside it."""
+    n = max(question.answered, 1)
+    chosen = GeneralizedWarner(p=question.p, q=question.q)
+    top = max(4.0, 1.25 * chosen.epsilon_shafer) if np.isfinite(chosen.epsilon_shafer) else 4.0
+    epsilons = np.linspace(0.1, top, 60)
+    fig, ax = _figure(4.6, 3.1)
+    e, se = privacy_accuracy_curve(dont_know=chosen.dont_know, n=n, pi=pi, epsilons=epsilons)
+    ax.plot(e, se, color="#1f5f8b", lw=2,
+            label=f"don't know {chosen.dont_know:.0%} (this design's family)")
+    e, se = privacy_accuracy_curve(dont_know=0.0, n=n, pi=pi, epsilons=epsilons)
+    ax.plot(e, se, color="#b55d1a", lw=1.5, ls="--", label="Warner (no don't know)")
+    if np.isfinite(chosen.epsilon_shafer):
+        ax.plot(chosen.epsilon_shafer, np.sqrt(chosen.conditional_variance(pi=pi, n=n)), "o",
+                color="black", ms=7, label="chosen design")
+    ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    # plain numbers (0.02, 0.05, 0.1) read better than 2x10^-2 on a log axis
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_locator(LogLocator(subs=()))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+    ax.set_xlabel("privacy loss epsilon (Shafer, nats)")
+    ax.set_ylabel("standard error of pi")
+    ax.set_title(f"{question.id}: n = {n:,}, pi = {pi:g}", fontsize=10)
+    ax.grid(color="0.92")
+    ax.legend(fontsize=7.5, frameon=False)
+    return _to_svg(fig)

@@ -1,0 +1,64 @@
+"""`surveykit demo`: the whole workflow in a fresh folder, checked against its own truth."""
+
+import json
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+
+from surveykit.cli import main
+from surveykit.demo import fresh_directory
+
+
+def test_demo_runs_the_whole_flow_and_recovers_the_truth(tmp_path):
+    target = tmp_path / "demo"
+    result = CliRunner().invoke(main, ["demo", "--dir", str(target), "--respondents", "1500",
+                                       "--seed", "11", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["report"]["respondents_issued"] == 1500
+    for row, question in zip(data["truth"], data["report"]["questions"], strict=True):
+        # seeded: every estimate lies within 4 standard errors of the simulated truth
+        assert abs(question["pi_hat"] - row["truth"]) <= 4 * question["se"], row
+        assert question["yes"] + question["no"] + question["dont_know"] > 1300
+    html = (target / "report.html").read_text(encoding="utf-8")
+    assert html.count("<svg") == 1 + len(data["truth"])
+    assert not (target / "demo-key.csv").exists(), "the demo must delete its key file"
+    assert any((target / "questionnaires").iterdir())
+    with sqlite3.connect(target / "surveykit.db") as conn:
+        answers = conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    assert answers == sum(q["yes"] + q["no"] + q["dont_know"]
+                          for q in data["report"]["questions"])
+
+
+def test_demo_text_output_shows_truth_beside_estimates_within_80_columns(tmp_path,
+                                                                        monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["demo", "--respondents", "300", "--seed", "2"])
+    assert result.exit_code == 0, result.output
+    assert "The truth the respondents were simulated with" in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert "surveykit report --db surveykit-demo/surveykit.db" in result.stdout
+
+
+def test_demo_refuses_a_folder_that_is_not_empty(tmp_path):
+    (tmp_path / "keep.txt").write_text("mine", encoding="utf-8")
+    result = CliRunner().invoke(main, ["demo", "--dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "is not empty: the demo needs a fresh folder" in result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_default_folder_is_never_reused(tmp_path):
+    base = tmp_path / "surveykit-demo"
+    assert fresh_directory(base) == base
+    base.mkdir()
+    (tmp_path / "surveykit-demo-2").mkdir()
+    assert fresh_directory(base) == tmp_path / "surveykit-demo-3"
+
+
+@pytest.mark.parametrize("respondents", ["5", "x"])
+def test_demo_respondents_must_be_a_sensible_number(tmp_path, respondents):
+    result = CliRunner().invoke(main, ["demo", "--dir", str(tmp_path / "d"), "--respondents",
+                                       respondents])
+    assert result.exit_code == 2
