@@ -81,16 +81,17 @@ def escape_markdown(value: object) -> str:
     return text
 
 
+_MARKDOWN_SUFFIXES = (".md.j2", ".md")
+
+
 @jinja2.pass_context
 def _finalize(context: jinja2.runtime.Context, value: object) -> object:
+    # Runs for every {{ value }} of every page, hence the inline test.
     # HTML templates are autoescaped by Jinja itself after this hook.
-    if _is_markdown(context.name) and not isinstance(value, Markup):
+    name = context.name
+    if name is not None and name.endswith(_MARKDOWN_SUFFIXES) and not isinstance(value, Markup):
         return escape_markdown(value)
     return value
-
-
-def _is_markdown(name: str | None) -> bool:
-    return name is not None and name.endswith((".md.j2", ".md"))
 
 
 def _autoescape(name: str | None) -> bool:
