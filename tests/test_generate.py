@@ -249,3 +249,21 @@ def test_imports_accept_issued_ids_and_reject_ids_never_issued(database, tmp_pat
     import_responses(engine, good, "integrity")
     engine.dispose()
     assert len(every_table(database)["responses"][1]) == 6
+
+
+def test_a_failing_database_write_removes_the_files_and_the_key_file(database, tmp_path):
+    from sqlalchemy.exc import OperationalError
+
+    from surveykit.generation import generate_questionnaires
+
+    with sqlite3.connect(database) as conn:  # break the register of issued ids
+        conn.execute("DROP TABLE respondents")
+    engine = open_engine(str(database))
+    key = tmp_path / "key.csv"
+    with pytest.raises(OperationalError, match="respondents"):
+        generate_questionnaires(engine, "integrity", respondents=4, out_dir=tmp_path / "out",
+                                key_file=key, seed=1)
+    engine.dispose()
+    assert list((tmp_path / "out").iterdir()) == []
+    assert not key.exists()
+    assert every_table(database)["code_tallies"][1] == []
