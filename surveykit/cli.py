@@ -373,11 +373,8 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     options = {"respondents": respondents, "out_dir": out_dir, "mode": mode, "fmt": fmt,
                "key_file": key_file, "templates_dir": templates_dir, "per_file": per_file,
                "seed": seed}
-    if not as_json and sys.stderr.isatty():
-        with click.progressbar(length=respondents, label="Generating", file=sys.stderr) as bar:
-            result = generate_questionnaires(engine, survey_name, progress=bar.update, **options)
-    else:
-        result = generate_questionnaires(engine, survey_name, **options)
+    with progress_bar(respondents, "Generating") as advance:
+        result = generate_questionnaires(engine, survey_name, progress=advance, **options)
     if as_json:
         print_json({**result.to_dict(), "database": display_url(engine)})
         return
