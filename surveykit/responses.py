@@ -181,9 +181,12 @@ class ResponseFile:
         self._questions = {q.id.casefold(): index for index, q in enumerate(survey.questions)}
         for index, question in enumerate(survey.questions):
             self._questions[question.id] = index
-        header_line = self._text.readline()
-        self.delimiter, self.header = _split_header(header_line)
-        self.file_format = self._layout(file_format)
+        try:
+            self.delimiter, self.header = _split_header(self._text.readline())
+            self.file_format = self._layout(file_format)
+        except BaseException:
+            self.close()
+            raise
 
     def __enter__(self) -> ResponseFile:
         return self
@@ -208,7 +211,8 @@ class ResponseFile:
         repeated = sorted({name for name in folded if folded.count(name) > 1})
         if repeated:
             raise self._fail([CsvProblem(1, name, None, "this column appears more than once")
-                              for name in repeated], f"{self.path}: the header repeats columns")
+                              for name in repeated],
+                             f"{self.path}: the header repeats columns; nothing was imported")
         self._columns = {name.casefold(): i for i, name in used}
         if "respondent_id" not in self._columns:
             found = ", ".join(name for _, name in used) or "none"
@@ -229,8 +233,8 @@ class ResponseFile:
         if layout == "long":
             for name in LONG_COLUMNS:
                 if name not in self._columns:
-                    problems.append(CsvProblem(1, None, None, f"the long layout needs a {name} "
-                                                              "column"))
+                    problems.append(CsvProblem(1, None, None,
+                                               f"the long layout needs the column {name}"))
             for _, name in used:
                 if name.casefold() not in LONG_COLUMNS:
                     problems.append(CsvProblem(1, name, None, (

@@ -117,7 +117,7 @@ def open_engine(url: str | None = None) -> Engine:
     url = resolve_url(url)
     try:
         parsed = make_url(url)
-    except sa_exc.ArgumentError:
+    except (sa_exc.ArgumentError, ValueError):
         raise ParameterError(
             f"database URL {url!r} is not a SQLAlchemy URL; use e.g. sqlite:///surveykit.db "
             "or postgresql://user:password@host/dbname"

@@ -1,0 +1,83 @@
+"""Shared fixtures: real databases built by the migrations, on SQLite and PostgreSQL.
+
+``database_url`` runs a test once on a fresh SQLite file and once on a fresh
+PostgreSQL schema; the PostgreSQL run is skipped only when
+SURVEYKIT_TEST_POSTGRES_URL is unset (CI always sets it: see .ci/run).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+
+from surveykit import store
+from surveykit.resources import locate_resource
+from surveykit.survey import Survey, load_survey_file
+
+POSTGRES_URL = os.environ.get("SURVEYKIT_TEST_POSTGRES_URL")
+SAMPLE_DATA = locate_resource("sample_data")
+
+
+@pytest.fixture(params=[
+    "sqlite",
+    pytest.param("postgresql", marks=[
+        pytest.mark.postgres,
+        pytest.mark.skipif(POSTGRES_URL is None, reason="SURVEYKIT_TEST_POSTGRES_URL is not set"),
+    ]),
+])
+def database_url(request, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty database: an SQLite file in tmp_path, or a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'surveykit.db'}"
+        return
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(store.resolve_url(POSTGRES_URL))
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = make_url(store.resolve_url(POSTGRES_URL)).update_query_dict(
+        {"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    """An engine on a database migrated to head (never create_all)."""
+    engine = store.open_engine(database_url)
+    store.init_database(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """An SQLite database file (not yet created) in tmp_path."""
+    return f"sqlite:///{tmp_path / 'surveykit.db'}"
+
+
+@pytest.fixture
+def sample_survey_path() -> Path:
+    """sample_data/academic_integrity.toml: four questions, three mechanisms, aliases."""
+    return SAMPLE_DATA / "academic_integrity.toml"
+
+
+@pytest.fixture
+def sample_survey(sample_survey_path: Path) -> Survey:
+    return load_survey_file(sample_survey_path)
+
+
+@pytest.fixture
+def survey_engine(engine: Engine, sample_survey: Survey) -> Engine:
+    """A migrated database holding the sample survey (academic_integrity)."""
+    store.add_survey(engine, sample_survey)
+    return engine
