@@ -23,10 +23,6 @@ from surveykit.respondent_ids import ID_PATTERN
 from surveykit.store import add_survey, init_database, open_engine
 from surveykit.survey import parse_survey
 
-# store.question_ids (surveykit/store.py) still calls Result.tuples(), deprecated in
-# SQLAlchemy 2.1; this narrow filter goes once the store stops calling it.
-pytestmark = pytest.mark.filterwarnings("ignore:The Result.tuples:DeprecationWarning")
-
 SURVEY_TOML = (Path(__file__).parent / "surveys" / "integrity.toml").read_text(encoding="utf-8")
 
 
