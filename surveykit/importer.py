@@ -155,7 +155,7 @@ def _load(engine: Engine, path: Path, survey: Survey, sha256: str, size: int, fm
                     survey=survey.name, file_name=path.name, sha256=sha256,
                     file_format=earlier.file_format, rows_read=0, imported=0, replaced=0,
                     rejected=0, missing=0, already_imported=True, import_id=earlier.id,
-                    imported_at=_aware(earlier.imported_at))
+                    imported_at=store.as_utc(earlier.imported_at))
             with open_responses(path, survey, fmt) as source, _collector_paused():
                 result = _insert_rows(conn, key, source, sha256, size, replace_answers,
                                       excluded, partial, progress)
@@ -283,11 +283,6 @@ def _issued_check(conn: Connection, key: int) -> Callable[[set[str]], set[str]] 
     if store.issued_count(conn, key) == 0:
         return None
     return lambda ids: store.unissued_respondents(conn, key, ids)
-
-
-def _aware(moment: datetime) -> datetime:
-    # SQLite returns naive datetimes; surveykit stores UTC.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 # -- diagnosis ------------------------------------------------------------------------

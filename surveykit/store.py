@@ -217,6 +217,11 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(moment: datetime) -> datetime:
+    """A stored time as an aware UTC datetime (SQLite gives back naive ones; we store UTC)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 # -- surveys ----------------------------------------------------------------------
 
 
@@ -318,7 +323,8 @@ def list_surveys(engine: Engine) -> list[SurveySummary]:
     stmt = select(surveys.c.name, surveys.c.title, surveys.c.language, q_count, issued, known,
                   answers, n_imports, surveys.c.created_at).order_by(surveys.c.name)
     with engine.connect() as conn:
-        return [SurveySummary(*row) for row in conn.execute(stmt)]
+        return [SurveySummary(*row[:-1], created_at=as_utc(row[-1]))
+                for row in conn.execute(stmt)]
 
 
 # -- counts -------------------------------------------------------------------------
