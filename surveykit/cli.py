@@ -296,12 +296,8 @@ def reproduce_command(out, reps, table_reps, seed, fmt):
     from surveykit.reproduction import REPRODUCTION_STEPS, reproduce
 
     options = {"out": out, "reps": reps, "seed": seed, "table_reps": table_reps}
-    if fmt == "text" and sys.stderr.isatty():
-        with click.progressbar(length=len(REPRODUCTION_STEPS), label="Reproducing",
-                               file=sys.stderr) as bar:
-            result = reproduce(**options, progress=lambda _step: bar.update(1))
-    else:
-        result = reproduce(**options)
+    with progress_bar(len(REPRODUCTION_STEPS), "Reproducing") as advance:
+        result = reproduce(**options, progress=lambda _step: advance(1))
     summary = result.summary
     if fmt == "json":
         print_json({"files": [str(path) for path in result.files], "seed": result.seed,
@@ -348,10 +344,11 @@ def reproduce_command(out, reps, table_reps, seed, fmt):
               help="Questionnaires per output file (one per printed page).")
 @click.option("--db", "db_url", default=None, metavar="URL",
               help="Database URL or SQLite path  [default: $SURVEYKIT_DB or surveykit.db]")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print a JSON summary of what was written instead of text.")
+@click.option("--output", "output", type=FORMAT_TEXT_JSON, default="text", show_default=True,
+              help="How to print the summary of what was written (--format is the "
+                   "questionnaires' file format).")
 def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, seed,
-                     templates_dir, per_file, db_url, as_json):
+                     templates_dir, per_file, db_url, output):
     """Issue respondent ids and write randomized questionnaires.
 
     Each respondent's codes (answer truthfully / give the opposite answer /
@@ -375,7 +372,7 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
                "seed": seed}
     with progress_bar(respondents, "Generating") as advance:
         result = generate_questionnaires(engine, survey_name, progress=advance, **options)
-    if as_json:
+    if output == "json":
         print_json({**result.to_dict(), "database": display_url(engine)})
         return
     parts = ("sheets", "slips") if mode == "slips" else ("forms",)

@@ -58,7 +58,7 @@ def every_table(path: Path) -> dict[str, tuple[list[str], list[tuple]]]:
 
 
 def test_database_after_generate_holds_issued_ids_and_aggregate_counts_only(database, tmp_path):
-    result = generate(database, tmp_path / "out", "--seed", "5", "--json")
+    result = generate(database, tmp_path / "out", "--seed", "5", "--output", "json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert SEED_WARNING in result.stderr
@@ -99,8 +99,8 @@ def test_database_after_generate_holds_issued_ids_and_aggregate_counts_only(data
 
 
 def test_a_second_generation_adds_ids_and_counts(database, tmp_path):
-    first = generate(database, tmp_path / "a", "--json", respondents=10)
-    second = generate(database, tmp_path / "b", "--json", respondents=15)
+    first = generate(database, tmp_path / "a", "--output", "json", respondents=10)
+    second = generate(database, tmp_path / "b", "--output", "json", respondents=15)
     assert first.exit_code == 0 and second.exit_code == 0, second.output
     tables = every_table(database)
     assert len(tables["respondents"][1]) == 25
@@ -131,7 +131,7 @@ def test_text_summary_names_the_files_and_the_counts(database, tmp_path):
 def test_key_file_is_written_only_on_request_with_a_loud_warning(database, tmp_path):
     key = tmp_path / "vault" / "key.csv"
     key.parent.mkdir()
-    result = generate(database, tmp_path / "out", "--key-file", str(key), "--json",
+    result = generate(database, tmp_path / "out", "--key-file", str(key), "--output", "json",
                       respondents=12)
     assert result.exit_code == 0, result.output
     assert "undoes the protection of randomized response" in result.stderr
@@ -152,7 +152,7 @@ def test_key_file_is_written_only_on_request_with_a_loud_warning(database, tmp_p
 
 def test_die_mode_records_ids_and_no_code_counts(database, tmp_path):
     result = generate(database, tmp_path / "out", "--mode", "die", "--format", "markdown",
-                      "--json", respondents=5)
+                      "--output", "json", respondents=5)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert [Path(f).name for f in summary["files"]] == ["forms-00001.md"]
@@ -200,7 +200,7 @@ def test_generate_help_documents_every_option():
     result = run("generate", "--help")
     assert result.exit_code == 0
     for option in ("--survey", "--respondents", "--out", "--mode", "--format", "--key-file",
-                   "--seed", "--templates", "--per-file", "--db", "--json"):
+                   "--seed", "--templates", "--per-file", "--db", "--output"):
         assert option in result.output
 
 
@@ -220,7 +220,7 @@ def test_imports_accept_issued_ids_and_reject_ids_never_issued(database, tmp_pat
     from surveykit.errors import CsvImportError
     from surveykit.importer import import_responses
 
-    result = generate(database, tmp_path / "out", "--json", respondents=3)
+    result = generate(database, tmp_path / "out", "--output", "json", respondents=3)
     assert result.exit_code == 0, result.output
     sheets = (tmp_path / "out" / "sheets-00001.html").read_text(encoding="utf-8")
     issued = re.findall(ID_PATTERN.pattern.strip("^$"), sheets)
