@@ -12,23 +12,14 @@ about 15 s for RRuni on 10 million Warner responses on a machine like ours.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from timing import best_of
 
 from surveykit import GeneralizedWarner, estimate_from_labels
 
 RRREG_SECONDS_FOR_10M = 15.0
 
-
-def best_of(repeats: int, function, *args, **kwargs) -> tuple[float, object]:
-    """The fastest of several runs (the least disturbed by the rest of the machine)."""
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function(*args, **kwargs)
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def main() -> None:

@@ -19,21 +19,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from timing import best_of
 
 from surveykit import store
 from surveykit.importer import import_responses
 from surveykit.report import render_report, report_for_survey
 from surveykit.resources import locate_resource
 from surveykit.survey import load_survey_file
-
-
-def best_of(repeats: int, function, *args, **kwargs):
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function(*args, **kwargs)
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def main() -> None:

@@ -80,7 +80,7 @@ def privacy_accuracy_curve(*, dont_know: float, n: int, pi: float = 0.5,
 def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
     """The privacy-accuracy trade-off of a question's design family, Warner's beside it."""
     n = max(question.answered, 1)
-    chosen = GeneralizedWarner(p=question.p, q=question.q)
+    chosen = question.mechanism
     top = max(4.0, 1.25 * chosen.epsilon_shafer) if np.isfinite(chosen.epsilon_shafer) else 4.0
     epsilons = np.linspace(0.1, top, 60)
     fig, ax = _figure(4.6, 3.1)

@@ -31,6 +31,7 @@ from markupsafe import Markup
 from scipy import stats
 
 from surveykit.estimation import DEFAULT_CI_METHOD, ConfidenceInterval, Estimate, estimate
+from surveykit.mechanisms import GeneralizedWarner
 from surveykit.survey import Survey
 
 __all__ = [
@@ -83,14 +84,19 @@ class QuestionReport:
         return self.dont_know / self.answered if self.answered else None
 
     @property
+    def mechanism(self) -> GeneralizedWarner:
+        """The question's mechanism (p, q)."""
+        return GeneralizedWarner(p=self.p, q=self.q)
+
+    @property
     def epsilon_shafer(self) -> float:
         """ln(p/q) (Def. 3.1)."""
-        return math.inf if self.q == 0 else math.log(self.p / self.q)
+        return self.mechanism.epsilon_shafer
 
     @property
     def epsilon_walley(self) -> float:
         """ln((1 - q)/q) (Def. 3.13)."""
-        return math.inf if self.q == 0 else math.log((1 - self.q) / self.q)
+        return self.mechanism.epsilon_walley
 
     def to_dict(self) -> dict:
         """The JSON object of this question (the keys of ``surveykit report --format json``)."""
