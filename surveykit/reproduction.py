@@ -495,7 +495,7 @@ def _variance_curves(ax, curves, simulated, *, colours, grab_savage: bool):
                     mec="black", mew=0.5, capsize=2, lw=0.8)
     ax.set_yscale("log")
     ax.set_xlabel("privacy loss ε_S = ln(p/q) (nats)")
-    ax.set_ylabel("ν_S = Var(π̂ | N1+N2 > 0) (proportion²)")
+    ax.set_ylabel(r"ν_S = Var($\hat{\pi}$ | N1+N2 > 0) (proportion²)")
     ax.grid(alpha=0.3, which="both")
 
 
