@@ -314,3 +314,20 @@ def test_simulated_mean_and_variance_given_answers_match_the_exact_moments(p, q,
     centred = pi_hat - pi_hat.mean()
     se_var = math.sqrt((np.mean(centred**4) - np.var(pi_hat) ** 2) / reps)
     assert abs(np.var(pi_hat, ddof=1) - exact_var) <= 4 * se_var
+
+
+@pytest.mark.parametrize(("method", "scipy_method"),
+                         [("wilson", "wilson"), ("wilson-cc", "wilsoncc"),
+                          ("clopper-pearson", "exact")])
+def test_intervals_agree_with_scipys_binomial_proportion_intervals(method, scipy_method):
+    """Reference: scipy.stats.binomtest(...).proportion_ci for theta, mapped to pi."""
+    gw = GeneralizedWarner(p=0.6, q=0.2)
+    s = gw.answer_rate
+    for m in (1, 5, 17, 80, 400):
+        for yes in range(m + 1):
+            reference = stats.binomtest(yes, m).proportion_ci(0.95, method=scipy_method)
+            expected = np.clip((np.array([reference.low, reference.high]) * s - gw.q)
+                               / (gw.p - gw.q), 0, 1)
+            low, high = interval_arrays(yes=yes, no=m - yes, dont_know=0, mechanism=gw,
+                                        method=method)
+            assert [float(low), float(high)] == pytest.approx(expected, abs=1e-11)
