@@ -188,9 +188,11 @@ def design_command(epsilon, dont_know, n, target_se, pi, semantics, fmt):
               default=None, help="Write the report to FILE instead of the terminal.")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Confidence level of the intervals.")
+@click.option("--method", type=click.Choice(CI_METHODS), default=DEFAULT_CI_METHOD,
+              show_default=True, help="Confidence interval method (docs/estimation.md).")
 @click.option("--db", "db_url", default=None, metavar="URL",
               help="Database URL or SQLite path  [default: $SURVEYKIT_DB or surveykit.db]")
-def report_command(survey_name, fmt, out_file, level, db_url):
+def report_command(survey_name, fmt, out_file, level, method, db_url):
     """Print the estimation report of a survey: estimates, privacy, checks.
 
     For every question: the counts, pi_hat and pi_mle with their standard
@@ -203,7 +205,7 @@ def report_command(survey_name, fmt, out_file, level, db_url):
     from surveykit.report import render_report, report_for_survey
     from surveykit.store import open_engine
 
-    report = report_for_survey(open_engine(db_url), survey_name, level=level)
+    report = report_for_survey(open_engine(db_url), survey_name, level=level, method=method)
     text = render_report(report, fmt)
     if out_file is None:
         click.echo(text, nl=False)

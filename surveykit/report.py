@@ -153,6 +153,19 @@ class Report:
         """How many warnings the questions carry."""
         return sum(len(q.warnings) for q in self.questions)
 
+    def to_frame(self):
+        """One row per question (indexed by id) with the JSON keys, for pandas and notebooks.
+
+        >>> # report_for_survey(open_engine("surveykit.db"), "academic_integrity").to_frame()
+        """
+        import pandas as pd
+
+        rows = [q.to_dict() for q in self.questions]
+        for row in rows:
+            row["warnings"] = len(row["warnings"])
+            row.pop("codes_issued")
+        return pd.DataFrame(rows).set_index("id")
+
     def to_dict(self) -> dict:
         """Plain data for JSON; infinite losses (q = 0, no protection) become null."""
         return {

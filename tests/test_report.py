@@ -216,3 +216,25 @@ def test_core_estimate_guard_the_report_uses_the_default_interval(database):
     q = report_for_survey(engine, "crafted").questions[0]
     assert q.interval == estimate(yes=130, no=170, dont_know=75,
                                   mechanism=GeneralizedWarner(p=0.6, q=0.2)).confidence_interval()
+
+
+def test_report_is_a_pandas_frame_for_notebooks(database):
+    _, engine = database
+    report = report_for_survey(engine, "crafted")
+    frame = report.to_frame()
+    assert list(frame.index) == ["normal", "excess_dk", "negative", "empty"]
+    assert frame.loc["normal", "pi_hat"] == report.questions[0].estimate.pi_hat
+    assert frame.loc["excess_dk", "warnings"] == 1
+    assert JSON_KEYS - {"id"} <= set(frame.columns)
+
+
+def test_report_method_option_changes_the_interval(database):
+    url, engine = database
+    result = CliRunner().invoke(main, ["report", "--survey", "crafted", "--db", url,
+                                       "--method", "clopper-pearson", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    expected = report_for_survey(engine, "crafted", method="clopper-pearson").questions[0]
+    assert data["ci_method"] == "clopper-pearson"
+    assert (data["questions"][0]["ci_low"], data["questions"][0]["ci_high"]) == tuple(
+        expected.interval)
