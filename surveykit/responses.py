@@ -30,6 +30,7 @@ from pathlib import Path
 
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
 from surveykit.models import RESPONDENT_ID_LENGTH
+from surveykit.respondent_ids import normalize_respondent_id
 from surveykit.survey import Survey, canonical_spelling
 
 __all__ = [
@@ -50,7 +51,24 @@ _BLOCK = 1 << 20
 MAX_PROBLEMS_KEPT = 1000
 
 
+
+def canonical_respondent_id(typed: str) -> str:
+    """An issued id as typed (any case, spaces, O for 0, I or L for 1) in its printed form.
+
+    Text that cannot be an issued id is returned as it is, so the issued-id
+    check can name it.
+
+    >>> canonical_respondent_id("7kq2 m9xd 4frt 8b"), canonical_respondent_id("r-17")
+    ('7KQ2-M9XD-4FRT-8B', 'r-17')
+    """
+    try:
+        return normalize_respondent_id(typed)
+    except ParameterError:
+        return typed
+
+
 @dataclass(frozen=True)
+
 class FileFacts:
     """What one binary pass over the file found: its sha256 and size in bytes."""
 
@@ -322,7 +340,13 @@ class ResponseFile:
     def _finish(self, chunk: Chunk, check: Callable[[set[str]], set[str]] | None,
                 kept: dict[int, list[str]] | None) -> Chunk:
         if check is not None and kept and chunk.answers:
-            refused = check({respondent for _, respondent, _, _ in chunk.answers})
+            # Issued ids come back typed by hand: read them as the id they stand for.
+            canonical = {typed: canonical_respondent_id(typed)
+                         for typed in {respondent for _, respondent, _, _ in chunk.answers}}
+            if any(typed != id_ for typed, id_ in canonical.items()):
+                chunk.answers[:] = [(line, canonical[respondent], question, answer)
+                                    for line, respondent, question, answer in chunk.answers]
+            refused = check(set(canonical.values()))
             if refused:
                 lines = sorted({line for line, respondent, _, _ in chunk.answers
                                 if respondent in refused})

@@ -292,3 +292,28 @@ def test_installed_command_on_a_terminal_shows_a_progress_bar(database, tmp_path
     assert completed.returncode == 0
     assert b"Generating" in shown and b"100%" in shown
     assert completed.stdout.startswith("wrote 3 sheets file(s)")  # stdout stays clean
+
+
+def test_imports_read_issued_ids_the_way_people_type_them(database, tmp_path):
+    """Lower case, spaces for dashes, O for 0 and I/L for 1 all mean the issued id."""
+    from surveykit.importer import import_responses
+    from surveykit.store import count_responses
+
+    result = generate(database, tmp_path / "out", "--seed", "3", "--output", "json",
+                      respondents=2)
+    assert result.exit_code == 0, result.output
+    sheets = (tmp_path / "out" / "sheets-00001.html").read_text(encoding="utf-8")
+    first, second = re.findall(ID_PATTERN.pattern.strip("^$"), sheets)
+    typed = first.lower().replace("-", " ").replace("0", "o").replace("1", "l")
+    answers = tmp_path / "typed.csv"
+    answers.write_text("respondent_id,question_id,answer\n"
+                       f"{typed},exam,yes\n{second},exam,no\n", encoding="utf-8")
+    engine = open_engine(str(database))
+    import_responses(engine, answers, "integrity")
+    stored = every_table(database)["responses"]
+    columns, rows = stored
+    ids = {row[columns.index("respondent_id")] for row in rows}
+    assert ids == {first, second}
+    assert {c.question_id: (c.yes, c.no) for c in count_responses(engine, "integrity")}["exam"] \
+        == (1, 1)
+    engine.dispose()
