@@ -45,6 +45,11 @@ def progress_bar(length: int, label: str) -> Iterator[Callable[[int], None]]:
         yield bar.update
 
 
+def count(number: int, noun: str) -> str:
+    """``count(1, "row")`` -> ``'1 row'``, ``count(2, "row")`` -> ``'2 rows'``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def format_number(value: float | None, digits: int = 4) -> str:
     """A number for text tables: fixed digits, 'inf' for no protection."""
     if value is None or (isinstance(value, float) and math.isinf(value)):
@@ -548,9 +553,10 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
                    "sha256); nothing changed.")
         return
     click.echo(f"Imported {file} ({result.file_format} layout) into {survey_name!r} as import "
-               f"#{result.import_id}: {result.rows_read} rows read, {result.imported} answers "
-               f"added, {result.replaced} replaced, {result.missing} missing (empty cells), "
-               f"{result.rejected} rows rejected.")
+               f"#{result.import_id}: {count(result.rows_read, 'row')} read, "
+               f"{count(result.imported, 'answer')} added, {result.replaced} replaced, "
+               f"{result.missing} missing (empty cells), "
+               f"{count(result.rejected, 'row')} rejected.")
     if result.rejects_path is not None:
         click.echo(f"Rejected rows, with their reasons: {result.rejects_path}")
 

@@ -8,6 +8,7 @@ working directory.
 
 from __future__ import annotations
 
+import io
 from functools import lru_cache
 
 from alembic import command
@@ -22,7 +23,9 @@ __all__ = ["check", "current_revision", "downgrade", "head_revision", "upgrade"]
 
 
 def _config(connection: Connection | None = None) -> Config:
-    config = Config()
+    # Alembic's own messages ("No new upgrade operations detected.") would land
+    # on our commands' stdout, which may be JSON; callers report results themselves.
+    config = Config(stdout=io.StringIO())
     config.set_main_option("script_location", str(locate_resource("migrations")))
     if connection is not None:
         config.attributes["connection"] = connection
