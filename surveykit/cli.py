@@ -60,6 +60,16 @@ def format_number(value: float | None, digits: int = 4) -> str:
 class SurveykitGroup(click.Group):
     """A group whose errors are one line: ``Error: ...`` (status 2 or 1)."""
 
+    # --help lists the commands in the order of the work, not alphabetically
+    WORKFLOW = ("demo", "design", "init", "survey", "generate", "import", "counts", "report",
+                "estimate", "reproduce")
+
+    def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: D102 - Click hook
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda name: (self.WORKFLOW.index(name)
+                                               if name in self.WORKFLOW else len(self.WORKFLOW),
+                                               name))
+
     def main(self, *args, **kwargs):  # noqa: D102 - Click's entry point
         kwargs["standalone_mode"] = False
         try:
@@ -83,7 +93,18 @@ class SurveykitGroup(click.Group):
             sys.exit(1)
 
 
-@click.group(cls=SurveykitGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=SurveykitGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="""\b
+A survey, start to end:
+  surveykit design --epsilon 1.1 --dont-know 0.2 --target-se 0.03
+  surveykit init
+  surveykit survey add my_survey.toml
+  surveykit generate --survey my_survey --respondents 500 --out forms
+  surveykit import answers.csv --survey my_survey
+  surveykit report --survey my_survey --format html --out report.html
+
+Run 'surveykit demo' to see it all on sample data, and
+'surveykit COMMAND --help' for each command.""")
 @click.version_option(__version__, prog_name="surveykit")
 def main() -> None:
     """Randomized-response surveys with a "don't know" option.

@@ -101,3 +101,12 @@ def test_every_command_has_help():
         result = runner.invoke(main, [*path, "--help"])
         assert result.exit_code == 0, result.output
         assert "Usage: " in result.stdout
+
+
+def test_top_level_help_lists_commands_in_workflow_order():
+    text = run(["--help"]).stdout
+    commands = text.split("Commands:")[1]
+    positions = [commands.index(f"  {name} ") for name in
+                 ("demo", "design", "init", "survey", "generate", "import", "report")]
+    assert positions == sorted(positions)
+    assert "surveykit survey add my_survey.toml" in text
