@@ -167,8 +167,10 @@ def estimate_command(yes, no, dont_know, p, q, level, method, fmt):
               help="Prevalence to evaluate the precision at (0.5 is the worst case).")
 @click.option("--semantics", type=click.Choice(["shafer", "walley"]), default="shafer",
               show_default=True, help="Which privacy loss the budget limits.")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+              help="Also draw the privacy-accuracy trade-off to FILE (.png, .svg or .pdf).")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
-def design_command(epsilon, dont_know, n, target_se, pi, semantics, fmt):
+def design_command(epsilon, dont_know, n, target_se, pi, semantics, plot_file, fmt):
     """Choose p and q for a privacy budget, and the sample size for a precision.
 
     The mechanism is the best one for the budget at the given don't-know rate
@@ -178,6 +180,11 @@ def design_command(epsilon, dont_know, n, target_se, pi, semantics, fmt):
     """
     ours, warner = design_survey(epsilon=epsilon, dont_know=dont_know, semantics=semantics,
                                  n=n, target_se=target_se, pi=pi)
+    if plot_file is not None:
+        from surveykit.plots import save_design_plot
+
+        click.echo(f"Wrote the trade-off picture to {save_design_plot(plot_file, ours, warner)}",
+                   err=True)
     if fmt == "json":
         print_json({**ours.to_dict(), "warner": warner.to_dict()})
         return

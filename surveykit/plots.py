@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import numpy as np
 
+from surveykit.errors import ParameterError
 from surveykit.mechanisms import GeneralizedWarner
 
-__all__ = ["forest_plot_svg", "privacy_accuracy_curve", "privacy_accuracy_svg"]
+__all__ = [
+    "forest_plot_svg",
+    "plot_privacy_accuracy",
+    "privacy_accuracy_curve",
+    "privacy_accuracy_svg",
+    "save_design_plot",
+]
 
 _XML_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
 
@@ -77,21 +85,32 @@ def privacy_accuracy_curve(*, dont_know: float, n: int, pi: float = 0.5,
     return epsilons, se
 
 
-def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
-    """The privacy-accuracy trade-off of a question's design family, Warner's beside it."""
-    n = max(question.answered, 1)
-    chosen = question.mechanism
-    top = max(4.0, 1.25 * chosen.epsilon_shafer) if np.isfinite(chosen.epsilon_shafer) else 4.0
+def plot_privacy_accuracy(mechanism: GeneralizedWarner, *, n: int, pi: float, title: str,
+                          warner: GeneralizedWarner | None = None,
+                          target_se: float | None = None, size=(4.6, 3.1)):
+    """A figure: standard error against Shafer loss for the mechanism's family and Warner's.
+
+    The family is every design with the mechanism's don't-know rate; the
+    mechanism itself is marked, and so is ``warner`` (Warner's design at the
+    same budget) and a ``target_se`` line, when given.
+    """
+    top = max(4.0, 1.25 * mechanism.epsilon_shafer) if np.isfinite(mechanism.epsilon_shafer) \
+        else 4.0
     epsilons = np.linspace(0.1, top, 60)
-    fig, ax = _figure(4.6, 3.1)
-    e, se = privacy_accuracy_curve(dont_know=chosen.dont_know, n=n, pi=pi, epsilons=epsilons)
+    fig, ax = _figure(*size)
+    e, se = privacy_accuracy_curve(dont_know=mechanism.dont_know, n=n, pi=pi, epsilons=epsilons)
     ax.plot(e, se, color="#1f5f8b", lw=2,
-            label=f"don't know {chosen.dont_know:.0%} (this design's family)")
+            label=f"don't know {mechanism.dont_know:.0%} (this design's family)")
     e, se = privacy_accuracy_curve(dont_know=0.0, n=n, pi=pi, epsilons=epsilons)
     ax.plot(e, se, color="#b55d1a", lw=1.5, ls="--", label="Warner (no don't know)")
-    if np.isfinite(chosen.epsilon_shafer):
-        ax.plot(chosen.epsilon_shafer, np.sqrt(chosen.conditional_variance(pi=pi, n=n)), "o",
-                color="black", ms=7, label="chosen design")
+    if np.isfinite(mechanism.epsilon_shafer):
+        ax.plot(mechanism.epsilon_shafer, np.sqrt(mechanism.conditional_variance(pi=pi, n=n)),
+                "o", color="black", ms=7, label="chosen design")
+    if warner is not None:
+        ax.plot(warner.epsilon_shafer, np.sqrt(warner.conditional_variance(pi=pi, n=n)), "s",
+                color="#b55d1a", ms=6, label="Warner at the same budget")
+    if target_se is not None:
+        ax.axhline(target_se, color="0.4", lw=1, ls=":", label=f"target se {target_se:g}")
     ax.set_yscale("log")
     from matplotlib.ticker import FuncFormatter, LogLocator
 
@@ -101,7 +120,38 @@ def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
     ax.set_xlabel("privacy loss epsilon (Shafer, nats)")
     ax.set_ylabel("standard error of pi")
-    ax.set_title(f"{question.id}: n = {n:,}, pi = {pi:g}", fontsize=10)
+    ax.set_title(title, fontsize=10)
     ax.grid(color="0.92")
     ax.legend(fontsize=7.5, frameon=False)
-    return _to_svg(fig)
+    return fig
+
+
+def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
+    """The privacy-accuracy trade-off of a question's design family, as inline SVG."""
+    n = max(question.answered, 1)
+    return _to_svg(plot_privacy_accuracy(question.mechanism, n=n, pi=pi,
+                                         title=f"{question.id}: n = {n:,}, pi = {pi:g}"))
+
+
+#: Sample size drawn when a design gives neither n nor a target.
+DEFAULT_PLOT_N = 1000
+
+
+def save_design_plot(path, ours, warner) -> Path:
+    """Write the design's privacy-accuracy picture to ``path`` (.png, .svg or .pdf)."""
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in ("png", "svg", "pdf"):
+        raise ParameterError(f"--plot {str(path)!r} must end in .png, .svg or .pdf")
+    n = ours.n if ours.n is not None else DEFAULT_PLOT_N
+    title = (f"{ours.semantics.capitalize()} budget {ours.budget:g}: n = {n:,}, "
+             f"pi = {ours.pi:g}")
+    fig = plot_privacy_accuracy(ours.mechanism, n=n, pi=ours.pi, title=title,
+                                warner=warner.mechanism, target_se=ours.target_se,
+                                size=(6.4, 4.2))
+    fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
+                else None)
+    plt.close(fig)
+    return path

@@ -88,3 +88,23 @@ def test_cli_usage_errors_exit_2_with_one_line():
     assert result.stderr.strip() == (
         "Error: epsilon (-1.0) must be a positive, finite privacy budget"
     )
+
+
+@pytest.mark.parametrize(("suffix", "magic"), [(".png", b"\x89PNG"), (".svg", b"<?xml")])
+def test_design_plot_writes_a_picture(tmp_path, suffix, magic):
+    path = tmp_path / f"design{suffix}"
+    result = CliRunner().invoke(main, ["design", "--epsilon", "1", "--dont-know", "0.2",
+                                       "--target-se", "0.04", "--plot", str(path)])
+    assert result.exit_code == 0, result.output
+    assert path.read_bytes().startswith(magic)
+    assert f"Wrote the trade-off picture to {path}" in result.stderr
+    if suffix == ".svg":
+        assert "<svg" in path.read_text(encoding="utf-8")
+
+
+def test_design_plot_refuses_an_unknown_picture_format(tmp_path):
+    result = CliRunner().invoke(main, ["design", "--epsilon", "1", "--plot",
+                                       str(tmp_path / "design.gif")])
+    assert result.exit_code == 2
+    assert "must end in .png, .svg or .pdf" in result.stderr
+    assert not (tmp_path / "design.gif").exists()
