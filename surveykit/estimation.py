@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy import special, stats
 
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.mechanisms import GeneralizedWarner
@@ -78,6 +77,9 @@ def _check_level(level: object) -> float:
 
 
 def _z(level: float) -> float:
+    # scipy.stats costs ~1 s to import; only the commands that compute pay for it
+    from scipy import stats
+
     return float(stats.norm.isf((1 - level) / 2))
 
 
@@ -119,6 +121,8 @@ def _wilson_cc(yes, m, level: float, mechanism: GeneralizedWarner):
 
 def _clopper_pearson(yes, m, level: float, mechanism: GeneralizedWarner):
     """Clopper-Pearson's exact interval for theta, from beta quantiles."""
+    from scipy import stats
+
     alpha = 1 - level
     yes = np.asarray(yes, dtype=float)
     m = np.asarray(m, dtype=float)
@@ -131,6 +135,8 @@ def _clopper_pearson(yes, m, level: float, mechanism: GeneralizedWarner):
 
 
 def _binomial_loglik(yes, no, theta):
+    from scipy import special
+
     # xlogy keeps 0 * log(0) = 0 at the edges of [0, 1]
     return special.xlogy(yes, theta) + special.xlogy(no, 1 - theta)
 
@@ -148,6 +154,8 @@ def _likelihood_ratio(yes, m, level: float, mechanism: GeneralizedWarner):
     s = mechanism.answer_rate
     lower, upper = mechanism.q / s, mechanism.p / s
     theta_hat = np.clip(yes / m, lower, upper)
+    from scipy import stats
+
     cutoff = float(stats.chi2.isf(1 - level, 1)) / 2
     target = _binomial_loglik(yes, no, theta_hat) - cutoff
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from surveykit.errors import ParameterError
 
@@ -342,6 +341,9 @@ def inverse_moment(n: int, s: float) -> float:
     >>> round(inverse_moment(2, 0.5), 12)  # (2*0.25*1 + 0.25*0.5) / 0.75
     0.833333333333
     """
+    # scipy.stats costs ~1 s to import; only the commands that compute pay for it
+    from scipy import stats
+
     n = _check_n(n)
     if not 0 < s <= 1:
         raise ParameterError(f"s = p + q ({s}) must be in (0, 1]")

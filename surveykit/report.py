@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
-from scipy import stats
 
 from surveykit.estimation import DEFAULT_CI_METHOD, ConfidenceInterval, Estimate, estimate
 from surveykit.mechanisms import GeneralizedWarner
@@ -190,6 +189,9 @@ def _percent(value: float) -> str:
 
 def _dont_know_check(dont_know: int, answered: int, designed: float) -> tuple[float | None, str]:
     """Exact binomial test of the don't-know count; returns (p-value, warning or '')."""
+    # scipy.stats costs ~1 s to import; only the commands that compute pay for it
+    from scipy import stats
+
     if answered == 0:
         return None, ""
     observed = dont_know / answered
@@ -219,6 +221,8 @@ def _dont_know_check(dont_know: int, answered: int, designed: float) -> tuple[fl
 
 def _codes_check(codes: Mapping[str, int], p: float, q: float) -> tuple[float | None, str]:
     """Chi-square test of the issued code counts against (p, q, 1 - p - q)."""
+    from scipy import stats
+
     total = sum(codes.values())
     if total == 0:
         return None, ""
