@@ -194,8 +194,11 @@ def _insert_rows(conn: Connection, key: int, source, sha256: str, size: int,
         file_format=source.file_format, rows_read=0, imported=0, replaced=0, rejected=0,
         missing=0, imported_at=now)).inserted_primary_key[0]
     question_keys = _question_keys(conn, key, source.survey)
-    statement = store.BulkStatement(conn, _insert_statement(conn, replace_answers), (
-        "survey_id", "question_id", "respondent_id", "answer", "import_id"))
+    columns = ("survey_id", "question_id", "respondent_id", "answer", "import_id")
+    if conn.dialect.name == "postgresql" and not replace_answers:
+        statement = store.CopyInsert(conn, store.responses, columns)
+    else:
+        statement = store.BulkStatement(conn, _insert_statement(conn, replace_answers), columns)
     before = _answer_count(conn, key) if replace_answers else 0
     check = _issued_check(conn, key)
     rows_read = rejected = missing = sent = affected = 0

@@ -576,6 +576,43 @@ class BulkStatement:
         return conn.exec_driver_sql(self.sql, rows).rowcount
 
 
+class CopyInsert:
+    """PostgreSQL's fast path: COPY the rows into a temporary table, then one INSERT ... SELECT.
+
+    executemany sends one INSERT per row (about 28,000 rows/s on our CI
+    machine); COPY plus one set-based INSERT moves the same rows several times
+    faster. Only for ON CONFLICT DO NOTHING: under DO UPDATE PostgreSQL refuses
+    a statement that touches one key twice, while a pair repeated inside a
+    file must show up as a shortfall (rows sent != rows changed), so imports
+    with ``replace`` keep :class:`BulkStatement`.
+    """
+
+    def __init__(self, conn: Connection, table, columns: Sequence[str]) -> None:
+        self.columns = tuple(columns)
+        names = ", ".join(self.columns)
+        staging = f"surveykit_incoming_{table.name}"
+        key = ", ".join(column.name for column in table.primary_key.columns)
+        # ON COMMIT DROP: a rolled-back or finished import leaves nothing behind
+        conn.exec_driver_sql(f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} "
+                             f"(LIKE {table.name}) ON COMMIT DROP")
+        self._copy = f"COPY {staging} ({names}) FROM STDIN"
+        self._insert = (f"INSERT INTO {table.name} ({names}) SELECT {names} FROM {staging} "
+                        f"ON CONFLICT ({key}) DO NOTHING")
+        self._empty = f"TRUNCATE {staging}"
+
+    def execute(self, conn: Connection, rows: list[tuple]) -> int:
+        """Insert the rows; returns how many the database added (duplicates are skipped)."""
+        # the driver's own connection, inside the transaction SQLAlchemy began
+        with conn.connection.dbapi_connection.cursor() as cursor:
+            with cursor.copy(self._copy) as copy:
+                for row in rows:
+                    copy.write_row(row)
+            cursor.execute(self._insert)
+            added = cursor.rowcount
+            cursor.execute(self._empty)
+        return added
+
+
 def dialect_insert(conn: Connection, table):
     """INSERT with ON CONFLICT support for the connection's database."""
     name = conn.dialect.name
