@@ -55,9 +55,9 @@ _GRID_BITS = 53
 _GRID = 1 << _GRID_BITS
 
 SEED_WARNING = (
-    "Warning: --seed makes the codes reproducible: anyone who knows the seed can "
-    "recompute every respondent's code. Use it only for tests and demonstrations, "
-    "never in the field."
+    "Warning: --seed makes the respondent ids and codes reproducible: anyone who knows "
+    "the seed can recompute every id and every respondent's code. Use it only for tests "
+    "and demonstrations, never in the field."
 )
 
 
