@@ -45,6 +45,15 @@ def progress_bar(length: int, label: str) -> Iterator[Callable[[int], None]]:
         yield bar.update
 
 
+DB_HELP = ("Database: a SQLAlchemy URL (sqlite:///file.db, postgresql://user@host/db) or an "
+           "SQLite path  [default: $SURVEYKIT_DB, else surveykit.db in the working directory]")
+
+
+def db_option(command: Callable) -> Callable:
+    """The --db option every store command shares (it also reads $SURVEYKIT_DB)."""
+    return click.option("--db", "db_url", default=None, metavar="URL", help=DB_HELP)(command)
+
+
 def count(number: int, noun: str) -> str:
     """``count(1, "row")`` -> ``'1 row'``, ``count(2, "row")`` -> ``'2 rows'``."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
@@ -223,8 +232,7 @@ def design_command(epsilon, dont_know, n, target_se, pi, semantics, plot_file, f
               help="Confidence level of the intervals.")
 @click.option("--method", type=click.Choice(CI_METHODS), default=DEFAULT_CI_METHOD,
               show_default=True, help="Confidence interval method (docs/estimation.md).")
-@click.option("--db", "db_url", default=None, metavar="URL",
-              help="Database URL or SQLite path  [default: $SURVEYKIT_DB or surveykit.db]")
+@db_option
 def report_command(survey_name, fmt, out_file, level, method, db_url):
     """Print the estimation report of a survey: estimates, privacy, checks.
 
@@ -377,8 +385,7 @@ def reproduce_command(out, reps, table_reps, seed, fmt):
                                   "missing there come from surveykit's templates.")
 @click.option("--per-file", type=click.IntRange(min=1), default=500, show_default=True,
               help="Questionnaires per output file (one per printed page).")
-@click.option("--db", "db_url", default=None, metavar="URL",
-              help="Database URL or SQLite path  [default: $SURVEYKIT_DB or surveykit.db]")
+@db_option
 @click.option("--output", "output", type=FORMAT_TEXT_JSON, default="text", show_default=True,
               help="How to print the summary of what was written (--format is the "
                    "questionnaires' file format).")
@@ -427,15 +434,6 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
 
 
 # -- the survey store: init, survey add/list, import, counts ---------------------------
-
-DB_HELP = ("Database: a SQLAlchemy URL (sqlite:///file.db, postgresql://user@host/db) or an "
-           "SQLite path  [default: $SURVEYKIT_DB, else surveykit.db in the working directory]")
-
-
-def db_option(command: Callable) -> Callable:
-    """The --db option every store command shares (it also reads $SURVEYKIT_DB)."""
-    return click.option("--db", "db_url", default=None, metavar="URL", help=DB_HELP)(command)
-
 
 @main.command("init")
 @db_option
