@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 from markupsafe import escape
 
-from surveykit.generation import generate_questionnaires
+from surveykit.collection.generation import generate_questionnaires
+from surveykit.definition.survey import load_survey_file
 from surveykit.resources import locate_resource
 from surveykit.store import add_survey, init_database, open_engine
-from surveykit.survey import load_survey_file
 
 
 def peak_rss_mb() -> float:

@@ -3,7 +3,7 @@
 Writes a CSV of ``--rows`` long-format responses (respondent_id, question_id,
 answer) into a temporary directory, then in this one process:
 
-1. times ``surveykit.importer.import_responses`` into a fresh, migrated SQLite
+1. times ``surveykit.store.importer.import_responses`` into a fresh, migrated SQLite
    database (everything included: hashing, validation, answer normalization,
    conflict detection, foreign keys, the import record);
 2. times a raw ``sqlite3`` baseline on the same file: ``csv.reader`` feeding
@@ -32,9 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from surveykit import store
-from surveykit.importer import import_responses
-from surveykit.survey import parse_survey
+from surveykit.definition.survey import parse_survey
+from surveykit.store import database as store
+from surveykit.store.importer import import_responses
 
 QUESTIONS = ("exam_cheating", "plagiarism", "contract_cheating", "fabricated_data")
 SURVEY = f"""

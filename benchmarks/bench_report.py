@@ -22,10 +22,10 @@ import numpy as np
 from timing import best_of
 
 from surveykit import store
-from surveykit.importer import import_responses
-from surveykit.report import render_report, report_for_survey
+from surveykit.definition.survey import load_survey_file
+from surveykit.reporting.report import render_report, report_for_survey
 from surveykit.resources import locate_resource
-from surveykit.survey import load_survey_file
+from surveykit.store.importer import import_responses
 
 
 def main() -> None:

@@ -1,12 +1,12 @@
 """Alembic environment for surveykit.
 
-surveykit.migrate passes an open connection in ``config.attributes["connection"]``;
+surveykit.store.migrate passes an open connection in ``config.attributes["connection"]``;
 the alembic command line (developers only) passes ``-x db=URL`` instead.
 """
 
 from alembic import context
 
-from surveykit.models import Base
+from surveykit.store.models import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -18,11 +18,11 @@ from pathlib import Path
 import click
 
 from surveykit import __version__
-from surveykit.design import design_survey
 from surveykit.errors import ParameterError, SurveykitError
 from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD, estimate
 from surveykit.mechanisms import GeneralizedWarner
-from surveykit.report import REPORT_FORMATS
+from surveykit.planning import design_survey
+from surveykit.reporting.report import REPORT_FORMATS
 
 FORMAT_TEXT_JSON = click.Choice(["text", "json"])
 
@@ -190,7 +190,7 @@ def design_command(epsilon, dont_know, n, target_se, pi, semantics, plot_file, f
     ours, warner = design_survey(epsilon=epsilon, dont_know=dont_know, semantics=semantics,
                                  n=n, target_se=target_se, pi=pi)
     if plot_file is not None:
-        from surveykit.plots import save_design_plot
+        from surveykit.reporting.plots import save_design_plot
 
         click.echo(f"Wrote the trade-off picture to {save_design_plot(plot_file, ours, warner)}",
                    err=True)
@@ -243,7 +243,7 @@ def report_command(survey_name, fmt, out_file, level, method, db_url):
 
     Example: surveykit report --survey academic_integrity --format html --out report.html
     """
-    from surveykit.report import render_report, report_for_survey
+    from surveykit.reporting.report import render_report, report_for_survey
     from surveykit.store import open_engine
 
     report = report_for_survey(open_engine(db_url), survey_name, level=level, method=method)
@@ -293,7 +293,7 @@ def demo_command(directory, respondents, seed, fmt):
             "report": result.report.to_dict(),
         })
         return
-    from surveykit.report import render_report
+    from surveykit.reporting.report import render_report
 
     click.echo(render_report(result.report, "text"), nl=False)
     click.echo("")
@@ -336,7 +336,7 @@ def reproduce_command(out, reps, table_reps, seed, fmt):
     Example: surveykit reproduce --out reproduction --reps 1000 --seed 2026
     """
     # imported here: pandas and matplotlib are not needed by the other commands
-    from surveykit.reproduction import REPRODUCTION_STEPS, reproduce
+    from surveykit.paper.reproduction import REPRODUCTION_STEPS, reproduce
 
     options = {"out": out, "reps": reps, "seed": seed, "table_reps": table_reps}
     with progress_bar(len(REPRODUCTION_STEPS), "Reproducing") as advance:
@@ -400,8 +400,8 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
 
     Example: surveykit generate --survey academic_integrity --respondents 300 --out forms
     """
-    from surveykit.generation import KEY_FILE_WARNING, generate_questionnaires
-    from surveykit.randomizer import SEED_WARNING
+    from surveykit.collection.generation import KEY_FILE_WARNING, generate_questionnaires
+    from surveykit.collection.randomizer import SEED_WARNING
     from surveykit.store import display_url, open_engine
 
     if seed is not None:
@@ -471,8 +471,8 @@ def survey_add_command(file, db_url, fmt):
     sample_data/academic_integrity.toml. Adding the same file again changes
     nothing. Example: surveykit survey add academic_integrity.toml
     """
+    from surveykit.definition.survey import load_survey_file
     from surveykit.store import add_survey, display_url, open_engine
-    from surveykit.survey import load_survey_file
 
     survey = load_survey_file(file)
     engine = open_engine(db_url)
@@ -549,8 +549,8 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
 
     Example: surveykit import answers.csv --survey academic_integrity
     """
-    from surveykit.importer import import_responses
     from surveykit.store import open_engine
+    from surveykit.store.importer import import_responses
 
     if skip_invalid and rejects is None:
         raise click.UsageError("--skip-invalid needs --rejects FILE for the rows it leaves out")

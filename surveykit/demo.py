@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from surveykit import store
+from surveykit.collection.generation import generate_questionnaires
+from surveykit.definition.survey import load_survey_file
 from surveykit.errors import ParameterError
-from surveykit.generation import generate_questionnaires
-from surveykit.importer import import_responses
-from surveykit.report import Report, render_report, report_for_survey
+from surveykit.reporting.report import Report, render_report, report_for_survey
 from surveykit.resources import locate_resource
-from surveykit.survey import load_survey_file
+from surveykit.store.importer import import_responses
 
 __all__ = ["DEMO_PREVALENCE", "DemoResult", "fresh_directory", "run_demo"]
 

@@ -17,8 +17,8 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
 from surveykit import store
+from surveykit.definition.survey import Survey, load_survey_file
 from surveykit.resources import locate_resource
-from surveykit.survey import Survey, load_survey_file
 
 POSTGRES_URL = os.environ.get("SURVEYKIT_TEST_POSTGRES_URL")
 SAMPLE_DATA = locate_resource("sample_data")

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from surveykit.cli import main
-from surveykit.design import design_survey, smallest_sample_size, standard_error
 from surveykit.errors import ParameterError
+from surveykit.planning import design_survey, smallest_sample_size, standard_error
 
 
 @pytest.mark.parametrize(("epsilon", "dont_know", "target", "pi"),

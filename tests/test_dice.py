@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from surveykit.dice import (
+from surveykit.collection.dice import (
     DieDesign,
     DieDesignError,
     as_fraction,

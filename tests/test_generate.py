@@ -18,10 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from surveykit.cli import main
-from surveykit.randomizer import SEED_WARNING
-from surveykit.respondent_ids import ID_PATTERN
+from surveykit.collection.randomizer import SEED_WARNING
+from surveykit.collection.respondent_ids import ID_PATTERN
+from surveykit.definition.survey import parse_survey
 from surveykit.store import add_survey, init_database, open_engine
-from surveykit.survey import parse_survey
 
 SURVEY_TOML = (Path(__file__).parent / "surveys" / "integrity.toml").read_text(encoding="utf-8")
 
@@ -218,7 +218,7 @@ def test_installed_command_in_a_pipe_prints_no_progress_bar(database, tmp_path):
 
 def test_imports_accept_issued_ids_and_reject_ids_never_issued(database, tmp_path):
     from surveykit.errors import CsvImportError
-    from surveykit.importer import import_responses
+    from surveykit.store.importer import import_responses
 
     result = generate(database, tmp_path / "out", "--output", "json", respondents=3)
     assert result.exit_code == 0, result.output
@@ -250,7 +250,7 @@ def test_imports_accept_issued_ids_and_reject_ids_never_issued(database, tmp_pat
 def test_a_failing_database_write_removes_the_files_and_the_key_file(database, tmp_path):
     from sqlalchemy.exc import OperationalError
 
-    from surveykit.generation import generate_questionnaires
+    from surveykit.collection.generation import generate_questionnaires
 
     with sqlite3.connect(database) as conn:  # break the register of issued ids
         conn.execute("DROP TABLE respondents")
@@ -296,8 +296,8 @@ def test_installed_command_on_a_terminal_shows_a_progress_bar(database, tmp_path
 
 def test_imports_read_issued_ids_the_way_people_type_them(database, tmp_path):
     """Lower case, spaces for dashes, O for 0 and I/L for 1 all mean the issued id."""
-    from surveykit.importer import import_responses
     from surveykit.store import count_responses
+    from surveykit.store.importer import import_responses
 
     result = generate(database, tmp_path / "out", "--seed", "3", "--output", "json",
                       respondents=2)

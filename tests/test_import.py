@@ -19,11 +19,11 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
-from surveykit import store
 from surveykit.cli import main
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
-from surveykit.importer import import_responses
 from surveykit.resources import locate_resource
+from surveykit.store import database as store
+from surveykit.store.importer import import_responses
 
 SURVEY = "academic_integrity"
 QUESTIONS = ("exam_cheating", "plagiarism", "contract_cheating", "fabricated_data")

@@ -18,19 +18,19 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from surveykit.dice import DieDesignError
-from surveykit.errors import ParameterError
-from surveykit.generation import write_questionnaires
-from surveykit.questionnaire import build_layout, build_slip
-from surveykit.randomizer import seeded_source
-from surveykit.render import (
+from surveykit.collection.dice import DieDesignError
+from surveykit.collection.generation import write_questionnaires
+from surveykit.collection.questionnaire import build_layout, build_slip
+from surveykit.collection.randomizer import seeded_source
+from surveykit.collection.render import (
     TemplateRenderError,
     get_template,
     load_wording_defaults,
     make_environment,
 )
-from surveykit.respondent_ids import ID_PATTERN
-from surveykit.survey import parse_survey
+from surveykit.collection.respondent_ids import ID_PATTERN
+from surveykit.definition.survey import parse_survey
+from surveykit.errors import ParameterError
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("SURVEYKIT_UPDATE_GOLDEN") == "1"

@@ -10,9 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from surveykit.errors import ParameterError
-from surveykit.mechanisms import GeneralizedWarner, Warner
-from surveykit.randomizer import (
+from surveykit.collection.randomizer import (
     CODES,
     SystemEntropy,
     code_thresholds,
@@ -22,7 +20,7 @@ from surveykit.randomizer import (
     tally_codes,
     uniform_integers,
 )
-from surveykit.respondent_ids import (
+from surveykit.collection.respondent_ids import (
     ID_ALPHABET,
     ID_BITS,
     ID_LENGTH,
@@ -30,6 +28,8 @@ from surveykit.respondent_ids import (
     new_respondent_ids,
     normalize_respondent_id,
 )
+from surveykit.errors import ParameterError
+from surveykit.mechanisms import GeneralizedWarner, Warner
 
 DESIGNS = [GeneralizedWarner(p=0.6, q=0.2), GeneralizedWarner(p=0.7, q=0.15),
            GeneralizedWarner(p=0.5, q=0.25), GeneralizedWarner(p=0.55, q=0.3)]

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 
 from surveykit import GeneralizedWarner, estimate, store
 from surveykit.cli import main
-from surveykit.importer import import_responses
-from surveykit.report import build_report, render_report, report_for_survey
-from surveykit.survey import parse_survey
+from surveykit.definition.survey import parse_survey
+from surveykit.reporting.report import build_report, render_report, report_for_survey
+from surveykit.store.importer import import_responses
 
 SURVEY = """
 name = "crafted"

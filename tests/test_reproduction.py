@@ -19,14 +19,14 @@ from exact import enumerate_conditional_moments as oracle_moments
 from surveykit import GeneralizedWarner, Warner, compose
 from surveykit.cli import main
 from surveykit.mechanisms import tradeoff_f_op, tradeoff_U2, tradeoff_u2
-from surveykit.reproduction import (
+from surveykit.paper.reproduction import (
     FIGURE_FILES,
     check_monotonicity,
     enumerate_conditional_moments,
     paper_theorem_3_10_as_printed,
     verification_table,
 )
-from surveykit.tradeoff import (
+from surveykit.paper.tradeoff import (
     check_tradeoff_bounds,
     evaluate_all_rules,
     evaluate_rules,

@@ -7,10 +7,10 @@ import sqlite3
 import pytest
 from sqlalchemy import inspect, text
 
-from surveykit import store
+from surveykit.definition.survey import parse_survey
 from surveykit.errors import ParameterError, StoreError
-from surveykit.importer import import_responses
-from surveykit.survey import parse_survey
+from surveykit.store import database as store
+from surveykit.store.importer import import_responses
 
 SURVEY = "academic_integrity"
 

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
+from surveykit.definition.survey import canonical_spelling, load_survey_file, parse_survey
 from surveykit.errors import SurveyDefinitionError
 from surveykit.mechanisms import GeneralizedWarner
-from surveykit.survey import canonical_spelling, load_survey_file, parse_survey
 
 MINIMAL = """
 name = "demo"

@@ -19,8 +19,8 @@ import re
 
 import numpy as np
 
+from surveykit.collection.randomizer import RandomSource, uniform_integers
 from surveykit.errors import ParameterError
-from surveykit.randomizer import RandomSource, uniform_integers
 
 __all__ = [
     "ID_ALPHABET",
@@ -64,7 +64,7 @@ def new_respondent_ids(count: int, *, rng: RandomSource | None = None,
     """``count`` distinct new ids, none of them in ``exclude``.
 
     Each id is 14 independent uniform base32 symbols (70 bits); ``rng=None``
-    uses operating-system entropy (:class:`surveykit.randomizer.SystemEntropy`).
+    uses operating-system entropy (:class:`surveykit.collection.randomizer.SystemEntropy`).
 
     >>> ids = new_respondent_ids(3)
     >>> len(set(ids)), all(ID_PATTERN.match(i) for i in ids)

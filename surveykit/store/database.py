@@ -34,9 +34,10 @@ from sqlalchemy import (
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
-from surveykit import migrate
+from surveykit.definition.survey import Survey, parse_survey
 from surveykit.errors import ParameterError, StoreError, SurveyDefinitionError
-from surveykit.models import (
+from surveykit.store import migrate
+from surveykit.store.models import (
     CODE_VALUES,
     RESPONDENT_ID_LENGTH,
     CodeTallyRecord,
@@ -46,7 +47,6 @@ from surveykit.models import (
     ResponseRecord,
     SurveyRecord,
 )
-from surveykit.survey import Survey, parse_survey
 
 __all__ = [
     "DEFAULT_URL",

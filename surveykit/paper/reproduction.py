@@ -48,12 +48,12 @@ from surveykit.mechanisms import (
     tradeoff_u2,
     warner_variance,
 )
-from surveykit.simulation import simulate_many
-from surveykit.tradeoff import (
+from surveykit.paper.tradeoff import (
     check_tradeoff_bounds,
     evaluate_all_rules,
     tradeoff_U2_corrected,
 )
+from surveykit.simulation import simulate_many
 
 __all__ = [
     "FIGURE_FILES",

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
+from surveykit.definition.survey import Survey
 from surveykit.estimation import DEFAULT_CI_METHOD, ConfidenceInterval, Estimate, estimate
 from surveykit.mechanisms import GeneralizedWarner
-from surveykit.survey import Survey
 
 __all__ = [
     "ALPHA",
@@ -406,12 +406,12 @@ def render_report(report: Report, fmt: str = "text", *, templates_dir=None) -> s
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"
     if fmt in ("markdown", "html"):
-        from surveykit.render import get_template, make_environment
+        from surveykit.collection.render import get_template, make_environment
 
         environment = make_environment(templates_dir)
         context = {"report": report_context(report)}
         if fmt == "html":
-            from surveykit.plots import forest_plot_svg, privacy_accuracy_svg
+            from surveykit.reporting.plots import forest_plot_svg, privacy_accuracy_svg
 
             context["forest_svg"] = forest_plot_svg(report)
             context["curves"] = {q.id: privacy_accuracy_svg(q) for q in report.questions}

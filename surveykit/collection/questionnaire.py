@@ -8,7 +8,7 @@ A survey is rendered in one of two modes (docs/questionnaires.md):
   and yes / no / don't know boxes. The answer sheet is the same for everybody
   except the id; the slip carries no id and stays with the respondent.
 * ``die``: everybody gets the same form (plus their id); the respondent rolls
-  dice in private and the form maps faces to rules (:mod:`surveykit.dice`).
+  dice in private and the form maps faces to rules (:mod:`surveykit.collection.dice`).
 
 Respondent-facing wording has English defaults in the templates folder
 (``wording.json``); a survey's ``[wording]`` table overrides keys for the
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from surveykit.dice import DieDesign, find_die_design
+from surveykit.collection.dice import DieDesign, find_die_design
 from surveykit.errors import ParameterError
 
 __all__ = [
@@ -145,10 +145,10 @@ def build_layout(survey, *, mode: Mode, wording_defaults: Mapping[str, str]
                  ) -> QuestionnaireLayout:
     """The shared part of every respondent's pages for ``survey`` in ``mode``.
 
-    ``survey`` is a :class:`surveykit.survey.Survey` (name, title, language,
+    ``survey`` is a :class:`surveykit.definition.survey.Survey` (name, title, language,
     wording, questions with id, text, mechanism and wording). In die mode each
     question's mechanism must be realizable by dice, else the
-    :class:`surveykit.dice.DieDesignError` names the question and the nearest
+    :class:`surveykit.collection.dice.DieDesignError` names the question and the nearest
     design.
     """
     if mode not in MODES:

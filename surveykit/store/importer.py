@@ -34,16 +34,16 @@ from pathlib import Path
 from sqlalchemy import Column, Connection, Engine, Integer, MetaData, String, Table, func, select
 from sqlalchemy import exc as sa_exc
 
-from surveykit import store
-from surveykit.errors import CsvImportError, CsvProblem, ParameterError, StoreError
-from surveykit.models import RESPONDENT_ID_LENGTH
-from surveykit.responses import (
+from surveykit.definition.responses import (
     FORMATS,
     MAX_PROBLEMS_KEPT,
     inspect_file,
     open_responses,
 )
-from surveykit.survey import Survey
+from surveykit.definition.survey import Survey
+from surveykit.errors import CsvImportError, CsvProblem, ParameterError, StoreError
+from surveykit.store import database as store
+from surveykit.store.models import RESPONDENT_ID_LENGTH
 
 __all__ = ["ImportResult", "import_responses"]
 

@@ -30,17 +30,17 @@ from pathlib import Path
 
 import numpy as np
 
-from surveykit.errors import ParameterError
-from surveykit.questionnaire import MODES, QuestionnaireLayout, build_layout, build_slip
-from surveykit.randomizer import CODES, RandomSource, draw_code_matrix, seeded_source
-from surveykit.render import (
+from surveykit.collection.questionnaire import MODES, QuestionnaireLayout, build_layout, build_slip
+from surveykit.collection.randomizer import CODES, RandomSource, draw_code_matrix, seeded_source
+from surveykit.collection.render import (
     FORMATS,
     get_template,
     load_wording_defaults,
     make_environment,
     render_to,
 )
-from surveykit.respondent_ids import new_respondent_ids
+from surveykit.collection.respondent_ids import new_respondent_ids
+from surveykit.errors import ParameterError
 
 __all__ = [
     "DEFAULT_PER_FILE",
@@ -248,7 +248,7 @@ def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None
     ``options`` are those of :func:`write_questionnaires` (respondents, out_dir,
     mode, fmt, key_file, templates_dir, per_file, progress). With ``seed`` the
     ids and codes are reproducible (tests only: see
-    :data:`surveykit.randomizer.SEED_WARNING`); otherwise they come from
+    :data:`surveykit.collection.randomizer.SEED_WARNING`); otherwise they come from
     operating-system entropy. The store then registers the issued ids and adds
     the aggregate code counts in one transaction; if that fails, the files are
     removed again.

@@ -7,7 +7,7 @@ Two layouts are accepted and told apart by their header:
 
 Files are UTF-8 with or without a byte-order mark, separated by commas or
 semicolons (whichever the header uses). Answers are normalized
-(:func:`surveykit.survey.canonical_spelling`, built-in spellings and the
+(:func:`surveykit.definition.survey.canonical_spelling`, built-in spellings and the
 survey's aliases). An empty cell is *missing*: it is counted, never stored,
 never taken for "don't know". Columns whose name starts with ``_`` (Kobo/ODK
 metadata such as ``_uuid``, and the ``_line`` and ``_reason`` columns of a
@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from surveykit.collection.respondent_ids import normalize_respondent_id
+from surveykit.definition.survey import Survey, canonical_spelling
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
-from surveykit.models import RESPONDENT_ID_LENGTH
-from surveykit.respondent_ids import normalize_respondent_id
-from surveykit.survey import Survey, canonical_spelling
+from surveykit.store.models import RESPONDENT_ID_LENGTH
 
 __all__ = [
     "FORMATS",

@@ -1,0 +1,42 @@
+"""The survey database: models, migrations, reads and writes, bulk import.
+
+``surveykit.store`` re-exports the database handle functions of
+:mod:`surveykit.store.database`, so ``from surveykit.store import open_engine``
+keeps working; tables and helpers stay in their modules.
+"""
+
+from surveykit.store.database import (
+    DEFAULT_URL,
+    BulkStatement,
+    QuestionCounts,
+    SurveySummary,
+    add_survey,
+    code_tallies,
+    count_responses,
+    display_url,
+    init_database,
+    issued_respondent_count,
+    list_surveys,
+    load_survey,
+    open_engine,
+    record_generation,
+    resolve_url,
+)
+
+__all__ = [
+    "DEFAULT_URL",
+    "BulkStatement",
+    "QuestionCounts",
+    "SurveySummary",
+    "add_survey",
+    "code_tallies",
+    "count_responses",
+    "display_url",
+    "init_database",
+    "issued_respondent_count",
+    "list_surveys",
+    "load_survey",
+    "open_engine",
+    "record_generation",
+    "resolve_url",
+]
