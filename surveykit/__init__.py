@@ -6,20 +6,15 @@
 0.25
 """
 
+from surveykit.designs.warner import GeneralizedWarner, Warner
 from surveykit.errors import EstimationError, ParameterError, SurveykitError
-from surveykit.estimation import (
+from surveykit.estimation.warner import (
     ConfidenceInterval,
     Estimate,
     estimate,
     estimate_from_labels,
 )
-from surveykit.mechanisms import (
-    EvidentialMechanism,
-    GeneralizedWarner,
-    Warner,
-    compose,
-    post_process,
-)
+from surveykit.privacy.evidential import EvidentialMechanism, compose, post_process
 
 __version__ = "0.1.0"
 

@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
-from surveykit.mechanisms import GeneralizedWarner
 
 __all__ = ["Design", "design_survey", "smallest_sample_size"]
 

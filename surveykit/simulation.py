@@ -1,6 +1,6 @@
 """Vectorized Monte Carlo simulation of generalized Warner surveys.
 
-One survey of n respondents under :class:`~surveykit.mechanisms.GeneralizedWarner`
+One survey of n respondents under :class:`~surveykit.designs.warner.GeneralizedWarner`
 is a multinomial draw of the counts (N1, N2, N3) with cell probabilities
 (q1, q2, q3) = (pi p + (1 - pi) q, pi q + (1 - pi) p, 1 - p - q) (paper,
 Section 3). :func:`simulate_many` draws ``reps`` surveys for each of many
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
-from surveykit.mechanisms import GeneralizedWarner
 
 __all__ = ["SimulationResult", "simulate", "simulate_many"]
 

@@ -17,8 +17,8 @@ from surveykit import (
     estimate,
     estimate_from_labels,
 )
-from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD, interval_arrays
-from surveykit.mechanisms import inverse_moment, warner_variance
+from surveykit.estimation.exact import inverse_moment, warner_variance
+from surveykit.estimation.warner import CI_METHODS, DEFAULT_CI_METHOD, interval_arrays
 
 # -- the exact conditional variance --------------------------------------------------------
 

@@ -9,10 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from surveykit import EvidentialMechanism, GeneralizedWarner, ParameterError, Warner
-from surveykit.mechanisms import (
-    compose,
-    estimate_redistributed,
-    post_process,
+from surveykit.designs.warner import estimate_redistributed
+from surveykit.estimation.exact import warner_variance
+from surveykit.privacy.bounds import (
     tradeoff_f2_op,
     tradeoff_f2_pe,
     tradeoff_f_op,
@@ -21,8 +20,8 @@ from surveykit.mechanisms import (
     tradeoff_u,
     tradeoff_U2,
     tradeoff_u2,
-    warner_variance,
 )
+from surveykit.privacy.evidential import compose, post_process
 
 YN = ("yes", "no")
 FOCAL = [{"yes"}, {"no"}, {"yes", "no"}]

@@ -28,8 +28,8 @@ from surveykit.collection.respondent_ids import (
     new_respondent_ids,
     normalize_respondent_id,
 )
+from surveykit.designs.warner import GeneralizedWarner, Warner
 from surveykit.errors import ParameterError
-from surveykit.mechanisms import GeneralizedWarner, Warner
 
 DESIGNS = [GeneralizedWarner(p=0.6, q=0.2), GeneralizedWarner(p=0.7, q=0.15),
            GeneralizedWarner(p=0.5, q=0.25), GeneralizedWarner(p=0.55, q=0.3)]

@@ -18,7 +18,6 @@ from exact import enumerate_conditional_moments as oracle_moments
 
 from surveykit import GeneralizedWarner, Warner, compose
 from surveykit.cli import main
-from surveykit.mechanisms import tradeoff_f_op, tradeoff_U2, tradeoff_u2
 from surveykit.paper.reproduction import (
     FIGURE_FILES,
     check_monotonicity,
@@ -34,6 +33,7 @@ from surveykit.paper.tradeoff import (
     rejection_rules,
     tradeoff_U2_corrected,
 )
+from surveykit.privacy.bounds import tradeoff_f_op, tradeoff_U2, tradeoff_u2
 
 GW = GeneralizedWarner(p=0.6, q=0.2)  # eps_S = ln 3, eps_W = ln 4
 MECHANISMS = [GW, GeneralizedWarner(p=0.4, q=0.1), GeneralizedWarner(p=0.5, q=0.45),

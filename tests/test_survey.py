@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from surveykit.definition.survey import canonical_spelling, load_survey_file, parse_survey
+from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import SurveyDefinitionError
-from surveykit.mechanisms import GeneralizedWarner
 
 MINIMAL = """
 name = "demo"

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
+from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
-from surveykit.mechanisms import GeneralizedWarner
 
 __all__ = [
     "DieDesign",

@@ -31,8 +31,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
-from surveykit.mechanisms import GeneralizedWarner
 
 __all__ = [
     "CODES",

@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError, SurveyDefinitionError
-from surveykit.mechanisms import GeneralizedWarner
 
 __all__ = [
     "ANSWERS",

@@ -11,7 +11,7 @@ with
 
 * exact enumeration of the multinomial in rational arithmetic (n <= 20),
 * the exact conditional variance (surveykit's core:
-  :meth:`~surveykit.mechanisms.GeneralizedWarner.conditional_variance`),
+  :meth:`~surveykit.designs.warner.GeneralizedWarner.conditional_variance`),
 * Theorem 3.10 as printed (:func:`paper_theorem_3_10_as_printed`, without the
   factor 1 / (1 - q3^n); docs/errata.md, item 1),
 * the Grab-Savage approximation the paper uses for its figures,
@@ -35,9 +35,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
-from surveykit.mechanisms import (
-    GeneralizedWarner,
+from surveykit.estimation.exact import warner_variance
+from surveykit.paper.tradeoff import (
+    check_tradeoff_bounds,
+    evaluate_all_rules,
+    tradeoff_U2_corrected,
+)
+from surveykit.privacy.bounds import (
     tradeoff_f2_op,
     tradeoff_f2_pe,
     tradeoff_f_op,
@@ -46,12 +52,6 @@ from surveykit.mechanisms import (
     tradeoff_u,
     tradeoff_U2,
     tradeoff_u2,
-    warner_variance,
-)
-from surveykit.paper.tradeoff import (
-    check_tradeoff_bounds,
-    evaluate_all_rules,
-    tradeoff_U2_corrected,
 )
 from surveykit.simulation import simulate_many
 
@@ -144,7 +144,7 @@ def paper_theorem_3_10_as_printed(*, p: float, q: float, pi: float, n: int) -> f
     1 / (1 - q3^n) (docs/errata.md, item 1), so it underestimates the
     conditional variance, by the share q3^n of surveys without answers.
     Kept only to show the discrepancy; use
-    :meth:`~surveykit.mechanisms.GeneralizedWarner.conditional_variance`.
+    :meth:`~surveykit.designs.warner.GeneralizedWarner.conditional_variance`.
 
     >>> round(paper_theorem_3_10_as_printed(p=0.4, q=0.1, pi=0.5, n=3), 10)
     0.4195601852

@@ -39,9 +39,7 @@ from typing import Literal
 import numpy as np
 
 from surveykit.errors import ParameterError
-from surveykit.mechanisms import (
-    EvidentialMechanism,
-    compose,
+from surveykit.privacy.bounds import (
     tradeoff_f2_op,
     tradeoff_f2_pe,
     tradeoff_f_op,
@@ -51,6 +49,7 @@ from surveykit.mechanisms import (
     tradeoff_U2,
     tradeoff_u2,
 )
+from surveykit.privacy.evidential import EvidentialMechanism, compose
 
 __all__ = [
     "BoundCheck",
@@ -168,7 +167,7 @@ def evaluate_rules(
     beta_op = 1 - E^*_x'(phi), with E^* and E_* the upper and lower expectations
     over the credal sets (module docstring).
 
-    >>> from surveykit.mechanisms import GeneralizedWarner
+    >>> from surveykit.designs.warner import GeneralizedWarner
     >>> q = GeneralizedWarner(p=0.6, q=0.2).to_evidential()
     >>> e = evaluate_rules(q, null="yes", alternative="no", rules=np.array([[1.0, 0.0]]))
     >>> [round(float(v[0]), 12) for v in (e.alpha_pessimistic, e.beta_pessimistic)]  # pl, 1 - bel
@@ -308,8 +307,8 @@ def evaluate_all_rules(
 ) -> list[RuleErrors]:
     """:func:`evaluate_rules` of every rule on a grid, for every ordered pair of inputs.
 
-    For ``folds=2`` the mechanism is the product Q x Q (:func:`~surveykit.mechanisms.compose`),
-    whose outputs are pairs of answers.
+    For ``folds=2`` the mechanism is the product Q x Q
+    (:func:`~surveykit.privacy.evidential.compose`), whose outputs are pairs of answers.
     """
     folded = _folded(mechanism, folds)
     rules = rejection_rules(len(folded.outputs), levels=levels)
@@ -334,7 +333,7 @@ def check_tradeoff_bounds(
     Rules are all of Y -> {0, 1/(levels - 1), ..., 1}; ``levels=2`` gives
     exactly the rejection regions.
 
-    >>> from surveykit.mechanisms import GeneralizedWarner
+    >>> from surveykit.designs.warner import GeneralizedWarner
     >>> checks = check_tradeoff_bounds(GeneralizedWarner(p=0.6, q=0.2).to_evidential(),
     ...                                semantics="shafer")
     >>> [(c.statement, c.violations) for c in checks][:2]

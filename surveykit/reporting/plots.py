@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
-from surveykit.mechanisms import GeneralizedWarner
 
 __all__ = [
     "forest_plot_svg",

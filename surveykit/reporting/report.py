@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from surveykit.definition.survey import Survey
-from surveykit.estimation import DEFAULT_CI_METHOD, ConfidenceInterval, Estimate, estimate
-from surveykit.mechanisms import GeneralizedWarner
+from surveykit.designs.warner import GeneralizedWarner
+from surveykit.estimation.warner import DEFAULT_CI_METHOD, ConfidenceInterval, Estimate, estimate
 
 __all__ = [
     "ALPHA",

@@ -1,6 +1,6 @@
 """Estimating the prevalence pi from yes / no / don't-know counts.
 
-For the generalized Warner mechanism (:class:`~surveykit.mechanisms.GeneralizedWarner`)
+For the generalized Warner mechanism (:class:`~surveykit.designs.warner.GeneralizedWarner`)
 the likelihood of counts (n1, n2, n3) is q1^n1 q2^n2 q3^n3 with
 q1 = pi p + (1 - pi) q and q2 = pi q + (1 - pi) p (paper, Section 3). Its
 score equation n1/q1 = n2/q2 has the root (Eq. 2)
@@ -27,8 +27,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import EstimationError, ParameterError
-from surveykit.mechanisms import GeneralizedWarner
 
 __all__ = [
     "CI_METHODS",

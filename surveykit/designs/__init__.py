@@ -1,0 +1,1 @@
+"""Randomized-response designs: what respondents are told and P(response | true state)."""

@@ -1,0 +1,1 @@
+"""Estimating prevalences from randomized answers."""

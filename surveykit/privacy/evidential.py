@@ -1,0 +1,294 @@
+"""Evidential privacy mechanisms, the generalized Warner mechanism, privacy losses.
+
+Notation follows Li, Zhou, Qin and Xu, *Local Differential Privacy for Belief
+Functions* (``../shared/paper/paper.md``; "the paper" below). A mechanism maps
+each input x in X to a *mass function* m_x over the non-empty subsets (focal
+sets) of an output alphabet Y (Section 3). From m_x follow
+
+    bel_x(E) = sum_{B subset of E} m_x(B),   pl_x(E) = sum_{B meets E} m_x(B).
+
+Privacy losses (all are >= 0 because x = x' gives the ratio 1):
+
+* Shafer (Def. 3.1):  eps_S = ln max_{x, x', E} m_x(E) / m_x'(E)
+* bel/pl variants (Lemma 3.2): the same maximum with bel or pl in place of m
+* Walley (Def. 3.13, through Lemma 3.14 and its proof):
+  eps_W = ln max_{x, x', E} pl_x(E) / bel_x'(E)
+
+A ratio a/0 with a > 0 is unbounded (the loss is ``inf``); 0/0 says nothing
+about x against x' and is skipped. No division ever runs on a zero.
+
+This module is pure math: it imports nothing from storage, rendering or the CLI.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from surveykit.errors import ParameterError
+
+__all__ = ["EvidentialMechanism", "Semantics", "compose", "post_process"]
+
+# Rows of a mass function must sum to one up to this (floating-point) slack.
+_SUM_TOLERANCE = 1e-9
+# Enumerating all events of Y costs 2^|Y|; beyond this the losses are refused.
+_MAX_EVENT_OUTPUTS = 16
+
+Semantics = Literal["shafer", "bel", "pl", "walley"]
+
+
+def _max_log_ratio(numerators: np.ndarray, denominators: np.ndarray) -> float:
+    """ln max over (x, x', E) of numerators[x, E] / denominators[x', E].
+
+    Pairs where both are zero are skipped; a positive numerator over a zero
+    denominator makes the result ``inf``. Never divides by zero.
+    """
+    num = numerators[:, None, :]
+    den = denominators[None, :, :]
+    positive_over_zero = (num > 0) & (den <= 0)
+    if np.any(positive_over_zero):
+        return math.inf
+    usable = den > 0
+    ratios = np.divide(num, den, out=np.zeros(np.broadcast_shapes(num.shape, den.shape)),
+                       where=usable)
+    best = float(ratios.max()) if ratios.size else 1.0
+    # Numerical noise may push a ratio of equal quantities an ulp below 1.
+    return max(0.0, math.log(best)) if best > 0 else 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvidentialMechanism:
+    """A privacy mechanism whose rows are mass functions (paper, Section 3).
+
+    Parameters
+    ----------
+    inputs:
+        The input alphabet X (e.g. ``("has property", "does not")``).
+    outputs:
+        The output alphabet Y.
+    focal_sets:
+        The subsets of Y that columns of ``masses`` refer to; each must be a
+        non-empty subset of ``outputs``. ``frozenset()`` is accepted only to
+        report a helpful error when it carries mass.
+    masses:
+        A ``len(inputs) x len(focal_sets)`` matrix; row x is the mass function m_x.
+
+    Example
+    -------
+    >>> m = EvidentialMechanism(
+    ...     inputs=("x1", "x2"), outputs=("yes", "no"),
+    ...     focal_sets=[{"yes"}, {"no"}, {"yes", "no"}],
+    ...     masses=[[0.6, 0.2, 0.2], [0.2, 0.6, 0.2]])
+    >>> round(m.epsilon_shafer(), 4)  # ln(0.6 / 0.2)
+    1.0986
+    """
+
+    inputs: tuple[Hashable, ...]
+    outputs: tuple[Hashable, ...]
+    focal_sets: tuple[frozenset, ...]
+    masses: np.ndarray = field(repr=False)
+
+    def __post_init__(self) -> None:
+        inputs = tuple(self.inputs)
+        outputs = tuple(self.outputs)
+        if len(set(inputs)) != len(inputs) or not inputs:
+            raise ParameterError(f"inputs {inputs!r} must be a non-empty list of distinct values")
+        if len(set(outputs)) != len(outputs) or not outputs:
+            raise ParameterError(
+                f"outputs {outputs!r} must be a non-empty list of distinct values"
+            )
+        focal_sets = tuple(frozenset(s) for s in self.focal_sets)
+        if len(set(focal_sets)) != len(focal_sets):
+            raise ParameterError("focal_sets must be distinct: merge the columns of repeated sets")
+        for s in focal_sets:
+            unknown = s - set(outputs)
+            if unknown:
+                raise ParameterError(
+                    f"focal set {sorted(map(str, s))} contains {sorted(map(str, unknown))}, "
+                    f"which are not outputs {list(outputs)!r}"
+                )
+        masses = np.array(self.masses, dtype=float, copy=True)
+        if masses.shape != (len(inputs), len(focal_sets)):
+            raise ParameterError(
+                f"masses has shape {masses.shape}, expected {(len(inputs), len(focal_sets))} "
+                "(one row per input, one column per focal set)"
+            )
+        for i, x in enumerate(inputs):
+            row = masses[i]
+            if not np.all(np.isfinite(row)):
+                raise ParameterError(f"row {x!r}: masses {row.tolist()} must be finite numbers")
+            negative = np.flatnonzero(row < 0)
+            if negative.size:
+                j = negative[0]
+                raise ParameterError(
+                    f"row {x!r}: mass {row[j]} on {sorted(map(str, focal_sets[j]))} is negative; "
+                    "masses must be >= 0"
+                )
+            for j, s in enumerate(focal_sets):
+                if not s and row[j] > 0:
+                    raise ParameterError(
+                        f"row {x!r}: mass {row[j]} on the empty set; a normal mass function "
+                        "puts no mass on the empty set"
+                    )
+            total = float(row.sum())
+            if abs(total - 1.0) > _SUM_TOLERANCE:
+                raise ParameterError(
+                    f"row {x!r}: masses sum to {total:.10g}, not 1; rescale the row"
+                )
+        masses.setflags(write=False)
+        object.__setattr__(self, "inputs", inputs)
+        object.__setattr__(self, "outputs", outputs)
+        object.__setattr__(self, "focal_sets", focal_sets)
+        object.__setattr__(self, "masses", masses)
+
+    # -- belief and plausibility -------------------------------------------------
+
+    def _event(self, event: Iterable[Hashable]) -> frozenset:
+        event = frozenset(event)
+        unknown = event - set(self.outputs)
+        if unknown:
+            raise ParameterError(
+                f"event contains {sorted(map(str, unknown))}, not outputs {list(self.outputs)!r}"
+            )
+        return event
+
+    def mass(self, x: Hashable, event: Iterable[Hashable]) -> float:
+        """m_x(E): the mass the row of input x puts exactly on E."""
+        event = self._event(event)
+        row = self.masses[self._row(x)]
+        return float(sum(row[j] for j, s in enumerate(self.focal_sets) if s == event))
+
+    def belief(self, x: Hashable, event: Iterable[Hashable]) -> float:
+        """bel_x(E) = sum of m_x(B) over focal sets B contained in E (paper, Section 2)."""
+        event = self._event(event)
+        row = self.masses[self._row(x)]
+        return float(sum(row[j] for j, s in enumerate(self.focal_sets) if s and s <= event))
+
+    def plausibility(self, x: Hashable, event: Iterable[Hashable]) -> float:
+        """pl_x(E) = sum of m_x(B) over focal sets B that meet E (paper, Section 2)."""
+        event = self._event(event)
+        row = self.masses[self._row(x)]
+        return float(sum(row[j] for j, s in enumerate(self.focal_sets) if s & event))
+
+    def _row(self, x: Hashable) -> int:
+        try:
+            return self.inputs.index(x)
+        except ValueError:
+            raise ParameterError(f"input {x!r} is not one of {list(self.inputs)!r}") from None
+
+    def _events(self) -> list[frozenset]:
+        if len(self.outputs) > _MAX_EVENT_OUTPUTS:
+            raise ParameterError(
+                f"{len(self.outputs)} outputs give 2^{len(self.outputs)} events; "
+                f"bel/pl losses are limited to {_MAX_EVENT_OUTPUTS} outputs"
+            )
+        return [
+            frozenset(c)
+            for r in range(1, len(self.outputs) + 1)
+            for c in itertools.combinations(self.outputs, r)
+        ]
+
+    def _event_matrices(self) -> tuple[np.ndarray, np.ndarray]:
+        events = self._events()
+        inside = np.array(
+            [[1.0 if s and s <= e else 0.0 for s in self.focal_sets] for e in events]
+        )
+        meets = np.array([[1.0 if s & e else 0.0 for s in self.focal_sets] for e in events])
+        return self.masses @ inside.T, self.masses @ meets.T
+
+    # -- privacy losses ----------------------------------------------------------
+
+    def epsilon_shafer(self) -> float:
+        """Shafer privacy loss eps_S = ln max m_x(E)/m_x'(E) (Def. 3.1)."""
+        return _max_log_ratio(self.masses, self.masses)
+
+    def epsilon_bel(self) -> float:
+        """ln max bel_x(E)/bel_x'(E) over events E (Lemma 3.2); never above eps_S."""
+        bel, _ = self._event_matrices()
+        return _max_log_ratio(bel, bel)
+
+    def epsilon_pl(self) -> float:
+        """ln max pl_x(E)/pl_x'(E) over events E (Lemma 3.2); never above eps_S."""
+        _, pl = self._event_matrices()
+        return _max_log_ratio(pl, pl)
+
+    def epsilon_walley(self) -> float:
+        """Walley privacy loss eps_W = ln max pl_x(E)/bel_x'(E) (Def. 3.13, Lemma 3.14).
+
+        The supremum over the credal sets of pr_x(E)/pr_x'(E) is attained at
+        pr_x(E) = pl_x(E) and pr_x'(E) = bel_x'(E) (proof of Lemma 3.14).
+        """
+        bel, pl = self._event_matrices()
+        return _max_log_ratio(pl, bel)
+
+    def epsilon(self, semantics: Semantics = "shafer") -> float:
+        """The privacy loss in the named semantics: shafer, bel, pl or walley."""
+        methods: dict[str, Callable[[], float]] = {
+            "shafer": self.epsilon_shafer,
+            "bel": self.epsilon_bel,
+            "pl": self.epsilon_pl,
+            "walley": self.epsilon_walley,
+        }
+        if semantics not in methods:
+            raise ParameterError(
+                f"semantics {semantics!r} is not one of {sorted(methods)}"
+            )
+        return methods[semantics]()
+
+
+def compose(first: EvidentialMechanism, second: EvidentialMechanism) -> EvidentialMechanism:
+    """The product mechanism Q_{1,2}(x) = (Q_1(x), Q_2(x)) (Lemmas 3.3 and 3.15).
+
+    Both mechanisms see the same input (one respondent answering two
+    questions). Outputs are pairs (y1, y2); focal sets are products E1 x E2
+    with mass m1_x(E1) m2_x(E2). Privacy losses are at most the sum of the two.
+
+    >>> from surveykit.designs.warner import GeneralizedWarner
+    >>> gw = GeneralizedWarner(p=0.6, q=0.2).to_evidential()
+    >>> round(compose(gw, gw).epsilon_shafer(), 4)  # 2 ln 3
+    2.1972
+    """
+    if first.inputs != second.inputs:
+        raise ParameterError(
+            f"compose needs the same inputs: {list(first.inputs)!r} != {list(second.inputs)!r}"
+        )
+    outputs = tuple(itertools.product(first.outputs, second.outputs))
+    focal_sets = tuple(
+        frozenset(itertools.product(a, b))
+        for a in first.focal_sets
+        for b in second.focal_sets
+    )
+    masses = np.einsum("xi,xj->xij", first.masses, second.masses).reshape(len(first.inputs), -1)
+    return EvidentialMechanism(
+        inputs=first.inputs, outputs=outputs, focal_sets=focal_sets, masses=masses
+    )
+
+
+def post_process(
+    mechanism: EvidentialMechanism, mapping: Callable[[Hashable], Hashable]
+) -> EvidentialMechanism:
+    """f o Q for a deterministic, data-independent map f: Y -> Z (Lemmas 3.4 and 3.16).
+
+    A focal set E becomes its image f(E); masses of sets with the same image
+    add up. Privacy losses never increase.
+
+    >>> from surveykit.designs.warner import GeneralizedWarner
+    >>> gw = GeneralizedWarner(p=0.6, q=0.2).to_evidential()
+    >>> post_process(gw, lambda y: "answered").epsilon_shafer()
+    0.0
+    """
+    images: dict[frozenset, int] = {}
+    for s in mechanism.focal_sets:
+        images.setdefault(frozenset(mapping(y) for y in s), len(images))
+    masses = np.zeros((len(mechanism.inputs), len(images)))
+    for j, s in enumerate(mechanism.focal_sets):
+        masses[:, images[frozenset(mapping(y) for y in s)]] += mechanism.masses[:, j]
+    outputs = tuple(dict.fromkeys(mapping(y) for y in mechanism.outputs))
+    return EvidentialMechanism(
+        inputs=mechanism.inputs, outputs=outputs, focal_sets=tuple(images), masses=masses
+    )
