@@ -8,7 +8,7 @@
 
 from surveykit.designs.warner import GeneralizedWarner, Warner
 from surveykit.errors import EstimationError, ParameterError, SurveykitError
-from surveykit.estimation.warner import (
+from surveykit.estimation import (
     ConfidenceInterval,
     Estimate,
     estimate,

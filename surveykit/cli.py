@@ -20,7 +20,7 @@ import click
 from surveykit import __version__
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError, SurveykitError
-from surveykit.estimation.warner import CI_METHODS, DEFAULT_CI_METHOD, estimate
+from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD, estimate
 from surveykit.planning import design_survey
 from surveykit.reporting.report import REPORT_FORMATS
 

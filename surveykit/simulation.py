@@ -31,10 +31,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from surveykit.designs.base import YES, Design
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
+from surveykit.estimation.binomial import binomial_map
 
-__all__ = ["SimulationResult", "simulate", "simulate_many"]
+__all__ = ["SimulationResult", "simulate", "simulate_counts", "simulate_many"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,22 +157,24 @@ def simulate_many(
         )
     if not mechanisms:
         return []
+    maps = []
     for mechanism in mechanisms:
-        if not isinstance(mechanism, GeneralizedWarner):
+        mapping = binomial_map(mechanism) if isinstance(mechanism, Design) else None
+        if mapping is None:
             raise ParameterError(
-                f"mechanism ({mechanism!r}) must be a GeneralizedWarner, "
-                "e.g. GeneralizedWarner(p=0.6, q=0.2)"
-            )
+                f"mechanism ({mechanism!r}) must be a one-group yes/no design, e.g. "
+                "GeneralizedWarner(p=0.6, q=0.2); simulate_counts takes any design")
+        maps.append(mapping)
     pi_array = np.asarray(pis, dtype=float)
     if np.any(~np.isfinite(pi_array)) or np.any((pi_array < 0) | (pi_array > 1)):
         raise ParameterError(f"pis ({list(pis)!r}) must be proportions between 0 and 1")
     n_array = np.asarray(ns)
     if n_array.dtype.kind not in "iu" or np.any(n_array < 1):
         raise ParameterError(f"ns ({list(ns)!r}) must be whole numbers of respondents, at least 1")
-    p = np.array([m.p for m in mechanisms])
-    q = np.array([m.q for m in mechanisms])
-    q1 = pi_array * p + (1 - pi_array) * q
-    q2 = pi_array * q + (1 - pi_array) * p
+    # rows: first answer, second answer; columns: yes, no (for the generalized Warner q1, q2)
+    matrices = np.array([_answer_matrix(m) for m in mechanisms])
+    q1 = pi_array * matrices[:, 0, 0] + (1 - pi_array) * matrices[:, 0, 1]
+    q2 = pi_array * matrices[:, 1, 0] + (1 - pi_array) * matrices[:, 1, 1]
     # q3 from the other two so each row sums to 1 exactly as numpy requires
     cells = np.stack([q1, q2, np.clip(1 - q1 - q2, 0, None)], axis=-1)
     counts = rng.multinomial(n_array, cells, size=(reps, len(mechanisms)))
@@ -179,7 +183,8 @@ def simulate_many(
     answered = yes + no
     valid = answered > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        pi_hat = (no * q - yes * p) / (answered * (q - p))
+        pi_hat = np.stack([maps[i].to_pi(yes[:, i] / answered[:, i], clip=False)
+                           for i in range(len(maps))], axis=1)
     pi_hat = np.where(valid, pi_hat, np.nan)
 
     r = valid.sum(axis=0)
@@ -213,6 +218,52 @@ def simulate_many(
             )
         )
     return results
+
+
+def _answer_matrix(design: Design) -> np.ndarray:
+    """The two answers' rows of a one-group yes/no design, columns yes then no."""
+    matrix = design.structure.base[0]
+    yes = design.structure.states.index(YES)
+    return matrix[:2][:, [yes, 1 - yes]]
+
+
+def simulate_counts(design: Design, *, shares, n, reps: int, rng: np.random.Generator,
+                    nuisance=None) -> np.ndarray:
+    """``reps`` surveys under any design: counts of shape (reps, groups, responses).
+
+    ``shares`` are the true shares of the design's states (for a yes/no
+    design a single pi is enough), ``n`` the respondents per group (one
+    number for every group, or one per group), ``nuisance`` the true values
+    of the nuisance parameters (default: the middle of each range).
+
+    >>> from surveykit.designs import StochasticLieDetector
+    >>> c = simulate_counts(StochasticLieDetector(p=[0.2, 0.8]), shares=0.3, n=[100, 50], reps=4,
+    ...                     rng=np.random.default_rng(1), nuisance=[0.9])
+    >>> c.shape, c.sum(axis=2)[0].tolist()
+    ((4, 2, 3), [100, 50])
+    """
+    rng = _check_rng(rng)
+    reps = _check_reps(reps) if reps != 1 else 1
+    states = design.state_labels
+    share_array = np.atleast_1d(np.asarray(shares, dtype=float))
+    if share_array.size == 1 and design.is_binary and len(states) == 2:
+        pi = float(share_array[0])
+        share_array = np.array([pi, 1 - pi]) if states[0] == YES else np.array([1 - pi, pi])
+    if share_array.shape != (len(states),) or np.any(share_array < 0) or not math.isclose(
+            float(share_array.sum()), 1.0, abs_tol=1e-9):
+        raise ParameterError(
+            f"shares ({np.asarray(shares).tolist()!r}) must be one share per state "
+            f"({', '.join(states)}) adding up to 1")
+    groups = len(design.group_names)
+    sizes = np.broadcast_to(np.asarray(n, dtype=np.int64), (groups,))
+    if np.any(sizes < 0):
+        raise ParameterError(f"n ({n!r}) must be whole numbers of respondents")
+    matrix = design.matrix(nuisance)
+    cells = np.clip(matrix @ share_array, 0, None)
+    cells /= cells.sum(axis=1, keepdims=True)
+    counts = np.stack([rng.multinomial(int(sizes[g]), cells[g], size=reps)
+                       for g in range(groups)], axis=1)
+    return counts
 
 
 def simulate(

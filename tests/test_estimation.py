@@ -17,8 +17,13 @@ from surveykit import (
     estimate,
     estimate_from_labels,
 )
+from surveykit.estimation import (
+    CI_METHODS,
+    DEFAULT_CI_METHOD,
+    conditional_variance,
+    interval_arrays,
+)
 from surveykit.estimation.exact import inverse_moment, warner_variance
-from surveykit.estimation.warner import CI_METHODS, DEFAULT_CI_METHOD, interval_arrays
 
 # -- the exact conditional variance --------------------------------------------------------
 
@@ -94,7 +99,7 @@ def test_inverse_moment_agrees_with_the_asymptotic_series_at_large_n(n, s):
 def test_warner_case_gives_warners_variance(p, pi, method):
     """p + q = 1: M = n, and the variance is the paper's Eq. (1)."""
     n = 137
-    assert Warner(p=p).conditional_variance(pi=pi, n=n, method=method) == pytest.approx(
+    assert conditional_variance(Warner(p=p), pi=pi, n=n, method=method) == pytest.approx(
         warner_variance(pi=pi, p=p, n=n), rel=1e-12, abs=1e-300
     )
 
@@ -186,7 +191,7 @@ def test_estimate_refuses_bad_counts(counts, error, message):
 
 
 def test_estimate_needs_a_generalized_warner_mechanism():
-    with pytest.raises(ParameterError, match="mechanism .* must be a GeneralizedWarner"):
+    with pytest.raises(ParameterError, match="design .* must be a design, e.g. GeneralizedWarner"):
         estimate(yes=1, no=2, dont_know=0, mechanism=(0.6, 0.2))  # type: ignore[arg-type]
 
 

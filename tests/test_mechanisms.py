@@ -83,7 +83,7 @@ def test_mechanisms_are_frozen_and_keyword_only():
     with pytest.raises(TypeError):
         GeneralizedWarner(0.6, 0.2)  # type: ignore[misc]
     assert repr(gw) == "GeneralizedWarner(p=0.6, q=0.2)"
-    assert repr(Warner(p=0.75)) == "Warner(p=0.75, q=0.25)"
+    assert repr(Warner(p=0.75)) == "Warner(p=0.75, dont_know=0.0)"
 
 
 # -- belief and plausibility -----------------------------------------------------------

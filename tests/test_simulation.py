@@ -113,7 +113,7 @@ def test_result_to_dict_is_plain_numbers():
         ({"pi": 1.5}, r"pis \(\[1.5\]\) must be proportions between 0 and 1"),
         ({"n": 0}, r"ns \(\[0\]\) must be whole numbers of respondents"),
         ({"n": 2.5}, r"n \(2.5\) must be a whole number of respondents"),
-        ({"mechanism": "warner"}, r"mechanism \('warner'\) must be a GeneralizedWarner"),
+        ({"mechanism": "warner"}, r"mechanism \('warner'\) must be a one-group yes/no design"),
     ],
 )
 def test_bad_arguments_are_refused_with_the_value(kwargs, message):

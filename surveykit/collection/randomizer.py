@@ -127,8 +127,9 @@ def code_thresholds(mechanism: GeneralizedWarner) -> tuple[int, int]:
     >>> code_thresholds(GeneralizedWarner(p=0.5, q=0.25)) == (2**52, 3 * 2**51)
     True
     """
-    p = Fraction(mechanism.p)
-    q = Fraction(mechanism.q)
+    kinds = {i.kind: i.probability for i in mechanism.protocol.for_group(0)}
+    p = kinds.get("truthful", Fraction(0))
+    q = kinds.get("opposite", Fraction(0))
     t1 = round(p * _GRID)
     t2 = min(_GRID, round((p + q) * _GRID))
     return t1, t2

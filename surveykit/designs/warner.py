@@ -1,4 +1,19 @@
-"""The generalized Warner mechanism Q2x3 (paper, Section 3) and Warner's (1965) design.
+"""Warner's design and its relatives: the generalized Warner mechanism and Kuk's cards.
+
+* ``warner`` (Warner 1965): with probability p the respondent answers the
+  sensitive statement ("I have done X"), otherwise its negation; so P(yes | yes)
+  = p and P(yes | no) = 1 - p. RRreg's ``"Warner"``, the same p.
+* ``generalized_warner`` (the paper's Q2x3, Section 3): answer truthfully with
+  probability p, give the opposite answer with probability q, "don't know"
+  with 1 - p - q. It is Warner's design (p / (p + q)) with the don't-know
+  branch 1 - p - q.
+* ``kuk`` (Kuk 1990): two decks of cards; a respondent who has the trait draws
+  from deck 1 (a share p[0] of red cards), others from deck 2 (p[1]), and
+  reports the colour; with ``repetitions`` draws, the number of red cards.
+  RRreg's ``"Kuk"`` with ``Kukrep``.
+
+Every design here also takes ``dont_know`` (the paper's branch), except the
+generalized Warner, whose don't-know share is 1 - p - q.
 
 This module is pure math: it imports nothing from storage, rendering or the CLI.
 """
@@ -7,33 +22,59 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from fractions import Fraction
+from typing import ClassVar, Literal
 
 import numpy as np
 
+from surveykit.designs.base import (
+    BINARY_STATES,
+    DONT_KNOW,
+    NO,
+    YES,
+    Design,
+    DontKnowBranch,
+    Instruction,
+    Protocol,
+    Structure,
+    as_fraction,
+    check_dont_know,
+    check_probabilities,
+    check_probability,
+    instructions_with_dont_know,
+    readonly,
+    with_dont_know,
+)
 from surveykit.errors import ParameterError
 from surveykit.validation import check_sample_size
 
-if TYPE_CHECKING:
-    from surveykit.privacy.evidential import EvidentialMechanism
-
-__all__ = ["DONT_KNOW", "NO", "YES", "GeneralizedWarner", "Warner", "estimate_redistributed"]
+__all__ = [
+    "DONT_KNOW",
+    "NO",
+    "YES",
+    "GeneralizedWarner",
+    "Kuk",
+    "Warner",
+    "estimate_redistributed",
+]
 
 _PROB_SLACK = 1e-12
-YES, NO, DONT_KNOW = "yes", "no", "dont_know"
+_check_probability = check_probability
+_BINARY_RESPONSES = (YES, NO, DONT_KNOW)
 
 
-def _check_probability(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
-        raise ParameterError(f"{name} ({value!r}) must be a number between 0 and 1")
-    value = float(value)
-    if not math.isfinite(value) or not 0 <= value <= 1:
-        raise ParameterError(f"{name} ({value}) must be a probability between 0 and 1")
-    return value
+def _binary_structure(matrix: np.ndarray, instructions, kind: str = "instructions"
+                      ) -> Structure:
+    """A one-group yes/no design from its (3 x 2) matrix and instructions."""
+    return Structure(
+        states=BINARY_STATES, categories=BINARY_STATES, responses=_BINARY_RESPONSES,
+        groups=("1",), base=readonly(matrix[None]), slopes=readonly(np.zeros((0, 1, 3, 2))),
+        nuisance=(), protocol=Protocol(kind, (tuple(instructions),)),
+        privacy_states=BINARY_STATES, state_parameters={})
 
 
 @dataclass(frozen=True, kw_only=True)
-class GeneralizedWarner:
+class GeneralizedWarner(Design):
     """The paper's Q2x3: answer truthfully (p), the opposite (q), "don't know" (1 - p - q).
 
     ::
@@ -51,9 +92,13 @@ class GeneralizedWarner:
     reversed information).
 
     >>> gw = GeneralizedWarner(p=0.6, q=0.2)
-    >>> round(gw.dont_know, 12), round(gw.epsilon_shafer, 4), round(gw.epsilon_walley, 4)
+    >>> gw.dont_know, round(gw.epsilon_shafer, 4), round(gw.epsilon_walley, 4)
     (0.2, 1.0986, 1.3863)
     """
+
+    model: ClassVar[str] = "generalized_warner"
+    summary: ClassVar[str] = ("the paper's mechanism: truthful p, opposite q, "
+                              "don't know 1 - p - q")
 
     p: float
     q: float
@@ -73,6 +118,18 @@ class GeneralizedWarner:
             )
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "q", q)
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": self.p, "q": self.q}
+
+    def _build(self) -> Structure:
+        p, q, d = self.p, self.q, self.dont_know
+        matrix = np.array([[p, q], [q, p], [d, d]])
+        instructions = [Instruction("truthful", as_fraction(p)),
+                        Instruction("opposite", as_fraction(q))]
+        if self.designed_dont_know > 0:
+            instructions.append(Instruction("dont_know", self.designed_dont_know))
+        return _binary_structure(matrix, instructions)
 
     # -- constructors --------------------------------------------------------------
 
@@ -117,25 +174,28 @@ class GeneralizedWarner:
 
     # -- derived quantities --------------------------------------------------------
 
+    # -- derived quantities --------------------------------------------------------
+
+    @property
+    def designed_dont_know(self) -> Fraction:
+        """1 - p - q as an exact fraction (p and q read as the decimals they were typed as).
+
+        Shares within 1e-12 of 0 are 0: p and q computed in floating point
+        (``optimal``) would otherwise leave a don't-know share of 2e-17.
+        """
+        share = 1 - as_fraction(self.p) - as_fraction(self.q)
+        return Fraction(0) if share <= _PROB_SLACK else share
+
     @property
     def dont_know(self) -> float:
-        """q3 = 1 - p - q, the probability of answering "don't know"."""
-        return max(0.0, 1.0 - self.p - self.q)
+        """q3 = 1 - p - q, the probability of answering "don't know" (exact: 1 - 0.7 - 0.15
+        is 0.15, not 0.15000000000000002)."""
+        return float(self.designed_dont_know)
 
     @property
     def answer_rate(self) -> float:
         """p + q, the probability of a yes/no answer."""
         return self.p + self.q
-
-    @property
-    def epsilon_shafer(self) -> float:
-        """eps_S(p, q) = ln(p / q) (Def. 3.1 applied to Q2x3; ``inf`` when q = 0)."""
-        return math.inf if self.q == 0 else math.log(self.p / self.q)
-
-    @property
-    def epsilon_walley(self) -> float:
-        """eps_W(p, q) = ln((1 - q) / q) (Def. 3.13 applied to Q2x3; ``inf`` when q = 0)."""
-        return math.inf if self.q == 0 else math.log((1 - self.q) / self.q)
 
     @property
     def epsilon_optimistic(self) -> float:
@@ -156,21 +216,6 @@ class GeneralizedWarner:
         if q1.ndim == 0:
             return float(q1), float(q2), float(q3)
         return q1, q2, q3
-
-    def to_evidential(self) -> EvidentialMechanism:
-        """The same mechanism as a general :class:`EvidentialMechanism`.
-
-        Inputs are ``"yes"`` / ``"no"`` (the true status), outputs ``"yes"`` /
-        ``"no"``; "don't know" is the focal set {yes, no}.
-        """
-        from surveykit.privacy.evidential import EvidentialMechanism
-
-        return EvidentialMechanism(
-            inputs=(YES, NO),
-            outputs=(YES, NO),
-            focal_sets=(frozenset({YES}), frozenset({NO}), frozenset({YES, NO})),
-            masses=[[self.p, self.q, self.dont_know], [self.q, self.p, self.dont_know]],
-        )
 
     # -- estimation accuracy -------------------------------------------------------
 
@@ -201,40 +246,21 @@ class GeneralizedWarner:
         >>> round(gw.conditional_variance(pi=0.5, n=3), 10)  # exact enumeration: 0.4794973545
         0.4794973545
         """
-        n = check_sample_size(n)
-        pi_arr = np.asarray(pi, dtype=float)
-        if np.any(~np.isfinite(pi_arr)) or np.any((pi_arr < 0) | (pi_arr > 1)):
-            raise ParameterError(f"pi ({pi!r}) must be a proportion between 0 and 1")
-        from surveykit.estimation.exact import inverse_moment
+        from surveykit.estimation.binomial import conditional_variance
 
-        if method == "exact":
-            inverse = inverse_moment(n, self.answer_rate)
-        elif method == "grab-savage":
-            denominator = (n + 1) * self.answer_rate - 1
-            if denominator <= 0:
-                raise ParameterError(
-                    f"the Grab-Savage approximation needs (n + 1)(p + q) > 1, "
-                    f"got {denominator + 1:.6g}; use method='exact'"
-                )
-            inverse = 1.0 / denominator
-        else:
-            raise ParameterError(
-                f"method ({method!r}) must be 'exact' or 'grab-savage'"
-            )
-        q1, q2, _ = self.probabilities(pi_arr)
-        variance = q1 * q2 / (self.p - self.q) ** 2 * inverse
-        return float(variance) if np.ndim(variance) == 0 else variance
+        return conditional_variance(self, pi=pi, n=n, method=method)
 
     # -- Walley's redistributions Q_lambda (Section 3.2) -----------------------------
 
-    def redistribute(self, *, lam: float) -> Warner:
+    def redistribute(self, *, lam: float) -> GeneralizedWarner:
         """Q_lambda: the don't-know mass goes to the truthful answer with weight lambda.
 
         Q_lambda is Warner's mechanism with truth probability p + lambda (1 - p - q)
         and lie probability q + (1 - lambda)(1 - p - q).
         """
         lam = _check_probability("lam", lam)
-        return Warner(p=self.p + lam * self.dont_know)
+        truth = self.p + lam * self.dont_know
+        return GeneralizedWarner(p=truth, q=1.0 - truth)
 
     def nu_walley(self, *, pi: float, n: int) -> float:
         """nu_W(p, q): Warner's variance (Eq. 1) at truth probability p, i.e. Q_0 (Sec. 3.2).
@@ -255,19 +281,125 @@ class GeneralizedWarner:
         return warner_variance(pi=pi, p=1 - self.q, n=n)
 
 
-@dataclass(frozen=True, kw_only=True, init=False)
-class Warner(GeneralizedWarner):
-    """Warner's (1965) randomized response: the case p + q = 1 (no "don't know").
+
+
+@dataclass(frozen=True, kw_only=True)
+class Warner(DontKnowBranch, Design):
+    """Warner's (1965) randomized response, with the paper's optional "don't know" branch.
+
+    With probability p the respondent answers the statement "I have done X",
+    otherwise "I have not done X"; the analyst sees only yes or no::
+
+                    true yes        true no
+        yes      p (1 - d)       (1 - p)(1 - d)
+        no       (1 - p)(1 - d)  p (1 - d)
+        don't know   d               d
+
+    It is the generalized Warner mechanism with truthful p (1 - d) and
+    opposite (1 - p)(1 - d). p = 1/2 identifies nothing and is refused.
 
     >>> Warner(p=0.75)
-    Warner(p=0.75, q=0.25)
+    Warner(p=0.75, dont_know=0.0)
+    >>> round(Warner(p=0.75).epsilon_shafer, 4)  # ln 3
+    1.0986
     """
 
-    def __init__(self, *, p: float) -> None:
-        p = _check_probability("p", p)
+    model: ClassVar[str] = "warner"
+    summary: ClassVar[str] = "answer the statement (p) or its negation (1 - p)"
+
+    p: float
+    dont_know: float = 0.0
+
+    def __post_init__(self) -> None:
+        p = _check_probability("p", self.p)
+        if p == 0.5:
+            raise ParameterError(
+                "p (0.5) must not be 0.5: respondents with and without the trait would "
+                "then answer yes equally often and the answers identify nothing")
         object.__setattr__(self, "p", p)
-        object.__setattr__(self, "q", 1.0 - p)
-        self.__post_init__()
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": self.p, "dont_know": self.dont_know}
+
+    def _build(self) -> Structure:
+        p = as_fraction(self.p)
+        d = self.designed_dont_know
+        answers = np.array([[float(p), float(1 - p)], [float(1 - p), float(p)]])
+        matrix = with_dont_know(answers[None], d)[0]
+        instructions = instructions_with_dont_know(
+            [Instruction("truthful", p), Instruction("opposite", 1 - p)], d)
+        return _binary_structure(matrix, instructions)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kuk(DontKnowBranch, Design):
+    """Kuk's (1990) card design, with ``repetitions`` draws and the optional "don't know" branch.
+
+    A respondent with the trait draws from deck 1 (share p[0] of red cards),
+    one without from deck 2 (share p[1]), puts the card back, repeats
+    ``repetitions`` times and reports the number of red cards: responses
+    "0", "1", ..., str(repetitions), Binomial(repetitions, p[0]) or
+    Binomial(repetitions, p[1]). With one draw the responses are "yes" (red)
+    and "no" (black). Equal shares identify nothing and are refused.
+
+    >>> Kuk(p=[0.7, 0.3], repetitions=2).answer_labels
+    ('0', '1', '2')
+    """
+
+    model: ClassVar[str] = "kuk"
+    summary: ClassVar[str] = ("two decks of cards (red shares p[0] for yes, p[1] for no), "
+                              "report the number of red cards")
+
+    p: tuple[float, float]
+    repetitions: int = 1
+    dont_know: float = 0.0
+
+    def __post_init__(self) -> None:
+        p = check_probabilities("p", self.p, 2)
+        if p[0] == p[1]:
+            raise ParameterError(
+                f"p ({list(p)!r}): the two decks must have different shares of red cards; "
+                "with equal shares the cards drawn say nothing about the trait")
+        reps = self.repetitions
+        if isinstance(reps, bool) or not isinstance(reps, int | np.integer) or not 1 <= reps <= 15:
+            raise ParameterError(
+                f"repetitions ({reps!r}) must be a whole number of draws from 1 to 15")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "repetitions", int(reps))
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": list(self.p), "repetitions": self.repetitions, "dont_know": self.dont_know}
+
+    def _build(self) -> Structure:
+        k = self.repetitions
+        red = [as_fraction(share) for share in self.p]
+        labels = (YES, NO) if k == 1 else tuple(str(i) for i in range(k + 1))
+
+        def binomial(share: Fraction) -> list[Fraction]:
+            # one draw: "yes" (red) first, then "no"
+            if k == 1:
+                return [share, 1 - share]
+            return [Fraction(math.comb(k, i)) * share**i * (1 - share) ** (k - i)
+                    for i in range(k + 1)]
+
+        columns = [binomial(red[0]), binomial(red[1])]
+        d = self.designed_dont_know
+        answers = np.array([[float(c[i]) for c in columns] for i in range(len(labels))])
+        matrix = with_dont_know(answers[None], d)
+        # slips draw, ahead of time, the response for either true state
+        table = [Instruction("answer_table", a * b, table=((YES, ra), (NO, rb)))
+                 for ra, a in zip(labels, columns[0], strict=True)
+                 for rb, b in zip(labels, columns[1], strict=True)]
+        instructions = instructions_with_dont_know(table, d)
+        responses = (*labels, DONT_KNOW)
+        return Structure(
+            states=BINARY_STATES, categories=BINARY_STATES, responses=responses,
+            groups=("1",), base=readonly(matrix),
+            slopes=readonly(np.zeros((0, 1, len(responses), 2))),
+            nuisance=(), protocol=Protocol("per_state", (instructions,)),
+            privacy_states=BINARY_STATES, state_parameters={})
 
 
 def estimate_redistributed(*, yes: int, n: int, mechanism: GeneralizedWarner, lam: float) -> float:

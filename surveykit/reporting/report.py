@@ -31,7 +31,7 @@ from markupsafe import Markup
 
 from surveykit.definition.survey import Survey
 from surveykit.designs.warner import GeneralizedWarner
-from surveykit.estimation.warner import DEFAULT_CI_METHOD, ConfidenceInterval, Estimate, estimate
+from surveykit.estimation import DEFAULT_CI_METHOD, ConfidenceInterval, Estimate, estimate
 
 __all__ = [
     "ALPHA",

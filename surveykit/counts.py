@@ -1,0 +1,85 @@
+"""Counts: how many respondents gave each response, per group. The interface between storage
+and estimation.
+
+Estimation needs only counts per (group, response), so wherever answers are
+stored or counted (SQL, a CSV, a counts file) the result is a :class:`Counts`,
+and the math never sees a row.
+
+>>> c = Counts.from_mapping({"1": {"yes": 30, "no": 50}, "2": {"yes": 12}})
+>>> c.total, c.get("2", "no")
+(92, 0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from surveykit.errors import ParameterError
+
+__all__ = ["Counts"]
+
+
+def _check_count(where: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        if isinstance(value, float | np.floating) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ParameterError(f"{where} ({value!r}) must be a whole number (a count)")
+    if value < 0:
+        raise ParameterError(f"{where} ({value}) must not be negative")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Response counts per group: ``table[group][response] = n`` (group and response labels
+    as text; groups in the order given)."""
+
+    table: Mapping[str, Mapping[str, int]]
+
+    @classmethod
+    def from_mapping(cls, table: Mapping[object, Mapping[object, object]]) -> Counts:
+        """Validated counts from ``{group: {response: n}}``; labels become text."""
+        frozen: dict[str, Mapping[str, int]] = {}
+        for group, row in table.items():
+            if not isinstance(row, Mapping):
+                raise ParameterError(f"counts of group {group!r} must map responses to counts")
+            cells: dict[str, int] = {}
+            for label, value in row.items():
+                key = str(label)
+                cells[key] = cells.get(key, 0) + _check_count(
+                    f"count of {key!r} in group {group}", value)
+            frozen[str(group)] = MappingProxyType(cells)
+        return cls(MappingProxyType(frozen))
+
+    @classmethod
+    def single(cls, row: Mapping[object, object], group: str = "1") -> Counts:
+        """Counts of a one-group design."""
+        return cls.from_mapping({group: row})
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The group labels, in order."""
+        return tuple(self.table)
+
+    @property
+    def total(self) -> int:
+        """All responses counted."""
+        return sum(sum(row.values()) for row in self.table.values())
+
+    def get(self, group: str, response: str) -> int:
+        """The count of ``response`` in ``group`` (0 if absent)."""
+        return int(self.table.get(group, {}).get(response, 0))
+
+    def __iter__(self) -> Iterator[tuple[str, str, int]]:
+        for group, row in self.table.items():
+            for response, n in row.items():
+                yield group, response, n
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        """Plain nested dicts, for JSON."""
+        return {group: dict(row) for group, row in self.table.items()}

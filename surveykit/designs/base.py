@@ -1,0 +1,590 @@
+"""What a randomized-response design is: a matrix P(response | true state, group) and a protocol.
+
+Every design in surveykit, from Warner's (1965) to the stochastic lie detector,
+is described by the same few things (RRreg's "misclassification matrix",
+Heck and Moshagen 2018, J. Stat. Softw. 85(2), with a third axis for groups):
+
+* ``states``: the true states a respondent can be in. Binary designs have
+  ``("yes", "no")``; k-category designs their categories; detection designs
+  add behavioural states (the cheating detection model's ``"cheater"``).
+* ``responses``: the labels a respondent can give, always ending with
+  ``"dont_know"``: the paper's "don't know" branch. With probability
+  ``dont_know`` a respondent is told to answer "don't know" whatever the truth;
+  the other answers then follow the design with probability 1 - dont_know
+  (paper, Section 3: the generalized Warner mechanism is Warner's with this
+  branch). A design without the branch gives "don't know" probability 0.
+* ``groups``: split-sample designs (SLD, CDM, the unrelated question with an
+  unknown innocuous prevalence) give each respondent one group; the group is
+  known to the analyst (a form version, not a secret).
+* the matrix ``P[g, r, s] = P(response r | state s, group g)``, which may depend
+  on *nuisance parameters* estimated from the data (the SLD's honesty t). Every
+  design's matrix is affine in its nuisance parameters,
+  ``P(eta) = base + sum_j eta_j slopes[j]``, so the likelihood machinery needs
+  no design-specific code.
+* the ``protocol`` a compliant respondent follows: per group, instructions
+  ("answer truthfully", "answer yes", "answer the other question", ...) with
+  their exact probabilities. The randomizer, the questionnaires and the dice
+  use it; the matrix of compliant respondents follows from it.
+
+Privacy losses come from the matrix for any design (paper, Def. 3.1 and 3.13):
+each response except "don't know" is a singleton focal set, "don't know" is the
+focal set of all answers (:meth:`Design.to_evidential`).
+
+This module is pure math: it imports nothing from storage, rendering or the CLI.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from functools import cached_property
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+import numpy as np
+
+from surveykit.errors import ParameterError
+
+if TYPE_CHECKING:
+    from surveykit.privacy.evidential import EvidentialMechanism
+
+__all__ = [
+    "DONT_KNOW",
+    "NO",
+    "YES",
+    "Design",
+    "DontKnowBranch",
+    "Instruction",
+    "NuisanceParameter",
+    "Protocol",
+    "Structure",
+    "as_fraction",
+    "check_probability",
+]
+
+YES, NO, DONT_KNOW = "yes", "no", "dont_know"
+BINARY_STATES: tuple[str, str] = (YES, NO)
+# Floats are read as fractions with at most this denominator when that is exact.
+_MAX_DENOMINATOR = 10**6
+# Columns of a matrix must sum to one up to this floating-point slack.
+_SUM_TOLERANCE = 1e-9
+
+
+def as_fraction(value: float | int | str | Decimal | Fraction) -> Fraction:
+    """The exact probability meant by ``value``.
+
+    A float becomes the simplest fraction (denominator up to 10^6) whose
+    double is exactly that float, else its shortest decimal (``repr``); so
+    0.6 is 3/5 and 2/3 is 2/3, and 1 - 0.6 - 0.2 is exactly 1/5.
+
+    >>> as_fraction(0.6), as_fraction(2 / 3), as_fraction("0.35")
+    (Fraction(3, 5), Fraction(2, 3), Fraction(7, 20))
+    """
+    if isinstance(value, bool):
+        raise ParameterError(f"probability ({value!r}) must be a number, not a truth value")
+    if isinstance(value, Fraction | int):
+        return Fraction(value)
+    if isinstance(value, Decimal | str):
+        try:
+            return Fraction(value)
+        except (ValueError, ArithmeticError):
+            raise ParameterError(f"probability ({value!r}) is not a number") from None
+    if isinstance(value, float | np.floating):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ParameterError(f"probability ({value!r}) must be finite")
+        simple = Fraction(value).limit_denominator(_MAX_DENOMINATOR)
+        return simple if float(simple) == value else Fraction(repr(value))
+    if isinstance(value, np.integer):
+        return Fraction(int(value))
+    raise ParameterError(f"probability ({value!r}) must be a number")
+
+
+def check_probability(name: str, value: object) -> float:
+    """``value`` as a float in [0, 1], or a ParameterError naming ``name``.
+
+    >>> check_probability("p", 0.25)
+    0.25
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+        raise ParameterError(f"{name} ({value!r}) must be a number between 0 and 1")
+    value = float(value)
+    if not math.isfinite(value) or not 0 <= value <= 1:
+        raise ParameterError(f"{name} ({value}) must be a probability between 0 and 1")
+    return value
+
+
+def check_probabilities(name: str, values: object, length: int | None = None) -> tuple[float, ...]:
+    """A vector of probabilities (a list, tuple or array), each checked; ``length`` if given."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
+        if length == 1:
+            return (check_probability(name, values),)
+        expected = f"a list of {length} probabilities" if length else "a list of probabilities"
+        raise ParameterError(f"{name} ({values!r}) must be {expected}, e.g. [0.2, 0.8]")
+    items = tuple(values)
+    if length is not None and len(items) != length:
+        raise ParameterError(
+            f"{name} ({list(items)!r}) must have {length} entries, not {len(items)}")
+    if not items:
+        raise ParameterError(f"{name} must not be empty")
+    return tuple(check_probability(f"{name}[{i}]", v) for i, v in enumerate(items))
+
+
+@dataclass(frozen=True)
+class NuisanceParameter:
+    """An unknown parameter of the design, estimated with pi (e.g. the SLD's honesty t)."""
+
+    name: str
+    description: str
+    low: float = 0.0
+    high: float = 1.0
+
+
+InstructionKind = Literal["truthful", "opposite", "say", "dont_know", "sensitive", "innocuous",
+                          "answer_table"]
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One rule a respondent may be told to follow, with its exact probability.
+
+    ``kind`` is what the respondent does:
+
+    * ``truthful``: give their true answer; ``opposite``: the other answer
+      (binary designs only); ``say``: answer ``say`` whatever the truth;
+      ``dont_know``: answer "don't know" whatever the truth;
+    * ``sensitive`` / ``innocuous``: answer the sensitive question, or the
+      innocuous one, truthfully (unrelated-question designs);
+    * ``answer_table``: give the response ``table`` lists for their true state
+      (Kuk's cards drawn ahead of time; any custom matrix).
+    """
+
+    kind: InstructionKind
+    probability: Fraction
+    say: str | None = None
+    table: tuple[tuple[str, str], ...] | None = None
+
+    def response(self, state: str) -> str | None:
+        """The response a respondent in ``state`` gives; None where it depends on another
+        question (``innocuous``)."""
+        if self.kind in ("truthful", "sensitive"):
+            return state
+        if self.kind == "opposite":
+            return NO if state == YES else YES
+        if self.kind == "say":
+            return self.say
+        if self.kind == "dont_know":
+            return DONT_KNOW
+        if self.kind == "answer_table":
+            return dict(self.table or ())[state]
+        return None
+
+    @property
+    def code(self) -> str:
+        """A short stable name: ``truthful``, ``say:yes``, ``table:yes=2;no=0``, ..."""
+        if self.kind == "say":
+            return f"say:{self.say}"
+        if self.kind == "answer_table":
+            return "table:" + ";".join(f"{s}={r}" for s, r in self.table or ())
+        return self.kind
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What compliant respondents are told, per group.
+
+    ``kind``:
+
+    * ``"instructions"``: each respondent draws one instruction per question
+      (slips, dice, the web page's secure draw);
+    * ``"per_state"``: the natural device is one draw per true state (Kuk's two
+      decks of cards): a die table per state; slips draw the instruction
+      ``answer_table`` (one response per state) from the same probabilities;
+    * ``"combined"``: no randomizer at all; the questionnaire asks one combined
+      question (crosswise, triangular) and the randomness is the innocuous
+      question's.
+    """
+
+    kind: Literal["instructions", "per_state", "combined"]
+    instructions: tuple[tuple[Instruction, ...], ...]
+
+    def for_group(self, group: int) -> tuple[Instruction, ...]:
+        """The instructions of group ``group`` (0-based)."""
+        return self.instructions[group]
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The arrays behind a design, computed once and read-only."""
+
+    states: tuple[str, ...]
+    categories: tuple[str, ...]
+    responses: tuple[str, ...]
+    groups: tuple[str, ...]
+    base: np.ndarray       # (groups, responses, states)
+    slopes: np.ndarray     # (nuisance, groups, responses, states)
+    nuisance: tuple[NuisanceParameter, ...]
+    protocol: Protocol
+    privacy_states: tuple[str, ...]
+    state_parameters: Mapping[str, str]
+
+
+class DontKnowBranch:
+    """Mixin of presets with a ``dont_know`` field: the paper's branch, exact."""
+
+    dont_know: float
+
+    @property
+    def designed_dont_know(self) -> Fraction:
+        """The designed probability of "don't know", as an exact fraction."""
+        return as_fraction(self.dont_know)
+
+
+class Design:
+    """Base class of every randomized-response design (see the module docstring).
+
+    Subclasses are frozen keyword-only dataclasses whose fields are the
+    design's known parameters (as RRreg names them); they validate those in
+    ``__post_init__`` and describe the design in :meth:`_build`. Everything
+    else (matrix, privacy, protocol, estimation) is generic.
+    """
+
+    #: The preset's name, as in RRreg (lower case): "warner", "sld", ...
+    model: ClassVar[str] = "custom"
+    #: One line for ``--help`` and docs.
+    summary: ClassVar[str] = ""
+
+    # -- to be provided by each design -------------------------------------------------
+
+    def _build(self) -> Structure:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def parameters(self) -> dict[str, object]:
+        """The known parameters as the user gives them (JSON-ready), without the model name."""
+        raise NotImplementedError  # pragma: no cover
+
+    # -- the structure -----------------------------------------------------------------
+
+    @cached_property
+    def structure(self) -> Structure:
+        """The design's arrays and labels (computed once; arrays are read-only)."""
+        structure = self._build()
+        _validate_structure(structure, self.model)
+        return structure
+
+    # Preset fields carry the user's names (``categories``, ``groups``, ``states``); the
+    # labels the design ends up with are these ``*_labels`` / ``group_names`` properties.
+
+    @property
+    def state_labels(self) -> tuple[str, ...]:
+        """The true states, e.g. ``("yes", "no")``."""
+        return self.structure.states
+
+    @property
+    def category_labels(self) -> tuple[str, ...]:
+        """The substantive states whose shares are estimated (the states minus behavioural
+        ones such as the CDM's cheaters)."""
+        return self.structure.categories
+
+    @property
+    def response_labels(self) -> tuple[str, ...]:
+        """The response labels, ending with ``"dont_know"``."""
+        return self.structure.responses
+
+    @property
+    def answer_labels(self) -> tuple[str, ...]:
+        """The responses other than "don't know"."""
+        return self.structure.responses[:-1]
+
+    @property
+    def group_names(self) -> tuple[str, ...]:
+        """Group names, in the order of the parameter vector (group 1 first)."""
+        return self.structure.groups
+
+    @property
+    def nuisance(self) -> tuple[NuisanceParameter, ...]:
+        """Unknown parameters estimated with the prevalences (empty for most designs)."""
+        return self.structure.nuisance
+
+    @property
+    def protocol(self) -> Protocol:
+        """What compliant respondents are told, per group."""
+        return self.structure.protocol
+
+    @property
+    def is_binary(self) -> bool:
+        """True when the sensitive question has the answers yes and no."""
+        return self.structure.categories == BINARY_STATES
+
+    @property
+    def designed_dont_know(self) -> Fraction:
+        """The designed probability of "don't know" (the same in every group and state), exact."""
+        raise NotImplementedError  # pragma: no cover
+
+    def matrix(self, nuisance: Sequence[float] | None = None) -> np.ndarray:
+        """P[g, r, s] = P(response r | state s, group g) at the nuisance values (default:
+        the middle of each range).
+
+        >>> from surveykit.designs.warner import GeneralizedWarner
+        >>> GeneralizedWarner(p=0.6, q=0.2).matrix()[0].tolist()
+        [[0.6, 0.2], [0.2, 0.6], [0.2, 0.2]]
+        """
+        s = self.structure
+        eta = self._nuisance_values(nuisance)
+        matrix = s.base + np.tensordot(eta, s.slopes, axes=1) if eta.size else s.base.copy()
+        return matrix
+
+    def _nuisance_values(self, nuisance: Sequence[float] | Mapping[str, float] | None
+                         ) -> np.ndarray:
+        params = self.structure.nuisance
+        if nuisance is None:
+            return np.array([(p.low + p.high) / 2 for p in params], dtype=float)
+        if isinstance(nuisance, Mapping):
+            unknown = sorted(set(nuisance) - {p.name for p in params})
+            if unknown:
+                raise ParameterError(
+                    f"design {self.model!r} has no nuisance parameter {unknown[0]!r}"
+                    + (f"; its nuisance parameters are {', '.join(p.name for p in params)}"
+                       if params else "; it has none"))
+            nuisance = [nuisance.get(p.name, (p.low + p.high) / 2) for p in params]
+        values = np.asarray(nuisance, dtype=float).reshape(-1)
+        if values.size != len(params):
+            raise ParameterError(
+                f"design {self.model!r} has {len(params)} nuisance parameter(s), "
+                f"got {values.size} value(s)")
+        for value, p in zip(values, params, strict=True):
+            if not p.low <= value <= p.high:
+                raise ParameterError(
+                    f"{p.name} ({value:g}) must be between {p.low:g} and {p.high:g}")
+        return values
+
+    def group_index(self, group: object) -> int:
+        """The 0-based index of ``group``: its number (1, 2, ...) or its name.
+
+        >>> from surveykit.designs.detection import StochasticLieDetector
+        >>> StochasticLieDetector(p=[0.2, 0.8]).group_index("2")
+        1
+        """
+        names = self.group_names
+        text = str(group).strip()
+        if text in names:
+            return names.index(text)
+        if text.isdigit() and 1 <= int(text) <= len(names):
+            return int(text) - 1
+        folded = [name.casefold() for name in names]
+        if text.casefold() in folded:
+            return folded.index(text.casefold())
+        allowed = ", ".join(f"{i} ({name})" if name != str(i) else str(i)
+                            for i, name in enumerate(names, start=1))
+        raise ParameterError(
+            f"group {group!r} is not a group of design {self.model!r}, which has "
+            f"{len(names)} group{'s' if len(names) != 1 else ''}: {allowed}")
+
+    # -- privacy -----------------------------------------------------------------------
+
+    def to_evidential(self, group: int = 0, nuisance: Sequence[float] | None = None
+                      ) -> EvidentialMechanism:
+        """The design in group ``group`` (0-based) as an evidential mechanism (paper, Sec. 3).
+
+        Inputs are the privacy states (the true states of respondents who follow
+        the instructions), outputs the answers other than "don't know"; each
+        answer is a singleton focal set and "don't know" is the focal set of all
+        answers.
+        """
+        from surveykit.privacy.evidential import EvidentialMechanism
+
+        s = self.structure
+        matrix = self.matrix(nuisance)[group]
+        columns = [s.states.index(state) for state in s.privacy_states]
+        answers = self.answer_labels
+        focal = tuple(frozenset({r}) for r in answers) + (frozenset(answers),)
+        masses = matrix[:, columns].T
+        # rows sum to 1 up to rounding; the evidential mechanism checks that
+        return EvidentialMechanism(inputs=s.privacy_states, outputs=answers,
+                                   focal_sets=focal, masses=masses)
+
+    def privacy_loss(self, semantics: str = "shafer",
+                nuisance: Sequence[float] | Mapping[str, float] | None = None) -> float:
+        """The privacy loss in ``semantics`` (shafer, bel, pl, walley), the largest over groups.
+
+        With nuisance parameters it is the loss at the given values; without
+        values, the worst case over their ranges (the loss of a ratio of affine
+        functions is largest at a corner of the box).
+
+        >>> from surveykit.designs.warner import GeneralizedWarner
+        >>> round(GeneralizedWarner(p=0.6, q=0.2).privacy_loss("walley"), 4)  # ln((1 - q)/q)
+        1.3863
+        """
+        params = self.structure.nuisance
+        if nuisance is None and params:
+            corners = itertools.product(*[(p.low, p.high) for p in params])
+            return max(self.privacy_loss(semantics, list(corner)) for corner in corners)
+        eta = self._nuisance_values(nuisance) if params else None
+        return max(self.to_evidential(g, eta).epsilon(semantics)
+                   for g in range(len(self.group_names)))
+
+    @property
+    def epsilon_shafer(self) -> float:
+        """Shafer privacy loss (Def. 3.1), worst case over nuisance ranges; ``inf`` if unbounded."""
+        return self.privacy_loss("shafer")
+
+    @property
+    def epsilon_walley(self) -> float:
+        """Walley privacy loss (Def. 3.13), worst case over nuisance ranges (``inf``: none)."""
+        return self.privacy_loss("walley")
+
+    # -- description -------------------------------------------------------------------
+
+    def spec(self) -> dict[str, object]:
+        """``{"name": model, "parameters": {...}}``: what JSON output and survey files hold.
+
+        >>> from surveykit.designs.warner import GeneralizedWarner
+        >>> GeneralizedWarner(p=0.6, q=0.2).spec()
+        {'name': 'generalized_warner', 'parameters': {'p': 0.6, 'q': 0.2}}
+        """
+        return {"name": self.model, "parameters": self.parameters()}
+
+    def describe(self) -> str:
+        """One line: the model and its parameters, e.g. ``sld (p = [0.2, 0.8])``.
+
+        >>> from surveykit.designs.warner import GeneralizedWarner
+        >>> GeneralizedWarner(p=0.6, q=0.2).describe()
+        'generalized_warner (p = 0.6, q = 0.2)'
+        """
+        parts = []
+        for key, value in self.parameters().items():
+            if isinstance(value, list | tuple):
+                shown = "[" + ", ".join(_short(v) for v in value) + "]"
+            else:
+                shown = _short(value)
+            parts.append(f"{key} = {shown}")
+        return f"{self.model} ({', '.join(parts)})" if parts else self.model
+
+
+def _short(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
+# -- building blocks for the presets ----------------------------------------------------------
+
+
+def with_dont_know(matrix: np.ndarray, dont_know: Fraction) -> np.ndarray:
+    """Add the "don't know" branch to ``matrix`` (groups, answers, states): the answers are
+    scaled by 1 - d and a last row d is appended (paper, Section 3)."""
+    d = float(dont_know)
+    scaled = matrix * float(1 - dont_know)
+    row = np.full(matrix.shape[:1] + (1,) + matrix.shape[2:], d)
+    return np.concatenate([scaled, row], axis=1)
+
+
+def scale_slopes(slopes: np.ndarray, dont_know: Fraction) -> np.ndarray:
+    """Nuisance slopes (nuisance, groups, answers, states) under the "don't know" branch."""
+    scaled = slopes * float(1 - dont_know)
+    zeros = np.zeros(slopes.shape[:2] + (1,) + slopes.shape[3:])
+    return np.concatenate([scaled, zeros], axis=2)
+
+
+def instructions_with_dont_know(instructions: Sequence[Instruction], dont_know: Fraction
+                                ) -> tuple[Instruction, ...]:
+    """Scale a group's instructions by 1 - d and add "answer don't know" with probability d."""
+    scaled = tuple(Instruction(i.kind, i.probability * (1 - dont_know), i.say, i.table)
+                   for i in instructions if i.probability > 0)
+    if dont_know > 0:
+        scaled += (Instruction("dont_know", dont_know),)
+    return scaled
+
+
+def matrix_from_instructions(instructions: Sequence[Instruction], states: Sequence[str],
+                             responses: Sequence[str], innocuous: float | None = None
+                             ) -> np.ndarray:
+    """P(response | state) of respondents who follow ``instructions`` (responses x states).
+
+    ``innocuous`` is the prevalence of the innocuous question, needed when an
+    instruction says to answer it.
+    """
+    matrix = np.zeros((len(responses), len(states)))
+    for instruction in instructions:
+        weight = float(instruction.probability)
+        for j, state in enumerate(states):
+            if instruction.kind == "innocuous":
+                if innocuous is None:
+                    raise ParameterError("the innocuous question's prevalence is needed")
+                matrix[responses.index(YES), j] += weight * innocuous
+                matrix[responses.index(NO), j] += weight * (1 - innocuous)
+            else:
+                matrix[responses.index(instruction.response(state)), j] += weight
+    return matrix
+
+
+def check_dont_know(value: object) -> Fraction:
+    """The don't-know probability as an exact fraction in [0, 1)."""
+    d = check_probability("dont_know", value)
+    if d >= 1:
+        raise ParameterError(
+            f"dont_know ({d:g}) must be below 1: with dont_know = 1 nobody answers the question")
+    return as_fraction(d)
+
+
+def group_names(given: object, count: int, model: str) -> tuple[str, ...]:
+    """Names of ``count`` groups: the given list, or "1", "2", ..."""
+    if given is None:
+        return tuple(str(i) for i in range(1, count + 1))
+    if isinstance(given, str) or not isinstance(given, Sequence):
+        raise ParameterError(f"groups ({given!r}) must be a list of {count} names")
+    names = tuple(str(name).strip() for name in given)
+    if len(names) != count:
+        raise ParameterError(
+            f"groups ({list(names)!r}) must name the {count} group(s) of design {model!r}")
+    if any(not name for name in names) or len({n.casefold() for n in names}) != len(names):
+        raise ParameterError(f"groups ({list(names)!r}) must be distinct, non-empty names")
+    return names
+
+
+def readonly(array: np.ndarray) -> np.ndarray:
+    """A read-only float copy."""
+    out = np.array(array, dtype=float, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+def _validate_structure(s: Structure, model: str) -> None:
+    """Internal consistency of a preset's arrays (a programming error if it fails)."""
+    g, r, k = s.base.shape
+    assert (g, r, k) == (len(s.groups), len(s.responses), len(s.states)), model
+    assert s.slopes.shape == (len(s.nuisance), g, r, k), model
+    assert s.responses[-1] == DONT_KNOW, model
+    corners = list(itertools.product(*[(p.low, p.high) for p in s.nuisance])) or [()]
+    for corner in corners:
+        eta = np.asarray(corner, dtype=float)
+        matrix = s.base + np.tensordot(eta, s.slopes, axes=1) if eta.size else s.base
+        if np.any(matrix < -_SUM_TOLERANCE) or np.any(
+                np.abs(matrix.sum(axis=1) - 1) > _SUM_TOLERANCE):
+            raise ParameterError(
+                f"design {model!r}: the probabilities of the responses must be >= 0 and add up "
+                f"to 1 for every true state; they add up to {matrix.sum(axis=1).round(6).tolist()}")
+
+
+def identifiable(s: Structure) -> bool:
+    """Whether the matrix identifies the state shares and nuisance parameters.
+
+    The Jacobian of the cell probabilities with respect to the free
+    parameters (state shares on the simplex, nuisance values) at an interior
+    point must have full column rank.
+    """
+    k = len(s.states)
+    pi = np.full(k, 1.0 / k)
+    eta = np.array([(p.low + p.high) / 2 for p in s.nuisance])
+    matrix = s.base + np.tensordot(eta, s.slopes, axes=1) if eta.size else s.base
+    columns = [(matrix[:, :, i] - matrix[:, :, -1]).ravel() for i in range(k - 1)]
+    columns += [np.einsum("grs,s->gr", s.slopes[j], pi).ravel() for j in range(len(s.nuisance))]
+    if not columns:
+        return True
+    jacobian = np.stack(columns, axis=1)
+    return int(np.linalg.matrix_rank(jacobian, tol=1e-10)) == jacobian.shape[1]

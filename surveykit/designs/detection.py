@@ -1,0 +1,216 @@
+"""Designs that detect respondents who do not follow the instructions (two groups each).
+
+* ``cdm`` (cheating detection model, Clark and Desharnais 1998; RRreg's
+  ``"CDM"``): in group g a respondent is told to answer yes with probability
+  p[g], else truthfully. Three kinds of respondents: carriers who comply
+  (share pi, always yes), honest non-carriers (beta) and cheaters (gamma =
+  1 - pi - beta), who answer no whatever they are told. pi is a lower bound of
+  the prevalence; gamma is estimated too.
+* ``cdmsym`` (symmetric CDM, Ostapczuk et al. 2009; RRreg's ``"CDMsym"``):
+  forced yes and forced no in each group: p = [yes in group 1, no in group 1,
+  yes in group 2, no in group 2].
+* ``sld`` (stochastic lie detector, Moshagen, Musch and Erdfelder 2012;
+  RRreg's ``"SLD"``): non-carriers answer truthfully ("no") with probability
+  p[g] and yes otherwise; carriers are told to answer yes, and do so with
+  probability t (honesty, a nuisance parameter estimated from the data).
+
+Every design here also takes ``dont_know`` and optional ``groups`` names.
+
+This module is pure math: it imports nothing from storage, rendering or the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from surveykit.designs.base import (
+    BINARY_STATES,
+    DONT_KNOW,
+    NO,
+    YES,
+    Design,
+    DontKnowBranch,
+    Instruction,
+    NuisanceParameter,
+    Protocol,
+    Structure,
+    as_fraction,
+    check_dont_know,
+    check_probabilities,
+    group_names,
+    instructions_with_dont_know,
+    readonly,
+    scale_slopes,
+    with_dont_know,
+)
+from surveykit.errors import ParameterError
+
+__all__ = ["CheatingDetection", "CheatingDetectionSymmetric", "StochasticLieDetector"]
+
+CHEATER = "cheater"
+_RESPONSES = (YES, NO, DONT_KNOW)
+
+
+def _groups_parameter(design: Design) -> dict[str, object]:
+    names = design.groups  # type: ignore[attr-defined]
+    return {} if names == ("1", "2") else {"groups": list(names)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheatingDetection(DontKnowBranch, Design):
+    """Cheating detection model: in group g answer yes with probability p[g], else truthfully;
+    cheaters (share gamma) answer no whatever they are told.
+
+    States: yes (compliant carriers, pi), no (honest non-carriers, beta) and
+    cheater (gamma). P(yes | yes) = 1, P(yes | no, g) = p[g], P(yes | cheater) = 0.
+
+    >>> CheatingDetection(p=[0.3, 0.7]).state_labels
+    ('yes', 'no', 'cheater')
+    """
+
+    model: ClassVar[str] = "cdm"
+    summary: ClassVar[str] = ("cheating detection: yes with probability p[g] in group g, "
+                              "else truthfully; estimates cheaters")
+
+    p: tuple[float, float]
+    dont_know: float = 0.0
+    groups: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        p = check_probabilities("p", self.p, 2)
+        if p[0] == p[1]:
+            raise ParameterError(
+                f"p ({list(p)!r}): the two groups must be told to answer yes with different "
+                "probabilities; with equal ones cheaters and honest respondents cannot be "
+                "told apart")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": list(self.p), "dont_know": self.dont_know, **_groups_parameter(self)}
+
+    def _build(self) -> Structure:
+        d = self.designed_dont_know
+        answers = np.zeros((2, 2, 3))
+        protocol = []
+        for g, share in enumerate(self.p):
+            answers[g] = [[1.0, share, 0.0], [0.0, 1 - share, 1.0]]
+            exact = as_fraction(share)
+            protocol.append(instructions_with_dont_know(
+                [Instruction("say", exact, say=YES), Instruction("truthful", 1 - exact)], d))
+        return _cheater_structure(answers, protocol, d, self.groups)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheatingDetectionSymmetric(DontKnowBranch, Design):
+    """Symmetric cheating detection: p = [forced yes, forced no] of group 1, then of group 2.
+
+    P(yes | yes, g) = 1 - no_g, P(yes | no, g) = yes_g, P(yes | cheater) = 0.
+
+    >>> CheatingDetectionSymmetric(p=[0.2, 0.1, 0.1, 0.2]).matrix()[1, 0].round(4).tolist()
+    [0.8, 0.1, 0.0]
+    """
+
+    model: ClassVar[str] = "cdmsym"
+    summary: ClassVar[str] = ("symmetric cheating detection: forced yes and forced no "
+                              "in each of two groups")
+
+    p: tuple[float, float, float, float]
+    dont_know: float = 0.0
+    groups: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        p = check_probabilities("p", self.p, 4)
+        for g in range(2):
+            if as_fraction(p[2 * g]) + as_fraction(p[2 * g + 1]) > 1:
+                raise ParameterError(
+                    f"p ({list(p)!r}): in group {g + 1} forced yes ({p[2 * g]:g}) and forced no "
+                    f"({p[2 * g + 1]:g}) sum above 1")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": list(self.p), "dont_know": self.dont_know, **_groups_parameter(self)}
+
+    def _build(self) -> Structure:
+        d = self.designed_dont_know
+        answers = np.zeros((2, 2, 3))
+        protocol = []
+        for g in range(2):
+            forced_yes, forced_no = as_fraction(self.p[2 * g]), as_fraction(self.p[2 * g + 1])
+            answers[g] = [[float(1 - forced_no), float(forced_yes), 0.0],
+                          [float(forced_no), float(1 - forced_yes), 1.0]]
+            protocol.append(instructions_with_dont_know(
+                [Instruction("say", forced_yes, say=YES), Instruction("say", forced_no, say=NO),
+                 Instruction("truthful", 1 - forced_yes - forced_no)], d))
+        structure = _cheater_structure(answers, protocol, d, self.groups)
+        return structure
+
+
+def _cheater_structure(answers: np.ndarray, protocol, dont_know, groups) -> Structure:
+    states = (*BINARY_STATES, CHEATER)
+    return Structure(
+        states=states, categories=BINARY_STATES, responses=_RESPONSES, groups=groups,
+        base=readonly(with_dont_know(answers, dont_know)),
+        slopes=readonly(np.zeros((0, 2, 3, 3))), nuisance=(),
+        protocol=Protocol("instructions", tuple(protocol)), privacy_states=BINARY_STATES,
+        state_parameters={CHEATER: "gamma"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class StochasticLieDetector(DontKnowBranch, Design):
+    """Stochastic lie detector: non-carriers answer truthfully with probability p[g] in group
+    g, else yes; carriers answer yes honestly with probability t (estimated).
+
+    P(yes | yes) = t, P(yes | no, g) = 1 - p[g]. Group 1 has p[0], as in RRreg.
+
+    >>> sld = StochasticLieDetector(p=[0.1667, 0.8333])
+    >>> sld.matrix([1.0])[0].round(4).tolist()   # t = 1: every carrier is honest
+    [[1.0, 0.8333], [0.0, 0.1667], [0.0, 0.0]]
+    """
+
+    model: ClassVar[str] = "sld"
+    summary: ClassVar[str] = ("stochastic lie detector: truthful with p[g] in group g, else "
+                              "yes; estimates the honesty t")
+
+    p: tuple[float, float]
+    dont_know: float = 0.0
+    groups: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        p = check_probabilities("p", self.p, 2)
+        if p[0] == p[1]:
+            raise ParameterError(
+                f"p ({list(p)!r}): the two groups must answer truthfully with different "
+                "probabilities; with equal ones pi and the honesty t cannot be told apart")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": list(self.p), "dont_know": self.dont_know, **_groups_parameter(self)}
+
+    def _build(self) -> Structure:
+        d = self.designed_dont_know
+        base = np.zeros((2, 2, 2))
+        slope = np.zeros((1, 2, 2, 2))
+        protocol = []
+        for g, share in enumerate(self.p):
+            # carriers: yes with t (base 0, slope +1), no with 1 - t (base 1, slope -1)
+            base[g] = [[0.0, 1 - share], [1.0, share]]
+            slope[0, g] = [[1.0, 0.0], [-1.0, 0.0]]
+            exact = as_fraction(share)
+            protocol.append(instructions_with_dont_know(
+                [Instruction("truthful", exact), Instruction("say", 1 - exact, say=YES)], d))
+        nuisance = (NuisanceParameter("t", "share of carriers who answer yes honestly"),)
+        return Structure(
+            states=BINARY_STATES, categories=BINARY_STATES, responses=_RESPONSES,
+            groups=self.groups, base=readonly(with_dont_know(base, d)),
+            slopes=readonly(scale_slopes(slope, d)), nuisance=nuisance,
+            protocol=Protocol("instructions", tuple(protocol)), privacy_states=BINARY_STATES,
+            state_parameters={})

@@ -1,0 +1,240 @@
+"""Designs that mix the sensitive question with an innocuous one.
+
+* ``uqtknown`` (unrelated question, Greenberg et al. 1969; RRreg's
+  ``"UQTknown"``): with probability p[0] the respondent answers the sensitive
+  question, otherwise an innocuous question whose "yes" share p[1] is known
+  ("Were you born in January to March?").
+* ``uqtunknown`` (RRreg's ``"UQTunknown"``): the same with the innocuous share
+  unknown; two groups answer the sensitive question with probabilities p[0]
+  and p[1], which identifies both prevalences. The innocuous share
+  ``pi_innocuous`` is a nuisance parameter estimated from the data.
+* ``crosswise`` (Yu, Tian and Tang 2008; RRreg's ``"Crosswise"``): "Are your
+  answers to both questions the same (both yes or both no)?"; p is the
+  innocuous question's "yes" share. "yes" here means *the same*.
+* ``triangular`` (Yu, Tian and Tang 2008; RRreg's ``"Triangular"``): "Is the
+  answer to at least one question yes?"; p is the innocuous "yes" share. "yes"
+  means *at least one yes* (the triangle), "no" *both no* (the circle).
+
+Crosswise and triangular need no randomizer: the questionnaire asks the
+combined question. Every design here also takes ``dont_know``.
+
+This module is pure math: it imports nothing from storage, rendering or the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import ClassVar
+
+import numpy as np
+
+from surveykit.designs.base import (
+    BINARY_STATES,
+    DONT_KNOW,
+    NO,
+    YES,
+    Design,
+    DontKnowBranch,
+    Instruction,
+    NuisanceParameter,
+    Protocol,
+    Structure,
+    as_fraction,
+    check_dont_know,
+    check_probabilities,
+    check_probability,
+    group_names,
+    instructions_with_dont_know,
+    readonly,
+    scale_slopes,
+    with_dont_know,
+)
+from surveykit.errors import ParameterError
+
+__all__ = ["Crosswise", "Triangular", "UnrelatedQuestionKnown", "UnrelatedQuestionUnknown"]
+
+_RESPONSES = (YES, NO, DONT_KNOW)
+
+
+def _one_group(answers: np.ndarray, instructions, dont_know: Fraction, kind: str) -> Structure:
+    matrix = with_dont_know(answers[None], dont_know)
+    return Structure(
+        states=BINARY_STATES, categories=BINARY_STATES, responses=_RESPONSES, groups=("1",),
+        base=readonly(matrix), slopes=readonly(np.zeros((0, 1, 3, 2))), nuisance=(),
+        protocol=Protocol(kind, (instructions_with_dont_know(instructions, dont_know),)),
+        privacy_states=BINARY_STATES, state_parameters={})
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnrelatedQuestionKnown(DontKnowBranch, Design):
+    """Unrelated question with a known innocuous prevalence: p = [P(sensitive question),
+    P(yes to the innocuous question)].
+
+    P(yes | yes) = p[0] + (1 - p[0]) p[1], P(yes | no) = (1 - p[0]) p[1].
+
+    >>> UnrelatedQuestionKnown(p=[0.7, 1 / 12]).matrix()[0].round(4).tolist()
+    [[0.725, 0.025], [0.275, 0.975], [0.0, 0.0]]
+    """
+
+    model: ClassVar[str] = "uqtknown"
+    summary: ClassVar[str] = ("answer the sensitive question (p[0]) or an innocuous one "
+                              "with known yes share p[1]")
+
+    p: tuple[float, float]
+    dont_know: float = 0.0
+
+    def __post_init__(self) -> None:
+        p = check_probabilities("p", self.p, 2)
+        if p[0] == 0:
+            raise ParameterError(
+                f"p[0] ({p[0]:g}), the probability of answering the sensitive question, must "
+                "be above 0: otherwise the answers identify nothing")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": list(self.p), "dont_know": self.dont_know}
+
+    def _build(self) -> Structure:
+        sensitive, innocuous = (as_fraction(v) for v in self.p)
+        yes_yes = sensitive + (1 - sensitive) * innocuous
+        yes_no = (1 - sensitive) * innocuous
+        answers = np.array([[float(yes_yes), float(yes_no)],
+                            [float(1 - yes_yes), float(1 - yes_no)]])
+        instructions = [Instruction("sensitive", sensitive),
+                        Instruction("innocuous", 1 - sensitive)]
+        return _one_group(answers, instructions, self.designed_dont_know, "instructions")
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnrelatedQuestionUnknown(DontKnowBranch, Design):
+    """Unrelated question with an unknown innocuous prevalence, two groups: p[g] is the
+    probability of answering the sensitive question in group g.
+
+    P(yes | yes, g) = p[g] + (1 - p[g]) u, P(yes | no, g) = (1 - p[g]) u, with
+    u = ``pi_innocuous`` estimated from the data. p[0] = p[1] identifies nothing.
+
+    >>> UnrelatedQuestionUnknown(p=[0.8, 0.3]).nuisance[0].name
+    'pi_innocuous'
+    """
+
+    model: ClassVar[str] = "uqtunknown"
+    summary: ClassVar[str] = ("two groups answer the sensitive question with probabilities "
+                              "p[0], p[1], else an innocuous one")
+
+    p: tuple[float, float]
+    dont_know: float = 0.0
+    groups: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        p = check_probabilities("p", self.p, 2)
+        if p[0] == p[1]:
+            raise ParameterError(
+                f"p ({list(p)!r}): the two groups must answer the sensitive question with "
+                "different probabilities; with equal ones the innocuous share and pi cannot "
+                "be told apart")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        out: dict[str, object] = {"p": list(self.p), "dont_know": self.dont_know}
+        if self.groups != ("1", "2"):
+            out["groups"] = list(self.groups)
+        return out
+
+    def _build(self) -> Structure:
+        d = self.designed_dont_know
+        base = np.zeros((2, 2, 2))
+        slope = np.zeros((1, 2, 2, 2))
+        protocol = []
+        for g, share in enumerate(self.p):
+            # yes | yes = share + (1 - share) u;  yes | no = (1 - share) u
+            base[g] = [[share, 0.0], [1 - share, 1.0]]
+            slope[0, g] = [[1 - share, 1 - share], [-(1 - share), -(1 - share)]]
+            exact = as_fraction(share)
+            protocol.append(instructions_with_dont_know(
+                [Instruction("sensitive", exact), Instruction("innocuous", 1 - exact)], d))
+        nuisance = (NuisanceParameter(
+            "pi_innocuous", "share of yes to the innocuous question (RRreg's piUQ)"),)
+        return Structure(
+            states=BINARY_STATES, categories=BINARY_STATES, responses=_RESPONSES,
+            groups=self.groups, base=readonly(with_dont_know(base, d)),
+            slopes=readonly(scale_slopes(slope, d)), nuisance=nuisance,
+            protocol=Protocol("instructions", tuple(protocol)),
+            privacy_states=BINARY_STATES, state_parameters={})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Crosswise(DontKnowBranch, Design):
+    """Crosswise model: "yes" means the answers to the sensitive and the innocuous question
+    are the same; p is the innocuous question's yes share (p = 1/2 identifies nothing).
+
+    P(yes | yes) = p, P(yes | no) = 1 - p: Warner's matrix, without a randomizer.
+
+    >>> Crosswise(p=0.25).matrix()[0].round(4).tolist()
+    [[0.25, 0.75], [0.75, 0.25], [0.0, 0.0]]
+    """
+
+    model: ClassVar[str] = "crosswise"
+    summary: ClassVar[str] = ("are your answers to the sensitive and an innocuous question "
+                              "(yes share p) the same?")
+
+    p: float
+    dont_know: float = 0.0
+
+    def __post_init__(self) -> None:
+        p = check_probability("p", self.p)
+        if p == 0.5:
+            raise ParameterError(
+                "p (0.5) must not be 0.5: with an innocuous yes share of one half, \"same\" and "
+                "\"different\" are equally likely whatever the truth")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": self.p, "dont_know": self.dont_know}
+
+    def _build(self) -> Structure:
+        p = as_fraction(self.p)
+        answers = np.array([[float(p), float(1 - p)], [float(1 - p), float(p)]])
+        return _one_group(answers, [Instruction("sensitive", Fraction(1))],
+                          self.designed_dont_know, "combined")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Triangular(DontKnowBranch, Design):
+    """Triangular model: "yes" means at least one of the sensitive and the innocuous
+    question is answered yes; p is the innocuous yes share (p = 1 identifies nothing).
+
+    P(yes | yes) = 1, P(yes | no) = p.
+
+    >>> Triangular(p=0.25).matrix()[0].round(4).tolist()
+    [[1.0, 0.25], [0.0, 0.75], [0.0, 0.0]]
+    """
+
+    model: ClassVar[str] = "triangular"
+    summary: ClassVar[str] = ("is the answer to the sensitive or an innocuous question "
+                              "(yes share p) yes?")
+
+    p: float
+    dont_know: float = 0.0
+
+    def __post_init__(self) -> None:
+        p = check_probability("p", self.p)
+        if p == 1:
+            raise ParameterError(
+                "p (1) must be below 1: if everybody answers the innocuous question yes, "
+                "everybody is in the triangle and the answers identify nothing")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": self.p, "dont_know": self.dont_know}
+
+    def _build(self) -> Structure:
+        p = as_fraction(self.p)
+        answers = np.array([[1.0, float(p)], [0.0, float(1 - p)]])
+        return _one_group(answers, [Instruction("sensitive", Fraction(1))],
+                          self.designed_dont_know, "combined")

@@ -1,0 +1,672 @@
+"""One estimator for every design: maximum likelihood, standard errors, intervals, fit.
+
+:func:`estimate` takes a design and its counts and returns an
+:class:`Estimate`: the maximum-likelihood shares of the true states on the
+parameter space (:mod:`surveykit.estimation.likelihood`), the unconstrained
+root of the score where it exists (``pi_hat``; Eq. 2 for the generalized
+Warner, which can fall outside [0, 1]), nuisance parameters, standard errors,
+a goodness-of-fit G2 test where the design is over-identified, and
+confidence intervals (:meth:`Estimate.confidence_interval`).
+
+Standard errors: for one-group yes/no designs the exact conditional variance
+Var(pi_hat | M > 0) at pi_mle (:mod:`surveykit.estimation.binomial`); for every
+other design the inverse observed information at the estimate.
+
+Intervals: Wilson's score interval with continuity correction for one-group
+yes/no designs (its coverage is documented in docs/estimation.md), the
+profile-likelihood (likelihood-ratio) interval otherwise.
+
+This module is pure math: it imports nothing from storage, rendering or the CLI.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from surveykit.counts import Counts
+from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Structure, identifiable
+from surveykit.designs.warner import GeneralizedWarner
+from surveykit.errors import EstimationError, ParameterError
+from surveykit.estimation import binomial
+from surveykit.estimation.likelihood import LikelihoodProblem, covariance, maximize
+from surveykit.vocabulary import canonical_spelling, response_spellings
+
+__all__ = [
+    "CI_METHODS",
+    "DEFAULT_CI_METHOD",
+    "ConfidenceInterval",
+    "Estimate",
+    "align_counts",
+    "estimate",
+    "estimate_from_labels",
+]
+
+#: Interval methods: the binomial ones need a one-group yes/no design.
+CI_METHODS: tuple[str, ...] = binomial.BINOMIAL_CI_METHODS
+#: The default for one-group yes/no designs; other designs default to likelihood-ratio.
+DEFAULT_CI_METHOD = "wilson-cc"
+_GENERAL_METHODS = ("likelihood-ratio", "wald")
+
+
+class ConfidenceInterval(NamedTuple):
+    """A confidence interval for a share: ``low <= share <= high``."""
+
+    low: float
+    high: float
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class Estimate:
+    """The estimate of the true shares from one question's counts under one design.
+
+    Attributes
+    ----------
+    design:
+        The design the answers went through (``mechanism`` is its old name).
+    counts:
+        ``(groups, responses)`` counts, in the design's order.
+    shares:
+        Maximum-likelihood shares of every true state (``design.state_labels``)
+        on the parameter space; they sum to 1.
+    unconstrained:
+        The unconstrained root of the score (shares may leave [0, 1]), or None
+        where it does not exist.
+    nuisance:
+        Estimates of the nuisance parameters (``design.nuisance``).
+    covariance, identified:
+        Inverse observed information of (shares, nuisance), and which of them
+        the data identify.
+    loglik:
+        The maximized log-likelihood (multinomial kernel, without constants).
+    g2, df, fit_pvalue:
+        Goodness of fit of the design to the counts (None where df = 0).
+    variance:
+        For yes/no designs, the variance of pi_mle (the exact conditional
+        variance for one-group designs, the inverse information otherwise).
+    """
+
+    design: Design
+    counts: np.ndarray = field(repr=False)
+    shares: np.ndarray
+    unconstrained: np.ndarray | None
+    nuisance: np.ndarray
+    covariance: np.ndarray = field(repr=False)
+    identified: np.ndarray = field(repr=False)
+    loglik: float
+    g2: float | None
+    df: int
+    fit_pvalue: float | None
+    converged: bool
+    iterations: int
+    variance: float | None
+    warnings: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        if self.design.is_binary:
+            numbers = (f"pi_hat={self.pi_hat!r}, pi_mle={self.pi_mle!r}, se={self.se!r}")
+        else:
+            numbers = "shares=" + repr({c: self.share(c) for c in self.design.category_labels})
+        return f"Estimate(design={self.design!r}, n={self.n}, {numbers})"
+
+    def __eq__(self, other: object) -> bool:
+        # an estimate is a deterministic function of its design and counts
+        if not isinstance(other, Estimate):
+            return NotImplemented
+        return self.design == other.design and np.array_equal(self.counts, other.counts)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- counts ----------------------------------------------------------------------------
+
+    @property
+    def mechanism(self) -> Design:
+        """The design (the name surveykit 0.1 used)."""
+        return self.design
+
+    def _total(self, label: str) -> int:
+        labels = self.design.response_labels
+        return int(self.counts[:, labels.index(label)].sum()) if label in labels else 0
+
+    @property
+    def n(self) -> int:
+        """Every response counted, "don't know" included."""
+        return int(self.counts.sum())
+
+    @property
+    def yes(self) -> int:
+        """Answers "yes", over all groups."""
+        return self._total(YES)
+
+    @property
+    def no(self) -> int:
+        """Answers "no", over all groups."""
+        return self._total(NO)
+
+    @property
+    def dont_know(self) -> int:
+        """Answers "don't know", over all groups."""
+        return self._total(DONT_KNOW)
+
+    # -- the estimates ---------------------------------------------------------------------
+
+    def share(self, category: str | None = None) -> float:
+        """The estimated share of ``category`` (default: yes, for yes/no designs)."""
+        return float(self.shares[self._state_index(category)])
+
+    def _state_index(self, category: str | None) -> int:
+        states = self.design.state_labels
+        if category is None:
+            if not self.design.is_binary:
+                raise ParameterError(
+                    f"design {self.design.model!r} has categories "
+                    f"{', '.join(self.design.category_labels)}: name one")
+            category = YES
+        if category not in states:
+            raise ParameterError(f"category {category!r} is not one of "
+                                 f"{', '.join(self.design.category_labels)}")
+        return states.index(category)
+
+    @property
+    def pi_mle(self) -> float | None:
+        """The maximum-likelihood share of "yes" on [0, 1] (yes/no designs; else None)."""
+        return self.share() if self.design.is_binary else None
+
+    @property
+    def pi_hat(self) -> float | None:
+        """The unconstrained estimate of the share of "yes" (Eq. 2 for the generalized
+        Warner); may leave [0, 1]. None for k categories or where it does not exist."""
+        if not self.design.is_binary or self.unconstrained is None:
+            return None
+        return float(self.unconstrained[self.design.state_labels.index(YES)])
+
+    @property
+    def se(self) -> float | None:
+        """Standard error of pi_mle (yes/no designs), None where the data do not identify it."""
+        if self.variance is None or not math.isfinite(self.variance):
+            return None
+        return math.sqrt(self.variance)
+
+    def share_se(self, category: str | None = None) -> float | None:
+        """Standard error of a category's share."""
+        index = self._state_index(category)
+        if self.design.is_binary and self.design.state_labels[index] == YES:
+            return self.se
+        if not self.identified[index]:
+            return None
+        return math.sqrt(max(0.0, float(self.covariance[index, index])))
+
+    @property
+    def parameters(self) -> dict[str, dict[str, float | None]]:
+        """Nuisance parameters and behavioural shares: ``{"t": {"estimate": .., "se": ..}}``."""
+        out: dict[str, dict[str, float | None]] = {}
+        s = self.design.structure
+        for state, name in s.state_parameters.items():
+            index = s.states.index(state)
+            out[name] = {"estimate": float(self.shares[index]),
+                         "se": self._se_at(index)}
+        for j, parameter in enumerate(s.nuisance):
+            index = len(s.states) + j
+            value = float(self.nuisance[j])
+            out[parameter.name] = {"estimate": value if self.identified[index] else None,
+                                   "se": self._se_at(index)}
+        return out
+
+    def _se_at(self, index: int) -> float | None:
+        if not self.identified[index]:
+            return None
+        return math.sqrt(max(0.0, float(self.covariance[index, index])))
+
+    # -- intervals -------------------------------------------------------------------------
+
+    def default_method(self) -> str:
+        """wilson-cc for one-group yes/no designs, likelihood-ratio otherwise."""
+        return DEFAULT_CI_METHOD if binomial.binomial_map(self.design) else "likelihood-ratio"
+
+    def confidence_interval(self, level: float = 0.95, method: str | None = None,
+                            category: str | None = None) -> ConfidenceInterval:
+        """A confidence interval for a share at ``level``, always inside [0, 1].
+
+        Methods (``None``: the design's default, :meth:`default_method`):
+
+        * ``"wilson-cc"``: Wilson's score interval with continuity correction
+          for theta = P(first answer | answered) given the number of answers,
+          mapped linearly to pi (one-group yes/no designs); coverage stays at
+          or above nominal, also near 0 and 1 (docs/estimation.md);
+        * ``"wilson"``, ``"clopper-pearson"``: the plain score interval and the
+          exact binomial interval, mapped the same way;
+        * ``"likelihood-ratio"``: the profile-likelihood interval
+          {v: 2 (l_max - l_profile(v)) <= chi2_1(level)}, for any design;
+        * ``"wald"``: estimate +/- z se, clipped to [0, 1].
+
+        >>> from surveykit.designs.warner import GeneralizedWarner
+        >>> e = estimate(yes=30, no=50, dont_know=20, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+        >>> low, high = e.confidence_interval(0.95)
+        >>> 0 <= low < e.pi_mle < high <= 1
+        True
+        """
+        level = binomial.check_level(level)
+        method = self.default_method() if method is None else method
+        index = self._state_index(category)
+        mapping = binomial.binomial_map(self.design)
+        if method not in CI_METHODS:
+            raise ParameterError(f"method ({method!r}) must be one of {', '.join(CI_METHODS)}")
+        if mapping is not None and self.design.state_labels[index] == YES:
+            first, second = self.counts[0, 0], self.counts[0, 1]
+            low, high = binomial.interval_arrays(yes=first, no=second, design=self.design,
+                                                 level=level, method=method)
+            return ConfidenceInterval(float(low), float(high))
+        if mapping is not None and method not in _GENERAL_METHODS:
+            # the other share of a yes/no design: one minus the interval for yes
+            low, high = self.confidence_interval(level, method)
+            return ConfidenceInterval(1.0 - high, 1.0 - low)
+        if method not in _GENERAL_METHODS:
+            raise ParameterError(
+                f"method ({method!r}) needs a one-group yes/no design; design "
+                f"{self.design.model!r} takes likelihood-ratio (the default) or wald")
+        if method == "wald":
+            share = float(self.shares[index])
+            se = self.share_se(self.design.state_labels[index])
+            if se is None:
+                return ConfidenceInterval(0.0, 1.0)
+            z = binomial.z_value(level)
+            return ConfidenceInterval(max(0.0, share - z * se), min(1.0, share + z * se))
+        return self._profile_interval(index, level)
+
+    def _problem(self) -> LikelihoodProblem:
+        return _problem(self.design.structure, _likelihood_counts(self.design, self.counts))
+
+    def _profile_interval(self, index: int, level: float) -> ConfidenceInterval:
+        """The profile-likelihood interval of share ``index`` (Brent's root finder)."""
+        from scipy import optimize, stats
+
+        problem = self._problem()
+        cutoff = self.loglik - float(stats.chi2.isf(1 - level, 1)) / 2
+        best = float(self.shares[index])
+
+        def excess(value: float) -> float:
+            return maximize(problem, fixed={index: value}).loglik - cutoff
+
+        low = 0.0 if best <= 0 or excess(0.0) >= 0 else optimize.brentq(
+            excess, 0.0, best, xtol=1e-12, rtol=1e-12)
+        high = 1.0 if best >= 1 or excess(1.0) >= 0 else optimize.brentq(
+            excess, best, 1.0, xtol=1e-12, rtol=1e-12)
+        return ConfidenceInterval(float(low), float(high))
+
+    # -- output ----------------------------------------------------------------------------
+
+    def to_dict(self, level: float = 0.95, method: str | None = None) -> dict:
+        """Plain numbers for JSON and pandas (the CLI's ``--format json`` keys).
+
+        Yes/no designs keep surveykit 0.1's keys (``yes``, ``no``,
+        ``dont_know``, ``pi_hat``, ``pi_mle``, ``se``, ``ci_low``, ...);
+        k-category designs list ``estimates`` per category. Infinite privacy
+        losses (no protection) become ``None``.
+        """
+        method = self.default_method() if method is None else method
+        design = self.design
+        data: dict[str, object] = {"n": self.n}
+        binary = design.is_binary
+        if binary:
+            data.update(yes=self.yes, no=self.no, dont_know=self.dont_know)
+        else:
+            data["dont_know"] = self.dont_know
+        if isinstance(design, GeneralizedWarner):
+            data.update(p=design.p, q=design.q)
+        estimates = []
+        for category in design.category_labels:
+            low, high = self.confidence_interval(level, method, category)
+            index = design.state_labels.index(category)
+            estimates.append({
+                "category": category, "estimate": float(self.shares[index]),
+                "pi_hat": (float(self.unconstrained[index])
+                           if self.unconstrained is not None else None),
+                "se": self.share_se(category), "ci_low": low, "ci_high": high})
+        yes_entry = estimates[design.category_labels.index(YES)] if binary else None
+        data.update({
+            "pi_hat": self.pi_hat,
+            "pi_mle": self.pi_mle,
+            "variance": self.variance if binary else None,
+            "se": self.se if binary else None,
+            "ci_low": yes_entry["ci_low"] if yes_entry else None,
+            "ci_high": yes_entry["ci_high"] if yes_entry else None,
+            "ci_level": level,
+            "ci_method": method,
+            "epsilon_shafer": _finite_or_none(design.epsilon_shafer),
+            "epsilon_walley": _finite_or_none(design.epsilon_walley),
+        })
+        if design.nuisance:
+            values = {p.name: float(v) for p, v in zip(design.nuisance, self.nuisance,
+                                                        strict=True)}
+            data["epsilon_shafer_at_estimate"] = _finite_or_none(
+                design.privacy_loss("shafer", values))
+            data["epsilon_walley_at_estimate"] = _finite_or_none(
+                design.privacy_loss("walley", values))
+        data.update({
+            "design": design.spec(),
+            "counts": {group: {label: int(self.counts[g, r])
+                               for r, label in enumerate(design.response_labels)}
+                       for g, group in enumerate(design.group_names)},
+            "estimates": estimates,
+            "parameters": self.parameters,
+            "loglik": self.loglik,
+            "converged": self.converged,
+            "iterations": self.iterations,
+            "warnings": list(self.warnings),
+        })
+        if self.g2 is not None:
+            data["fit"] = {"g2": self.g2, "df": self.df, "p_value": self.fit_pvalue}
+        return data
+
+
+# -- counts against a design -----------------------------------------------------------------
+
+
+def align_counts(design: Design, counts: Counts | Mapping) -> np.ndarray:
+    """Counts as a (groups, responses) array in the design's order, with labels checked.
+
+    Groups may be given by number (1, 2, ...) or name; responses by the
+    design's labels in any case (and, for yes/no designs, y/n/1/0/true/false).
+    """
+    if not isinstance(counts, Counts):
+        counts = Counts.from_mapping(counts) if counts and all(
+            isinstance(v, Mapping) for v in counts.values()) else Counts.single(counts)
+    spellings = response_spellings(design.response_labels)
+    array = np.zeros((len(design.group_names), len(design.response_labels)), dtype=np.int64)
+    for group, label, n in counts:
+        g = design.group_index(group) if len(design.group_names) > 1 or group != "1" \
+            else 0
+        response = spellings.get(canonical_spelling(label))
+        if response is None:
+            raise ParameterError(
+                f"response {label!r} is not an answer of design {design.model!r}; its answers "
+                f"are {', '.join(design.response_labels)}")
+        array[g, design.response_labels.index(response)] += n
+    return array
+
+
+def _problem(structure: Structure, counts: np.ndarray) -> LikelihoodProblem:
+    low = np.array([p.low for p in structure.nuisance])
+    high = np.array([p.high for p in structure.nuisance])
+    return LikelihoodProblem(structure.base, structure.slopes, counts, low, high)
+
+
+def _possible(structure: Structure) -> np.ndarray:
+    """(groups, responses): whether a response can happen at all in a group."""
+    corners = list(itertools.product(*[(p.low, p.high) for p in structure.nuisance])) or [()]
+    possible = np.zeros(structure.base.shape[:2], dtype=bool)
+    for corner in corners:
+        eta = np.asarray(corner, dtype=float)
+        matrix = structure.base + np.tensordot(eta, structure.slopes, axes=1) if eta.size \
+            else structure.base
+        possible |= np.any(matrix > 0, axis=2)
+    return possible
+
+
+def _likelihood_counts(design: Design, counts: np.ndarray) -> np.ndarray:
+    """The counts that enter the likelihood: impossible "don't know" answers are left out."""
+    possible = _possible(design.structure)
+    return np.where(possible, counts, 0)
+
+
+def estimate(*, design: Design | None = None, counts: Counts | Mapping | None = None,
+             yes: int | None = None, no: int | None = None, dont_know: int | None = None,
+             mechanism: Design | None = None) -> Estimate:
+    """Estimate the true shares from counts under any design.
+
+    Either ``design`` and ``counts`` (``{group: {response: n}}``, or
+    ``{response: n}`` for a one-group design), or, for a one-group yes/no
+    design, ``yes``, ``no``, ``dont_know`` and ``mechanism`` (surveykit 0.1's
+    form).
+
+    >>> from surveykit.designs.warner import GeneralizedWarner
+    >>> e = estimate(yes=30, no=50, dont_know=20, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+    >>> round(e.pi_hat, 6)  # (50*0.2 - 30*0.6) / (80 * (0.2 - 0.6)), Eq. 2
+    0.25
+    >>> from surveykit.designs import StochasticLieDetector
+    >>> sld = estimate(design=StochasticLieDetector(p=[0.1667, 0.8333]),
+    ...                counts={1: {"yes": 60, "no": 40}, 2: {"yes": 35, "no": 65}})
+    >>> round(sld.pi_mle, 4), round(sld.parameters["t"]["estimate"], 4)
+    (0.625, 0.46)
+    """
+    if design is not None and mechanism is not None:
+        raise ParameterError("give design or mechanism, not both")
+    design = design if design is not None else mechanism
+    if not isinstance(design, Design):
+        raise ParameterError(
+            f"design ({design!r}) must be a design, e.g. GeneralizedWarner(p=0.6, q=0.2) or "
+            "make_design(\"sld\", p=[0.1667, 0.8333])")
+    if counts is None:
+        if yes is None or no is None:
+            raise ParameterError("give counts, or yes, no and dont_know")
+        if not design.is_binary or len(design.group_names) != 1:
+            raise ParameterError(
+                f"yes/no/dont_know counts fit a one-group yes/no design; design "
+                f"{design.model!r} needs counts per group and response")
+        counts = {YES: _count("yes", yes), NO: _count("no", no),
+                  DONT_KNOW: _count("dont_know", 0 if dont_know is None else dont_know)}
+    elif yes is not None or no is not None or dont_know is not None:
+        raise ParameterError("give counts or yes/no/dont_know, not both")
+    return fit_counts(design, align_counts(design, counts))
+
+
+def _count(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        if isinstance(value, float | np.floating) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ParameterError(f"{name} ({value!r}) must be a whole number (a count)")
+    if value < 0:
+        raise ParameterError(f"{name} ({value}) must not be negative")
+    return int(value)
+
+
+def fit_counts(design: Design, counts: np.ndarray) -> Estimate:
+    """The estimate from counts already in the design's (groups, responses) order."""
+    structure = design.structure
+    counts = np.asarray(counts, dtype=np.int64)
+    warnings: list[str] = []
+    possible = _possible(structure)
+    impossible = (counts > 0) & ~possible
+    for g, r in zip(*np.nonzero(impossible), strict=True):
+        label = structure.responses[r]
+        where = f" in group {structure.groups[g]}" if len(structure.groups) > 1 else ""
+        if label != DONT_KNOW:
+            raise EstimationError(
+                f"{counts[g, r]} answer(s) {label!r}{where}, which design "
+                f"{design.model!r} never gives; check the design's parameters or the answers")
+        warnings.append(
+            f"{counts[g, r]} \"don't know\" answer(s){where} although the design has no "
+            "don't-know branch: they are left out of the estimate (respondents who opted out)")
+    used = np.where(possible, counts, 0)
+    _check_informative(design, used)
+    problem = _problem(structure, used)
+    best = maximize(problem)
+    x = np.concatenate([best.pi, best.eta])
+    k = len(structure.states)
+    at_bound = bool(np.any(best.pi <= 0)) or any(
+        v <= p.low or v >= p.high for v, p in zip(best.eta, structure.nuisance, strict=True))
+    unconstrained = _unconstrained(design, problem, best, used, at_bound)
+    cov, identified = covariance(problem, x)
+    for j, parameter in enumerate(structure.nuisance):
+        if not identified[k + j]:
+            warnings.append(f"{parameter.name} ({parameter.description}) cannot be estimated "
+                            "from these answers (e.g. when nobody has the trait)")
+    if not best.converged:
+        warnings.append("the maximum-likelihood search did not converge; the estimate may be off")
+    g2, df, pvalue = _goodness_of_fit(problem, structure, used, possible, x)
+    variance = None
+    if design.is_binary:
+        yes = structure.states.index(YES)
+        if binomial.binomial_map(design) is not None:
+            variance = binomial.conditional_variance(
+                design, pi=float(np.clip(best.pi[yes], 0, 1)), n=int(used.sum()))
+        elif identified[yes]:
+            variance = max(0.0, float(cov[yes, yes]))
+    return Estimate(design=design, counts=_readonly(counts), shares=_readonly(best.pi),
+                    unconstrained=None if unconstrained is None else _readonly(unconstrained),
+                    nuisance=_readonly(best.eta), covariance=_readonly(cov),
+                    identified=_readonly(identified), loglik=best.loglik, g2=g2, df=df,
+                    fit_pvalue=pvalue, converged=best.converged, iterations=best.iterations,
+                    variance=variance, warnings=tuple(warnings))
+
+
+def _unconstrained(design: Design, problem: LikelihoodProblem, best, counts: np.ndarray,
+                   at_bound: bool) -> np.ndarray | None:
+    """The shares without the [0, 1] constraints (pi_hat), where they exist.
+
+    For one-group yes/no designs this is Eq. (2): the root of the score,
+    theta_hat = N(r0)/M mapped to pi, which may leave [0, 1] (it exists
+    whenever M > 0). Elsewhere it is the maximum of the likelihood without
+    bounds, found from the constrained estimate; None where there is none.
+    """
+    if not at_bound:
+        return best.pi.copy()
+    mapping = binomial.binomial_map(design)
+    if mapping is not None:
+        yes = design.state_labels.index(YES)
+        pi = float(mapping.to_pi(counts[0, 0] / (counts[0, 0] + counts[0, 1]), clip=False))
+        shares = np.empty(2)
+        shares[yes], shares[1 - yes] = pi, 1.0 - pi
+        return shares
+    free = maximize(problem, constrained=False, start=np.concatenate([best.pi, best.eta]))
+    if free.converged and np.all(np.isfinite(free.pi)):
+        return free.pi
+    return None
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    out = np.array(array, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+def _check_informative(design: Design, counts: np.ndarray) -> None:
+    """Refuse counts that cannot identify the shares: no informative answer, or groups
+    without answers that the design needs."""
+    structure = design.structure
+    informative = np.ptp(structure.base, axis=2) > 0
+    if structure.nuisance:
+        informative |= np.any(structure.slopes != 0, axis=(0, 3))
+    if not np.any(counts[informative] > 0):
+        what = "yes/no answers" if design.is_binary else "answers other than don't know"
+        raise EstimationError(f"no {what}: pi cannot be estimated")
+    present = counts.sum(axis=1) > 0
+    if not present.all():
+        sub = Structure(
+            states=structure.states, categories=structure.categories,
+            responses=structure.responses, groups=tuple(
+                g for g, keep in zip(structure.groups, present, strict=True) if keep),
+            base=structure.base[present], slopes=structure.slopes[:, present],
+            nuisance=structure.nuisance, protocol=structure.protocol,
+            privacy_states=structure.privacy_states, state_parameters=structure.state_parameters)
+        if not identifiable(sub):
+            missing = [g for g, keep in zip(structure.groups, present, strict=True) if not keep]
+            raise EstimationError(
+                f"design {design.model!r} needs answers from every group to estimate pi; group "
+                f"{', '.join(missing)} has none")
+
+
+def _goodness_of_fit(problem: LikelihoodProblem, structure: Structure, counts: np.ndarray,
+                     possible: np.ndarray, x: np.ndarray):
+    """G2 = 2 sum n log(n / expected) over the groups with answers, with its degrees of freedom."""
+    present = counts.sum(axis=1) > 0
+    cells = int(sum(possible[g].sum() - 1 for g in range(len(present)) if present[g]))
+    parameters = len(structure.states) - 1 + len(structure.nuisance)
+    df = cells - parameters
+    if df <= 0:
+        return None, max(df, 0), None
+    from scipy import stats
+
+    matrix = structure.base + np.tensordot(x[len(structure.states):], structure.slopes, axes=1) \
+        if structure.nuisance else structure.base
+    mu = matrix @ x[:len(structure.states)]
+    expected = counts.sum(axis=1, keepdims=True) * mu
+    observed = counts > 0
+    g2 = float(2 * np.sum(counts[observed] * np.log(counts[observed] / expected[observed])))
+    g2 = max(g2, 0.0)
+    return g2, df, float(stats.chi2.sf(g2, df))
+
+
+def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Design | None = None,
+                         groups=None) -> Estimate:
+    """Estimate from raw responses: an array of response labels (and of groups).
+
+    ``labels`` holds the design's response labels (any case; for yes/no
+    designs also y/n/1/0/true/false) or integer codes into
+    ``design.response_labels`` (0 yes, 1 no, 2 don't know for yes/no designs).
+    ``groups`` (for multi-group designs) holds group numbers 1, 2, ... or
+    names. Counting is one ``numpy.bincount``.
+
+    >>> from surveykit.designs.warner import GeneralizedWarner
+    >>> estimate_from_labels(["yes", "no", "no", "dont_know"],
+    ...                      mechanism=GeneralizedWarner(p=0.6, q=0.2)).n
+    4
+    """
+    design = design if design is not None else mechanism
+    if not isinstance(design, Design):
+        raise ParameterError(f"design ({design!r}) must be a design")
+    responses = design.response_labels
+    codes = _codes(np.asarray(labels), responses)
+    size = len(responses)
+    if groups is None:
+        if len(design.group_names) > 1:
+            raise ParameterError(
+                f"design {design.model!r} has {len(design.group_names)} groups: give groups, "
+                "the group of each response")
+        counts = np.bincount(codes.ravel(), minlength=size)[None, :size]
+    else:
+        group_codes = _group_codes(np.asarray(groups), design)
+        if group_codes.shape != codes.shape:
+            raise ParameterError(
+                f"groups has {group_codes.size} entries for {codes.size} responses")
+        combined = group_codes.astype(np.int64) * size + codes
+        counts = np.bincount(combined.ravel(), minlength=size * len(design.group_names))
+        counts = counts.reshape(len(design.group_names), size)
+    return fit_counts(design, counts)
+
+
+def _codes(array: np.ndarray, responses: tuple[str, ...]) -> np.ndarray:
+    if array.dtype.kind in "iu":
+        codes = array
+        if codes.size and (codes.min() < 0 or codes.max() >= len(responses)):
+            bad = codes[(codes < 0) | (codes >= len(responses))][0].item()
+            raise ParameterError(
+                f"label {bad!r} is not one of {', '.join(responses)} (or the codes "
+                f"0 to {len(responses) - 1})")
+        return codes
+    codes = np.full(array.shape, -1, dtype=np.int8)
+    for i, label in enumerate(responses):
+        codes[array == label] = i
+    unmatched = codes < 0
+    if np.any(unmatched):
+        spellings = response_spellings(responses)
+        for raw in np.unique(array[unmatched]):
+            label = spellings.get(canonical_spelling(str(raw)))
+            if label is None:
+                raise ParameterError(
+                    f"label {raw.item() if hasattr(raw, 'item') else raw!r} is not one of "
+                    f"{', '.join(responses)} (or the codes 0 to {len(responses) - 1})")
+            codes[array == raw] = responses.index(label)
+    return codes
+
+
+def _group_codes(array: np.ndarray, design: Design) -> np.ndarray:
+    if array.dtype.kind in "iu":
+        if array.size and (array.min() < 1 or array.max() > len(design.group_names)):
+            bad = array[(array < 1) | (array > len(design.group_names))][0].item()
+            design.group_index(bad)  # raises with the allowed groups
+        return array - 1
+    codes = np.zeros(array.shape, dtype=np.int64)
+    for raw in np.unique(array):
+        codes[array == raw] = design.group_index(raw)
+    return codes
