@@ -1,0 +1,128 @@
+"""The ``surveykit`` command group, its one error translator, and helpers every command shares.
+
+Every command that prints results takes ``--format json``. Usage errors and
+bad parameters exit with status 2, data errors with status 1; both print one
+line, ``Error: ...``, and never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sys
+from collections.abc import Callable, Iterator
+
+import click
+
+from surveykit import __version__
+from surveykit.errors import ParameterError, SurveykitError
+
+FORMAT_TEXT_JSON = click.Choice(["text", "json"])
+
+
+def print_json(data: object) -> None:
+    """Print strict JSON (no NaN or Infinity), indented for people."""
+    click.echo(json.dumps(data, indent=2, allow_nan=False))
+
+
+@contextlib.contextmanager
+def progress_bar(length: int, label: str) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr when it is a terminal; otherwise a silent callback.
+
+    Yields ``advance(steps)``. Pipes, files and CI logs get no bar characters.
+    """
+    if not sys.stderr.isatty():
+        yield lambda _steps: None
+        return
+    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+        yield bar.update
+
+
+DB_HELP = ("Database: a SQLAlchemy URL (sqlite:///file.db, postgresql://user@host/db) or an "
+           "SQLite path  [default: $SURVEYKIT_DB, else surveykit.db in the working directory]")
+
+
+def db_option(command: Callable) -> Callable:
+    """The --db option every store command shares (it also reads $SURVEYKIT_DB)."""
+    return click.option("--db", "db_url", default=None, metavar="URL", help=DB_HELP)(command)
+
+
+def count(number: int, noun: str) -> str:
+    """``count(1, "row")`` -> ``'1 row'``, ``count(2, "row")`` -> ``'2 rows'``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def format_number(value: float | None, digits: int = 4) -> str:
+    """A number for text tables: fixed digits, 'inf' for no protection."""
+    if value is None or (isinstance(value, float) and math.isinf(value)):
+        return "inf"
+    return f"{value:.{digits}f}"
+
+
+class SurveykitGroup(click.Group):
+    """A group whose errors are one line: ``Error: ...`` (status 2 or 1)."""
+
+    # --help lists the commands in the order of the work, not alphabetically
+    WORKFLOW = ("demo", "design", "init", "survey", "generate", "import", "counts", "report",
+                "estimate", "reproduce")
+
+    def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: D102 - Click hook
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda name: (self.WORKFLOW.index(name)
+                                               if name in self.WORKFLOW else len(self.WORKFLOW),
+                                               name))
+
+    def main(self, *args, **kwargs):  # noqa: D102 - Click's entry point
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(1)
+        except click.UsageError as exc:
+            hint = ""
+            if exc.ctx is not None:
+                hint = f" (see '{exc.ctx.command_path} --help')"
+            click.echo(f"Error: {exc.format_message()}{hint}", err=True)
+            sys.exit(2)
+        except ParameterError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(2)
+        except SurveykitError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=SurveykitGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="""\b
+A survey, start to end:
+  surveykit design --epsilon 1.1 --dont-know 0.2 --target-se 0.03
+  surveykit init
+  surveykit survey add my_survey.toml
+  surveykit generate --survey my_survey --respondents 500 --out forms
+  surveykit import answers.csv --survey my_survey
+  surveykit report --survey my_survey --format html --out report.html
+
+Run 'surveykit demo' to see it all on sample data, and
+'surveykit COMMAND --help' for each command.""")
+@click.version_option(__version__, prog_name="surveykit")
+def main() -> None:
+    """Randomized-response surveys with a "don't know" option.
+
+    Design a survey within a privacy budget, generate randomized
+    questionnaires, import the answers and print estimates with their
+    uncertainty and privacy loss.
+    """
+
+
+def echo_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """Left-aligned first column, right-aligned numbers, last column free text."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(width) for cell, width in zip(row[1:-1], widths[1:-1], strict=True)]
+        cells.append(row[-1])
+        click.echo("  ".join(cells).rstrip())

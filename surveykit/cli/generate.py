@@ -1,0 +1,78 @@
+"""Issuing respondent ids and writing questionnaires."""
+
+from __future__ import annotations
+
+import click
+
+from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json, progress_bar
+
+
+@main.command("generate")
+@click.option("--survey", "survey_name", required=True, metavar="NAME",
+              help="A survey added with 'surveykit survey add'.")
+@click.option("--respondents", type=click.IntRange(min=1), required=True, metavar="N",
+              help="How many questionnaires (respondent ids) to issue.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, metavar="DIR",
+              help="New folder for the questionnaire files (created if missing).")
+@click.option("--mode", type=click.Choice(["slips", "die"]), default="slips", show_default=True,
+              help="slips: a private instruction slip per respondent plus an answer sheet; "
+                   "die: one form for all, respondents roll dice.")
+@click.option("--format", "fmt", type=click.Choice(["html", "markdown"]), default="html",
+              show_default=True, help="Print-ready HTML or Markdown.")
+@click.option("--key-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Also write respondent_id,question_id,code to this CSV, for audits only: "
+                   "it undoes the protection; keep it away from the answers.")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Reproducible ids and codes, for tests only: anyone with the seed can "
+                   "recompute every code.  [default: operating-system entropy]")
+@click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR", help="Folder with your own templates (and wording.json); files "
+                                  "missing there come from surveykit's templates.")
+@click.option("--per-file", type=click.IntRange(min=1), default=500, show_default=True,
+              help="Questionnaires per output file (one per printed page).")
+@db_option
+@click.option("--output", "output", type=FORMAT_TEXT_JSON, default="text", show_default=True,
+              help="How to print the summary of what was written (--format is the "
+                   "questionnaires' file format).")
+def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, seed,
+                     templates_dir, per_file, db_url, output):
+    """Issue respondent ids and write randomized questionnaires.
+
+    Each respondent's codes (answer truthfully / give the opposite answer /
+    say "don't know") come from operating-system entropy. The database gets
+    the issued ids and per-question code totals only, never a code next to an
+    id. docs/questionnaires.md explains how to print and hand out the files.
+
+    Example: surveykit generate --survey academic_integrity --respondents 300 --out forms
+    """
+    from surveykit.collection.generation import KEY_FILE_WARNING, generate_questionnaires
+    from surveykit.collection.randomizer import SEED_WARNING
+    from surveykit.store import display_url, open_engine
+
+    if seed is not None:
+        click.echo(SEED_WARNING, err=True)
+    if key_file is not None:
+        click.echo(KEY_FILE_WARNING.format(path=key_file), err=True)
+    engine = open_engine(db_url)
+    options = {"respondents": respondents, "out_dir": out_dir, "mode": mode, "fmt": fmt,
+               "key_file": key_file, "templates_dir": templates_dir, "per_file": per_file,
+               "seed": seed}
+    with progress_bar(respondents, "Generating") as advance:
+        result = generate_questionnaires(engine, survey_name, progress=advance, **options)
+    if output == "json":
+        print_json({**result.to_dict(), "database": display_url(engine)})
+        return
+    parts = ("sheets", "slips") if mode == "slips" else ("forms",)
+    for part in parts:
+        names = [p.name for p in result.files if p.name.startswith(part + "-")]
+        click.echo(f"wrote {len(names)} {part} file(s) to {result.out_dir}: {names[0]}"
+                   + (f" ... {names[-1]}" if len(names) > 1 else ""))
+    click.echo(f"issued {result.respondents} respondent ids for survey {survey_name!r} "
+               f"in {display_url(engine)}")
+    for question, tally in result.code_tallies.items():
+        click.echo(f"codes for {question}: T {tally['T']}, L {tally['L']}, D {tally['D']}")
+    if result.key_file is not None:
+        click.echo(f"wrote the key file {result.key_file} (keep it away from the answers)")
+    if mode == "slips":
+        click.echo("Print sheets-* and slips-* separately; each respondent keeps a slip and "
+                   "hands in only the sheet (docs/questionnaires.md).")

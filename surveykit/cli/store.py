@@ -1,0 +1,184 @@
+"""The survey store: init, survey add/list, import, counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from surveykit.cli.app import (
+    FORMAT_TEXT_JSON,
+    count,
+    db_option,
+    echo_table,
+    main,
+    print_json,
+    progress_bar,
+)
+
+# -- the survey store: init, survey add/list, import, counts ---------------------------
+
+@main.command("init")
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def init_command(db_url, fmt):
+    """Create the database, or upgrade it to this surveykit's schema.
+
+    Runs the Alembic migrations shipped with surveykit; running it again is
+    harmless. Example: surveykit init --db sqlite:///fieldwork.db
+    """
+    from surveykit.store import display_url, init_database, open_engine
+
+    engine = open_engine(db_url)
+    revision = init_database(engine)
+    if fmt == "json":
+        print_json({"database": display_url(engine), "revision": revision})
+        return
+    click.echo(f"Database {display_url(engine)} is ready (schema revision {revision}).")
+
+
+@main.group("survey", cls=click.Group)
+def survey_group() -> None:
+    """Add survey definitions (TOML) to the database and list them."""
+
+
+@survey_group.command("add")
+@click.argument("file", type=click.Path(dir_okay=False))
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def survey_add_command(file, db_url, fmt):
+    """Check a survey definition FILE (TOML) and store it.
+
+    The file names the survey, its default mechanism (p truthful, q opposite)
+    and its questions, each with an optional mechanism and answer aliases; see
+    sample_data/academic_integrity.toml. Adding the same file again changes
+    nothing. Example: surveykit survey add academic_integrity.toml
+    """
+    from surveykit.definition.survey import load_survey_file
+    from surveykit.store import add_survey, display_url, open_engine
+
+    survey = load_survey_file(file)
+    engine = open_engine(db_url)
+    added = add_survey(engine, survey)
+    if fmt == "json":
+        print_json({"survey": survey.name, "questions": [q.id for q in survey.questions],
+                    "added": added, "database": display_url(engine)})
+        return
+    if added:
+        click.echo(f"Added survey {survey.name!r} ({len(survey.questions)} questions) to "
+                   f"{display_url(engine)}.")
+    else:
+        click.echo(f"Survey {survey.name!r} is already in {display_url(engine)} with this "
+                   "definition; nothing changed.")
+
+
+@survey_group.command("list")
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def survey_list_command(db_url, fmt):
+    """List the stored surveys with their questions, issued ids and answers."""
+    from surveykit.store import list_surveys, open_engine
+
+    summaries = list_surveys(open_engine(db_url))
+    if fmt == "json":
+        print_json({"surveys": [summary.to_dict() for summary in summaries]})
+        return
+    if not summaries:
+        click.echo("No surveys yet: add one with 'surveykit survey add FILE'.")
+        return
+    header = ("name", "questions", "issued", "respondents", "answers", "imports", "title")
+    rows = [(s.name, str(s.questions), str(s.issued), str(s.respondents), str(s.answers),
+             str(s.imports), s.title) for s in summaries]
+    echo_table(header, rows)
+
+
+@main.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--survey", "survey_name", required=True, metavar="NAME",
+              help="A survey added with 'surveykit survey add'.")
+@click.option("--format", "file_format", type=click.Choice(["auto", "long", "wide"]),
+              default="auto", show_default=True,
+              help="long: respondent_id,question_id,answer; wide: respondent_id and one column "
+                   "per question; auto: decided by the header.")
+@click.option("--skip-invalid", is_flag=True,
+              help="Import the good rows and write the bad ones to --rejects.")
+@click.option("--rejects", "rejects", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="CSV for the rows --skip-invalid leaves out (the file's "
+                                   "columns plus _line and _reason).")
+@click.option("--replace", is_flag=True,
+              help="Overwrite answers that earlier imports gave for the same respondent and "
+                   "question (otherwise they are conflicts).")
+@db_option
+@click.option("--output", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True,
+              help="How to print the summary (--format is the file layout).")
+def import_command(file, survey_name, file_format, skip_invalid, rejects, replace, db_url, fmt):
+    """Import a response CSV (long or wide) into a survey, all or nothing.
+
+    Answers are yes/y/1/true, no/n/0/false, dont_know/don't know/dk (any case)
+    or the survey's aliases; an empty cell is a missing answer. UTF-8 (with or
+    without BOM), comma or semicolon separated. A file with any bad row imports
+    nothing and lists every bad row (line, column, value, reason); importing
+    the same file twice changes nothing.
+
+    Example: surveykit import answers.csv --survey academic_integrity
+    """
+    from surveykit.store import open_engine
+    from surveykit.store.importer import import_responses
+
+    if skip_invalid and rejects is None:
+        raise click.UsageError("--skip-invalid needs --rejects FILE for the rows it leaves out")
+    if rejects is not None and not skip_invalid:
+        raise click.UsageError("--rejects is only used with --skip-invalid")
+    engine = open_engine(db_url)
+    size = Path(file).stat().st_size if Path(file).is_file() else 0
+    with progress_bar(size, "Importing") as advance:
+        done = 0
+
+        def progress(position: int, _total: int) -> None:
+            nonlocal done
+            if position > done:
+                advance(position - done)
+                done = position
+
+        result = import_responses(engine, file, survey_name, fmt=file_format,
+                                  skip_invalid=skip_invalid, rejects_path=rejects,
+                                  replace=replace, progress=progress)
+    if fmt == "json":
+        print_json(result.to_dict())
+        return
+    if result.already_imported:
+        click.echo(f"{file} was already imported into {survey_name!r} (import "
+                   f"#{result.import_id}, {result.imported_at:%Y-%m-%d %H:%M} UTC, same "
+                   "sha256); nothing changed.")
+        return
+    click.echo(f"Imported {file} ({result.file_format} layout) into {survey_name!r} as import "
+               f"#{result.import_id}: {count(result.rows_read, 'row')} read, "
+               f"{count(result.imported, 'answer')} added, {result.replaced} replaced, "
+               f"{result.missing} missing (empty cells), "
+               f"{count(result.rejected, 'row')} rejected.")
+    if result.rejects_path is not None:
+        click.echo(f"Rejected rows, with their reasons: {result.rejects_path}")
+
+
+@main.command("counts")
+@click.option("--survey", "survey_name", required=True, metavar="NAME",
+              help="A survey added with 'surveykit survey add'.")
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def counts_command(survey_name, db_url, fmt):
+    """Count yes, no, don't know and missing answers per question (in SQL).
+
+    missing: respondents who answered some question of the survey but left
+    this one empty. Issued questionnaires that never came back are not missing.
+
+    Example: surveykit counts --survey academic_integrity --format json
+    """
+    from surveykit.store import count_responses, open_engine
+
+    counts = count_responses(open_engine(db_url), survey_name)
+    if fmt == "json":
+        print_json({"survey": survey_name, "questions": [c.to_dict() for c in counts]})
+        return
+    header = ("question", "yes", "no", "dont_know", "missing", "")
+    echo_table(header, [(c.question_id, str(c.yes), str(c.no), str(c.dont_know),
+                          str(c.missing), "") for c in counts])
