@@ -1,17 +1,22 @@
 """The survey definition file (TOML): parse and validate.
 
-A survey names its questions and, for each, the randomized-response mechanism
-respondents follow: answer truthfully with probability p, give the opposite
-answer with probability q, say "don't know" with probability 1 - p - q (the
-generalized Warner mechanism, paper Section 3). Example (sample_data/)::
+A survey names its questions and, for each, the randomized-response design
+respondents follow (any preset of :mod:`surveykit.designs`, named and
+parameterized as in R's RRreg). Example::
 
     name = "academic_integrity"
     title = "Academic integrity survey 2024"
     language = "en"                  # optional
 
-    [mechanism]                      # default for every question
-    p = 0.6
-    q = 0.2
+    [design]                         # default for every question (optional when
+    model = "sld"                    # every question has its own)
+    p = [0.1667, 0.8333]
+    dont_know = 0.2                  # the paper's "don't know" branch, any design
+    groups = ["A", "B"]              # optional names of the groups
+
+    [mechanism]                      # shorthand for model = "generalized_warner"
+    p = 0.6                          # (answer truthfully with p, the opposite
+    q = 0.2                          # with q, "don't know" with 1 - p - q)
 
     [wording]                        # optional respondent-facing overrides
     intro = "Your answers are protected by a random code."
@@ -22,13 +27,19 @@ generalized Warner mechanism, paper Section 3). Example (sample_data/)::
     [[questions]]
     id = "exam_cheating"
     text = "Have you ever cheated on an exam?"
-    [questions.mechanism]            # optional, overrides the default
-    p = 0.7
-    q = 0.15
-    [questions.aliases]              # optional raw answer -> yes | no | dont_know
+    [questions.design]               # optional, overrides the default
+    model = "crosswise"
+    p = 0.25
+    innocuous = "Is your mother's birthday in January, February or March?"
+    [questions.aliases]              # optional raw answer -> one of the design's answers
     "si" = "yes"
 
-Every error names the file, the field (``questions[2].mechanism.p``) and
+Designs that ask an innocuous question (uqtknown, uqtunknown, crosswise,
+triangular) need its text, ``innocuous``. Multi-group designs (sld, cdm,
+uqtunknown, ...) give each respondent one group for the whole questionnaire,
+so every multi-group question of a survey has the same groups.
+
+Every error names the file, the field (``questions[2].design.p``) and
 what is wrong, so the author can fix it without reading this module.
 """
 
@@ -41,8 +52,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from surveykit.designs.base import Design
+from surveykit.designs.registry import design_class, make_design
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError, SurveyDefinitionError
+from surveykit.vocabulary import BUILTIN_SPELLINGS, canonical_spelling, response_spellings
 
 __all__ = [
     "ANSWERS",
@@ -56,69 +70,73 @@ __all__ = [
 
 ANSWERS: tuple[str, ...] = ("yes", "no", "dont_know")
 
-# Spellings every survey accepts, after canonical_spelling(); an empty cell is
-# *missing*, never "don't know" (a blank is not an answer).
-BUILTIN_SPELLINGS: Mapping[str, str] = MappingProxyType({
-    **dict.fromkeys(("yes", "y", "1", "true"), "yes"),
-    **dict.fromkeys(("no", "n", "0", "false"), "no"),
-    **dict.fromkeys(("dont_know", "don't know", "dont know", "dk", "don't_know"), "dont_know"),
-})
-
 # Short identifiers that work as CSV column names and in every SQL database.
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}\Z")
 _SURVEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*\Z")
 # Column names a response CSV uses for itself; a question may not take them.
-RESERVED_COLUMNS = frozenset({"respondent_id", "question_id", "answer"})
-_TOP_KEYS = frozenset({"name", "title", "language", "mechanism", "wording", "aliases",
+RESERVED_COLUMNS = frozenset({"respondent_id", "question_id", "answer", "group"})
+_TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "wording", "aliases",
                        "questions"})
-_QUESTION_KEYS = frozenset({"id", "text", "mechanism", "aliases", "wording"})
-
-
-def canonical_spelling(raw: str) -> str:
-    """The form answers are compared in: trimmed, case-folded, one space, straight quotes.
-
-    >>> canonical_spelling("  Don’t   KNOW ")
-    "don't know"
-    """
-    return " ".join(raw.replace("\u2019", "'").casefold().split())
+_QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wording"})
+# Designs whose respondents answer an innocuous question need its text.
+_INNOCUOUS_DESIGNS = frozenset({"uqtknown", "uqtunknown", "crosswise", "triangular"})
 
 
 @dataclass(frozen=True)
 class Question:
-    """One sensitive question and the mechanism its respondents follow.
+    """One sensitive question and the design its respondents follow.
 
-    ``aliases`` maps raw answers (in canonical spelling) to "yes", "no" or
-    "dont_know"; ``wording`` overrides respondent-facing texts for this question.
+    ``aliases`` maps raw answers (in canonical spelling) to the design's
+    responses; ``wording`` overrides respondent-facing texts for this question;
+    ``innocuous`` is the innocuous question's text for designs that ask one.
     """
 
     id: str
     text: str
-    mechanism: GeneralizedWarner
+    design: Design
     aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     wording: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    innocuous: str | None = None
+
+    @property
+    def mechanism(self) -> Design:
+        """The question's design (surveykit 0.1's name for it)."""
+        return self.design
 
     def answer_spellings(self) -> dict[str, str]:
-        """Every accepted canonical spelling -> answer (built-ins plus this question's aliases).
+        """Every accepted canonical spelling -> response (the design's labels, the built-in
+        spellings of yes/no designs, "don't know", and this question's aliases).
 
         >>> q = Question("q1", "Ever?", GeneralizedWarner(p=0.6, q=0.2), {"si": "yes"})
         >>> q.answer_spellings()["si"], q.answer_spellings()["dk"]
         ('yes', 'dont_know')
         """
-        return {**BUILTIN_SPELLINGS, **self.aliases}
+        return {**response_spellings(self.design.response_labels), **self.aliases}
 
 
 @dataclass(frozen=True)
 class Survey:
-    """A validated survey definition; ``source`` is the TOML text it came from."""
+    """A validated survey definition; ``source`` is the TOML text it came from.
+
+    ``design`` is the survey's default design (None when every question has
+    its own); ``groups`` names the groups of its multi-group questions (one
+    group, "1", when there are none).
+    """
 
     name: str
     title: str
-    mechanism: GeneralizedWarner
+    design: Design | None
     questions: tuple[Question, ...]
     wording: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     language: str = "en"
     source: str = ""
+    groups: tuple[str, ...] = ("1",)
+
+    @property
+    def mechanism(self) -> Design | None:
+        """The default design (surveykit 0.1's name for it)."""
+        return self.design
 
     def question(self, question_id: str) -> Question:
         """The question with this id (case-insensitive), or a SurveyDefinitionError."""
@@ -130,6 +148,31 @@ class Survey:
         raise SurveyDefinitionError(
             f"survey {self.name!r} has no question {question_id!r}; its questions are {known}"
         )
+
+    def group_number(self, group: object) -> int:
+        """The 1-based number of ``group`` (its number or its name, any case).
+
+        >>> parse_survey('''name = "s"
+        ... title = "S"
+        ... [design]
+        ... model = "sld"
+        ... p = [0.2, 0.8]
+        ... groups = ["short", "long"]
+        ... [[questions]]
+        ... id = "q"
+        ... text = "Ever?"''').group_number("Long")
+        2
+        """
+        text = str(group).strip()
+        for number, name in enumerate(self.groups, start=1):
+            if text == name or text.casefold() == name.casefold():
+                return number
+        if text.isdigit() and 1 <= int(text) <= len(self.groups):
+            return int(text)
+        allowed = ", ".join(f"{i} ({name})" if name != str(i) else str(i)
+                            for i, name in enumerate(self.groups, start=1))
+        raise SurveyDefinitionError(
+            f"group {text!r} is not a group of survey {self.name!r}; its groups are {allowed}")
 
 
 def load_survey_file(path: str | Path) -> Survey:
@@ -198,12 +241,9 @@ class _Validator:
         if not _LANGUAGE.match(language):
             raise self.fail("language", f"{language!r} must be a language tag such as "
                                         "\"en\" or \"pt-BR\"")
-        if "mechanism" not in data:
-            raise self.fail("mechanism", "missing: add a [mechanism] table with p and q "
-                                         "(e.g. p = 0.6, q = 0.2)")
-        mechanism = self.mechanism(data["mechanism"], "mechanism")
+        default = self.default_design(data)
         wording = self.strings(data.get("wording", {}), "wording")
-        common_aliases = self.aliases(data.get("aliases", {}), "aliases")
+        common_aliases = self.raw_aliases(data.get("aliases", {}), "aliases")
         questions = data.get("questions")
         if not isinstance(questions, list) or not questions:
             raise self.fail("questions", "missing: add at least one [[questions]] table "
@@ -212,7 +252,7 @@ class _Validator:
         seen: dict[str, int] = {}
         for index, entry in enumerate(questions):
             where = f"questions[{index}]"
-            question = self.question(entry, where, mechanism, common_aliases)
+            question = self.question(entry, where, default, common_aliases)
             folded = question.id.casefold()
             if folded in seen:
                 raise self.fail(f"{where}.id", f"{question.id!r} repeats the id of "
@@ -220,10 +260,44 @@ class _Validator:
                                                "(case does not count)")
             seen[folded] = index
             parsed.append(question)
-        return Survey(name=name, title=title, mechanism=mechanism, questions=tuple(parsed),
-                      wording=wording, language=language, source=text)
+        groups = self.groups(parsed)
+        return Survey(name=name, title=title, design=default[0] if default else None,
+                      questions=tuple(parsed), wording=wording, language=language, source=text,
+                      groups=groups)
 
-    def question(self, entry: object, where: str, default: GeneralizedWarner,
+    def default_design(self, data: dict) -> tuple[Design, str | None] | None:
+        """The survey-level design ([design] or its shorthand [mechanism]) and innocuous text."""
+        if "design" in data and "mechanism" in data:
+            raise self.fail("mechanism", "give either [design] or its shorthand [mechanism] "
+                                         "(p, q of the generalized Warner), not both")
+        if "design" in data:
+            return self.design(data["design"], "design")
+        if "mechanism" in data:
+            return self.mechanism(data["mechanism"], "mechanism"), None
+        return None
+
+    def groups(self, questions: list[Question]) -> tuple[str, ...]:
+        """The groups every multi-group question shares (a respondent has one group)."""
+        first: tuple[int, Question] | None = None
+        for index, question in enumerate(questions):
+            names = question.design.group_names
+            if len(names) == 1:
+                continue
+            if first is None:
+                first = (index, question)
+                continue
+            other = first[1].design.group_names
+            if len(names) != len(other) or [n.casefold() for n in names] != [
+                    n.casefold() for n in other]:
+                raise self.fail(
+                    f"questions[{index}].design",
+                    f"groups {list(names)!r} differ from the groups {list(other)!r} of "
+                    f"questions[{first[0]}]: a respondent gets one group (one form version) "
+                    "for the whole questionnaire, so every multi-group question must have "
+                    "the same groups")
+        return first[1].design.group_names if first else ("1",)
+
+    def question(self, entry: object, where: str, default: tuple[Design, str | None] | None,
                  common_aliases: Mapping[str, str]) -> Question:
         if not isinstance(entry, dict):
             raise self.fail(where, "must be a table with id and text ([[questions]])")
@@ -237,14 +311,61 @@ class _Validator:
             raise self.fail(f"{where}.id", f"{question_id!r} is a column name of response "
                                            "files; choose another id")
         text = self.string(entry, "text", f"{where}.text")
-        mechanism = default
-        if "mechanism" in entry:
-            mechanism = self.mechanism(entry["mechanism"], f"{where}.mechanism")
-        aliases = dict(common_aliases)
-        aliases.update(self.aliases(entry.get("aliases", {}), f"{where}.aliases"))
+        if "design" in entry and "mechanism" in entry:
+            raise self.fail(f"{where}.mechanism", "give either design or its shorthand "
+                                                  "mechanism (p, q), not both")
+        if "design" in entry:
+            design, innocuous = self.design(entry["design"], f"{where}.design")
+        elif "mechanism" in entry:
+            design, innocuous = self.mechanism(entry["mechanism"], f"{where}.mechanism"), None
+        elif default is not None:
+            design, innocuous = default
+        else:
+            raise self.fail("design", f"missing: {where} has no design of its own, so the "
+                                      "survey needs a default [design] table (e.g. model = "
+                                      "\"warner\", p = 0.7) or [mechanism] with p and q")
+        own = self.raw_aliases(entry.get("aliases", {}), f"{where}.aliases")
+        wanted = {raw: (answer, f'aliases."{raw}"') for raw, answer in common_aliases.items()}
+        wanted.update({raw: (answer, f'{where}.aliases."{raw}"') for raw, answer in own.items()})
+        aliases = self.aliases(wanted, design)
         wording = self.strings(entry.get("wording", {}), f"{where}.wording")
-        return Question(id=question_id, text=text, mechanism=mechanism,
-                        aliases=MappingProxyType(aliases), wording=wording)
+        return Question(id=question_id, text=text, design=design,
+                        aliases=MappingProxyType(aliases), wording=wording, innocuous=innocuous)
+
+    def design(self, value: object, where: str) -> tuple[Design, str | None]:
+        """A [design] table: model = NAME, the preset's parameters, and innocuous text."""
+        if not isinstance(value, dict):
+            raise self.fail(where, "must be a table with model and the design's parameters "
+                                   "(e.g. model = \"sld\", p = [0.1667, 0.8333])")
+        if "model" not in value:
+            raise self.fail(f"{where}.model", "missing: name the design, e.g. model = \"fr\"")
+        model = value["model"]
+        if not isinstance(model, str):
+            raise self.fail(f"{where}.model", f"{model!r} must be a design name in quotes")
+        try:
+            cls = design_class(model)
+        except ParameterError as exc:
+            raise self.fail(f"{where}.model", str(exc)) from None
+        parameters = {k: v for k, v in value.items() if k not in ("model", "innocuous")}
+        innocuous = value.get("innocuous")
+        if innocuous is not None and (not isinstance(innocuous, str) or not innocuous.strip()):
+            raise self.fail(f"{where}.innocuous", f"{innocuous!r} must be the innocuous "
+                                                  "question's text in quotes")
+        try:
+            design = make_design(model, **parameters)
+        except ParameterError as exc:
+            key = next((k for k in parameters if str(exc).startswith(f"{k} ")
+                        or str(exc).startswith(f"{k}[")), None)
+            raise self.fail(f"{where}.{key}" if key else where, str(exc)) from None
+        if cls.model in _INNOCUOUS_DESIGNS and innocuous is None:
+            raise self.fail(f"{where}.innocuous", (
+                f"missing: the {cls.model} design asks an innocuous question beside the "
+                "sensitive one; give its text, e.g. innocuous = \"Were you born in January, "
+                "February or March?\""))
+        if cls.model not in _INNOCUOUS_DESIGNS and innocuous is not None:
+            raise self.fail(f"{where}.innocuous", f"the {cls.model} design asks no innocuous "
+                                                  "question; remove innocuous")
+        return design, innocuous.strip() if innocuous else None
 
     def mechanism(self, value: object, where: str) -> GeneralizedWarner:
         if not isinstance(value, dict):
@@ -267,22 +388,41 @@ class _Validator:
         except ParameterError as exc:
             raise self.fail(where, str(exc)) from None
 
-    def aliases(self, value: object, where: str) -> dict[str, str]:
+    def raw_aliases(self, value: object, where: str) -> dict[str, str]:
+        """A survey-level [aliases] table: raw answer -> answer, checked per question later."""
         if not isinstance(value, dict):
             raise self.fail(where, 'must be a table of raw answer = "yes" | "no" | "dont_know"')
         aliases: dict[str, str] = {}
         for raw, answer in value.items():
             key = f'{where}."{raw}"'
-            if answer not in ANSWERS:
-                raise self.fail(key, f"{answer!r} must be one of \"yes\", \"no\", \"dont_know\"")
+            if not isinstance(answer, str):
+                raise self.fail(key, f"{answer!r} must be an answer in quotes")
             spelling = canonical_spelling(raw)
             if not spelling:
                 raise self.fail(key, "an empty answer is missing, it cannot be an alias")
-            builtin = BUILTIN_SPELLINGS.get(spelling)
-            if builtin is not None and builtin != answer:
-                raise self.fail(key, f"{raw!r} already means {builtin!r} for every survey; "
-                                     "it cannot mean " f"{answer!r}")
             aliases[spelling] = answer
+        return aliases
+
+    def alias_target(self, answer: str, design: Design, key: str) -> str:
+        """The response an alias means under ``design``, or an error listing the answers."""
+        labels = design.response_labels
+        found = response_spellings(labels).get(canonical_spelling(answer))
+        if answer not in labels and found is None:
+            shown = ", ".join(f'"{label}"' for label in labels)
+            raise self.fail(key, f"{answer!r} must be one of the design's answers: {shown}")
+        return answer if answer in labels else found
+
+    def aliases(self, wanted: Mapping[str, tuple[str, str]], design: Design) -> dict[str, str]:
+        """Raw spelling -> the design's response, for (answer, key path) pairs."""
+        builtin = response_spellings(design.response_labels)
+        aliases: dict[str, str] = {}
+        for spelling, (answer, key) in wanted.items():
+            target = self.alias_target(answer, design, key)
+            existing = builtin.get(spelling)
+            if existing is not None and existing != target:
+                raise self.fail(key, f"{spelling!r} already means {existing!r} for every "
+                                     f"survey; it cannot mean {target!r}")
+            aliases[spelling] = target
         return aliases
 
     def strings(self, value: object, where: str) -> Mapping[str, str]:
