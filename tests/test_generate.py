@@ -57,6 +57,10 @@ def every_table(path: Path) -> dict[str, tuple[list[str], list[tuple]]]:
     return tables
 
 
+# the store names the instructions the questionnaires letter T, L, D
+NAMES = {"T": "truthful", "L": "opposite", "D": "dont_know"}
+
+
 def test_database_after_generate_holds_issued_ids_and_aggregate_counts_only(database, tmp_path):
     result = generate(database, tmp_path / "out", "--seed", "5", "--output", "json")
     assert result.exit_code == 0, result.output
@@ -75,11 +79,11 @@ def test_database_after_generate_holds_issued_ids_and_aggregate_counts_only(data
                    if any(cell in ids for row in rows for cell in row)}
     assert holding_ids == {"respondents"}
     columns, rows = tables["respondents"]
-    assert set(columns) == {"survey_id", "respondent_id", "issued_at"}
+    assert set(columns) == {"survey_id", "respondent_id", "issued_at", "group_number"}
     assert {row[columns.index("respondent_id")] for row in rows} == ids
-    # Codes appear only as totals: one row per (question, code), no respondent column.
+    # Codes appear only as totals: one row per (question, group, code), no respondent column.
     columns, rows = tables["code_tallies"]
-    assert set(columns) == {"question_id", "code", "count"}
+    assert set(columns) == {"question_id", "group_number", "code", "count"}
     assert len(rows) == 2 * 3
     with sqlite3.connect(database) as conn:
         stored = dict(((q, c), n) for q, c, n in conn.execute(
@@ -88,14 +92,14 @@ def test_database_after_generate_holds_issued_ids_and_aggregate_counts_only(data
     for question, tally in summary["code_tallies"].items():
         assert sum(tally.values()) == 40
         for code, count in tally.items():
-            assert stored[(question, code)] == count
+            assert stored[(question, NAMES[code])] == count
     # No other table has a column that could carry a code.
     for name, (columns, rows) in tables.items():
         if name == "code_tallies":
             continue
         for j, column in enumerate(columns):
             values = {row[j] for row in rows}
-            assert not (values and values <= {"T", "L", "D"}), (name, column)
+            assert not (values and values <= {"T", "L", "D", *NAMES.values()}), (name, column)
 
 
 def test_a_second_generation_adds_ids_and_counts(database, tmp_path):
@@ -108,7 +112,8 @@ def test_a_second_generation_adds_ids_and_counts(database, tmp_path):
     for run_result in (first, second):
         for question, tally in json.loads(run_result.stdout)["code_tallies"].items():
             for code, count in tally.items():
-                total[(question, code)] = total.get((question, code), 0) + count
+                if count:
+                    total[(question, NAMES[code])] = total.get((question, NAMES[code]), 0) + count
     with sqlite3.connect(database) as conn:
         stored = dict(((q, c), n) for q, c, n in conn.execute(
             "SELECT questions.name, code, count FROM code_tallies "

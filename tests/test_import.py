@@ -176,8 +176,8 @@ def test_non_utf8_bytes_are_refused_with_line_column_and_value(survey_engine, tm
      CsvProblem(1, None, None, "no respondent_id column (found: id, question, answer)")),
     ("respondent_id,question_id,answer,comment\nr1,exam_cheating,yes,x\n",
      CsvProblem(1, "comment", None, "unexpected column in the long layout (respondent_id, "
-                                    "question_id, answer); remove it or rename it to start "
-                                    "with '_'")),
+                                    "question_id, answer, and group for multi-group designs); "
+                                    "remove it or rename it to start with '_'")),
     ("respondent_id,question_id\nr1,exam_cheating\n",
      CsvProblem(1, None, None, "the long layout needs the column answer")),
     ("respondent_id,exam_cheating,cheating\nr1,yes,no\n",
@@ -432,7 +432,8 @@ def test_cli_import_then_counts_as_json(cli_db, tmp_path):
     data = json.loads(counts.stdout)
     assert data["survey"] == SURVEY
     assert [q["id"] for q in data["questions"]] == list(QUESTIONS)
-    assert set(data["questions"][0]) == {"id", "yes", "no", "dont_know", "missing"}
+    assert set(data["questions"][0]) == {"id", "yes", "no", "dont_know", "missing", "answers",
+                                         "groups"}
     engine = store.open_engine(cli_db)
     assert [tuple(q[k] for k in ("yes", "no", "dont_know", "missing"))
             for q in data["questions"]] == list(counts_of(engine).values())

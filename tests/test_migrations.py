@@ -68,7 +68,7 @@ def test_an_outdated_database_asks_for_init(sqlite_url):
     with engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = 'old'"))
     with pytest.raises(store.StoreError, match=r"is at schema revision old, this surveykit "
-                                               r"needs 0001: run 'surveykit init'"):
+                                               r"needs 0002: run 'surveykit init'"):
         store.list_surveys(engine)
     engine.dispose()
 
@@ -106,6 +106,109 @@ def test_init_works_from_any_directory_with_a_non_editable_wheel(tmp_path):
                             text=True, env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
                             timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "schema revision 0001" in result.stdout
+    assert "schema revision 0002" in result.stdout
     assert '"id": "exam_cheating"' in result.stdout
     assert (elsewhere / "surveykit.db").exists()
+
+
+# -- 0001 -> 0002: a database made by surveykit 0.1 upgrades in place -----------------------
+
+
+def _fill_a_0_1_database(engine, sample_survey) -> dict:
+    """Write what surveykit 0.1 wrote (schema 0001): a survey with (p, q) per question,
+    issued ids, T/L/D tallies, one import of the sample long file. Returns what was written."""
+    import csv
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    with (REPOSITORY / "sample_data" / "responses_long.csv").open(encoding="utf-8") as stream:
+        answers = list(csv.reader(stream))[1:]
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO surveys (id, name, title, language, p, q, source, created_at) "
+            "VALUES (1, :name, :title, 'en', 0.6, 0.2, :source, :now)"),
+            {"name": sample_survey.name, "title": sample_survey.title,
+             "source": sample_survey.source, "now": now})
+        for position, question in enumerate(sample_survey.questions):
+            conn.execute(text(
+                "INSERT INTO questions (id, survey_id, position, name, text, p, q) "
+                "VALUES (:id, 1, :position, :name, :text, :p, :q)"),
+                {"id": position + 1, "position": position, "name": question.id,
+                 "text": question.text, "p": question.design.p, "q": question.design.q})
+            for code, count in (("T", 30 + position), ("L", 10), ("D", 9)):
+                conn.execute(text("INSERT INTO code_tallies (question_id, code, count) "
+                                  "VALUES (:q, :code, :count)"),
+                             {"q": position + 1, "code": code, "count": count})
+        conn.execute(text(
+            "INSERT INTO imports (id, survey_id, file_name, sha256, file_format, rows_read, "
+            "imported, replaced, rejected, missing, imported_at) VALUES (1, 1, "
+            "'responses_long.csv', :sha, 'long', :n, :n, 0, 0, 0, :now)"),
+            {"sha": "0" * 64, "n": len(answers), "now": now})
+        ids = {q.id: i + 1 for i, q in enumerate(sample_survey.questions)}
+        spelled = sample_survey.questions[0].answer_spellings()
+        rows = [{"rid": rid, "q": ids[question], "answer": spelled[answer.strip().casefold()]}
+                for rid, question, answer in answers if answer.strip()]
+        conn.execute(text("INSERT INTO responses (survey_id, question_id, respondent_id, answer, "
+                          "import_id) VALUES (1, :q, :rid, :answer, 1)"), rows)
+        conn.execute(text("INSERT INTO respondents (survey_id, respondent_id, issued_at) "
+                          "VALUES (1, 'AI-9999', :now)"), {"now": now})
+    expected: dict = {}
+    for row in rows:
+        key = sample_survey.questions[row["q"] - 1].id
+        expected.setdefault(key, {}).setdefault(row["answer"], 0)
+        expected[key][row["answer"]] += 1
+    return expected
+
+
+def test_a_0_1_database_upgrades_in_place_with_every_answer_and_count(database_url,
+                                                                     sample_survey, tmp_path):
+    engine = store.open_engine(database_url)
+    migrate.upgrade(engine, "0001")
+    expected = _fill_a_0_1_database(engine, sample_survey)
+    assert store.init_database(engine) == migrate.head_revision()
+    migrate.check(engine)
+    counts = {c.question_id: c for c in store.count_responses(engine, sample_survey.name)}
+    for question, answers in expected.items():
+        assert counts[question].counts.to_dict() == {"1": answers}
+    tallies = store.code_tallies(engine, sample_survey.name)
+    assert tallies["exam_cheating"] == {1: {"truthful": 30, "opposite": 10, "dont_know": 9}}
+    assert tallies["fabricated_data"][1]["truthful"] == 33
+    with engine.connect() as conn:
+        designs = conn.execute(text("SELECT name, design FROM questions ORDER BY position")).all()
+        group = conn.execute(text("SELECT group_number FROM respondents")).scalar_one()
+    assert designs[1] == ("plagiarism", '{"name": "generalized_warner", "parameters": '
+                                        '{"p": 0.7, "q": 0.15}}')
+    assert group is None
+    assert store.load_survey(engine, sample_survey.name) == sample_survey
+    # the upgraded database takes new answers and reports them with the old ones
+    from surveykit.reporting.report import report_for_survey
+    from surveykit.store.importer import import_responses
+
+    extra = tmp_path / "more.csv"
+    extra.write_text("respondent_id,question_id,answer\nAI-9999,exam_cheating,yes\n",
+                     encoding="utf-8")
+    result = import_responses(engine, extra, sample_survey.name)
+    assert result.imported == 1
+    report = report_for_survey(engine, sample_survey.name)
+    assert report.questions[0].yes == expected["exam_cheating"]["yes"] + 1
+    engine.dispose()
+
+
+def test_downgrade_to_0_1_keeps_generalized_warner_answers(database_url, sample_survey):
+    engine = store.open_engine(database_url)
+    migrate.upgrade(engine, "0001")
+    expected = _fill_a_0_1_database(engine, sample_survey)
+    store.init_database(engine)
+    migrate.downgrade(engine, "0001")
+    with engine.connect() as conn:
+        rows = conn.execute(text(
+            "SELECT q.name, r.answer, count(*) FROM responses r JOIN questions q "
+            "ON q.id = r.question_id GROUP BY q.name, r.answer")).all()
+        tallies = dict(conn.execute(text(
+            "SELECT code, count FROM code_tallies WHERE question_id = 1")).all())
+        p_q = conn.execute(text("SELECT p, q FROM questions WHERE name = 'plagiarism'")).one()
+    assert {(q, a): n for q, a, n in rows} == {
+        (q, a): n for q, answers in expected.items() for a, n in answers.items()}
+    assert tallies == {"T": 30, "L": 10, "D": 9}
+    assert tuple(p_q) == (0.7, 0.15)
+    engine.dispose()

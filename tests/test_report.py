@@ -121,15 +121,18 @@ def test_few_answers_and_only_dont_know_are_flagged():
 
 def test_randomizer_audit_flags_codes_that_do_not_follow_the_design():
     survey = parse_survey(SURVEY, "crafted.toml")
-    fair = {"T": 600, "L": 205, "D": 195}
-    skewed = {"T": 700, "L": 150, "D": 150}
-    tallies = {"normal": fair, "excess_dk": skewed, "negative": {"T": 700, "L": 200, "D": 100},
+    fair = {1: {"truthful": 600, "opposite": 205, "dont_know": 195}}
+    skewed = {1: {"truthful": 700, "opposite": 150, "dont_know": 150}}
+    tallies = {"normal": fair, "excess_dk": skewed,
+               "negative": {1: {"truthful": 700, "opposite": 200, "dont_know": 100}},
                "empty": fair}
     report = build_report(survey, [], code_tallies=tallies, issued=1000)
     by_id = {q.id: q for q in report.questions}
-    assert not any("issued codes" in w for w in by_id["normal"].warnings)
+    assert not any("issued instructions" in w for w in by_id["normal"].warnings)
     assert by_id["normal"].codes_pvalue > 0.5
-    assert any(w.startswith("The issued codes (T 70.0%, L 15.0%, D 15.0%) differ")
+    assert any(w.startswith("The issued instructions (truthful 70.0%, opposite 15.0%, "
+                            "dont_know 15.0%; design truthful 60.0%, opposite 20.0%, "
+                            "dont_know 20.0%) differ")
                for w in by_id["excess_dk"].warnings)
     assert by_id["negative"].codes_pvalue > 0.01  # (0.7, 0.2, 0.1) is its design
 

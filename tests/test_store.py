@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -67,20 +68,22 @@ def test_store_commands_on_an_empty_database_say_to_run_init(database_url):
 
 
 def test_init_database_is_idempotent(engine):
-    assert store.init_database(engine) == "0001"
-    assert store.init_database(engine) == "0001"
+    assert store.init_database(engine) == "0002"
+    assert store.init_database(engine) == "0002"
     assert store.list_surveys(engine) == []
 
 
-def test_add_survey_stores_questions_and_mechanisms(engine, sample_survey):
+def test_add_survey_stores_questions_and_their_designs(engine, sample_survey):
     assert store.add_survey(engine, sample_survey) is True
     with engine.connect() as conn:
         rows = conn.execute(text(
-            "SELECT q.position, q.name, q.p, q.q FROM questions q JOIN surveys s "
+            "SELECT q.position, q.name, q.design FROM questions q JOIN surveys s "
             "ON s.id = q.survey_id WHERE s.name = :n ORDER BY q.position"), {"n": SURVEY}).all()
-    assert [tuple(row) for row in rows] == [
-        (0, "exam_cheating", 0.6, 0.2), (1, "plagiarism", 0.7, 0.15),
-        (2, "contract_cheating", 0.5, 0.25), (3, "fabricated_data", 0.65, 0.15)]
+    assert [(position, name, json.loads(design)) for position, name, design in rows] == [
+        (position, name, {"name": "generalized_warner", "parameters": {"p": p, "q": q}})
+        for position, name, p, q in [
+            (0, "exam_cheating", 0.6, 0.2), (1, "plagiarism", 0.7, 0.15),
+            (2, "contract_cheating", 0.5, 0.25), (3, "fabricated_data", 0.65, 0.15)]]
 
 
 def test_load_survey_rebuilds_the_full_definition(survey_engine, sample_survey):
@@ -132,7 +135,8 @@ def test_missing_counts_known_respondents_not_issued_ones(survey_engine, tmp_pat
     import_responses(survey_engine, answers, SURVEY)
     counts = {c.question_id: c for c in store.count_responses(survey_engine, SURVEY)}
     assert counts["exam_cheating"].to_dict() == {
-        "id": "exam_cheating", "yes": 1, "no": 1, "dont_know": 0, "missing": 0}
+        "id": "exam_cheating", "yes": 1, "no": 1, "dont_know": 0, "missing": 0,
+        "answers": {"yes": 1, "no": 1}, "groups": {"1": {"yes": 1, "no": 1}}}
     assert (counts["plagiarism"].no, counts["plagiarism"].missing) == (1, 1)
     assert (counts["contract_cheating"].answered, counts["contract_cheating"].missing) == (0, 2)
     assert (counts["fabricated_data"].yes, counts["fabricated_data"].dont_know) == (1, 1)
@@ -153,8 +157,8 @@ def test_list_surveys_counts_questions_issued_respondents_answers_imports(survey
 # -- issued questionnaires ------------------------------------------------------------
 
 
-TALLIES = {"exam_cheating": {"T": 2, "L": 1, "D": 0},
-           "plagiarism": {"T": 1, "L": 1, "D": 1}}
+TALLIES = {"exam_cheating": {1: {"truthful": 2, "opposite": 1}},
+           "plagiarism": {1: {"truthful": 1, "opposite": 1, "dont_know": 1}}}
 
 
 def test_record_generation_registers_ids_and_adds_tallies(survey_engine):
@@ -162,9 +166,9 @@ def test_record_generation_registers_ids_and_adds_tallies(survey_engine):
     store.record_generation(survey_engine, SURVEY, ["r4", "r5", "r6"], TALLIES)
     assert store.issued_respondent_count(survey_engine, SURVEY) == 6
     tallies = store.code_tallies(survey_engine, SURVEY)
-    assert tallies["exam_cheating"] == {"T": 4, "L": 2, "D": 0}
-    assert tallies["plagiarism"] == {"T": 2, "L": 2, "D": 2}
-    assert tallies["fabricated_data"] == {"T": 0, "L": 0, "D": 0}
+    assert tallies["exam_cheating"] == {1: {"opposite": 2, "truthful": 4}}
+    assert tallies["plagiarism"] == {1: {"dont_know": 2, "opposite": 2, "truthful": 2}}
+    assert tallies["fabricated_data"] == {}
 
 
 def test_record_generation_with_an_already_issued_id_stores_nothing(survey_engine):
@@ -173,24 +177,30 @@ def test_record_generation_with_an_already_issued_id_stores_nothing(survey_engin
                                          r"'academic_integrity': 'r3'; nothing was recorded"):
         store.record_generation(survey_engine, SURVEY, ["r3", "r4", "r5"], TALLIES)
     assert store.issued_respondent_count(survey_engine, SURVEY) == 3
-    assert store.code_tallies(survey_engine, SURVEY)["exam_cheating"] == {"T": 2, "L": 1, "D": 0}
+    assert store.code_tallies(survey_engine, SURVEY)["exam_cheating"] == {
+        1: {"opposite": 1, "truthful": 2}}
 
 
 @pytest.mark.parametrize("ids, tallies, message", [
     (["r1", "r1", "r2"], TALLIES, r"1 respondent id\(s\) appear more than once: 'r1'"),
     (["r1", " r2", "r3"], TALLIES, r"respondent id ' r2': .*must not start or end with spaces"),
     (["r1", "", "r3"], TALLIES, r"respondent id '': a respondent id must be a non-empty text"),
-    (["r1", "r2", "r3"], {"nope": {"T": 3}}, r"names question 'nope', which survey"),
-    (["r1", "r2", "r3"], {"plagiarism": {"X": 3}}, r"code 'X' for question 'plagiarism'"),
-    (["r1", "r2", "r3"], {"plagiarism": {"T": -1, "L": 4}}, r"count -1 of code T"),
-    (["r1", "r2", "r3"], {"plagiarism": {"T": 1, "L": 1}}, r"add up to 2, but 3 respondent"),
+    (["r1", "r2", "r3"], {"nope": {1: {"truthful": 3}}}, r"names question 'nope', which survey"),
+    (["r1", "r2", "r3"], {"plagiarism": {1: {"": 3}}},
+     r"instruction code '' for question 'plagiarism' must be a non-empty text"),
+    (["r1", "r2", "r3"], {"plagiarism": {1: {"truthful": -1, "opposite": 4}}},
+     r"count -1 of instruction truthful"),
+    (["r1", "r2", "r3"], {"plagiarism": {1: {"truthful": 1, "opposite": 1}}},
+     r"in group 1 add up to 2, but 3 respondent"),
+    (["r1", "r2", "r3"], {"plagiarism": {2: {"truthful": 3}}},
+     r"in group 2 add up to 3, but 0 respondent"),
 ])
 def test_record_generation_refuses_bad_input_and_stores_nothing(survey_engine, ids, tallies,
                                                                 message):
     with pytest.raises(ParameterError, match=message):
         store.record_generation(survey_engine, SURVEY, ids, tallies)
     assert store.issued_respondent_count(survey_engine, SURVEY) == 0
-    assert store.code_tallies(survey_engine, SURVEY)["plagiarism"] == {"T": 0, "L": 0, "D": 0}
+    assert store.code_tallies(survey_engine, SURVEY)["plagiarism"] == {}
 
 
 def test_no_table_can_link_a_respondent_to_a_code(engine):
@@ -199,10 +209,10 @@ def test_no_table_can_link_a_respondent_to_a_code(engine):
         columns = {column["name"] for column in inspector.get_columns(table)}
         assert not ({"respondent_id"} <= columns and "code" in columns), table
     assert {c["name"] for c in inspector.get_columns("code_tallies")} == {
-        "question_id", "code", "count"}
+        "question_id", "group_number", "code", "count"}
 
 
-def test_counts_group_along_the_primary_key_without_sorting(sqlite_url):
+def test_counts_read_one_survey_along_the_primary_key(sqlite_url):
     engine = store.open_engine(sqlite_url)
     store.init_database(engine)
     sql = str(store.counts_statement(1).compile(
@@ -210,5 +220,4 @@ def test_counts_group_along_the_primary_key_without_sorting(sqlite_url):
     path = engine.url.database
     plan = "\n".join(row[3] for row in sqlite3.connect(path).execute("EXPLAIN QUERY PLAN " + sql))
     assert "SEARCH responses USING PRIMARY KEY (survey_id=?)" in plan
-    assert "TEMP B-TREE FOR GROUP BY" not in plan
     assert "SCAN responses" not in plan

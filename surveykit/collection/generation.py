@@ -259,7 +259,11 @@ def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None
     rng = None if seed is None else seeded_source(seed)
     result = write_questionnaires(survey, rng=rng, **options)
     try:
-        store.record_generation(engine, survey_name, result.respondent_ids, result.code_tallies)
+        # the store counts instructions by name, per group (one group here)
+        names = {"T": "truthful", "L": "opposite", "D": "dont_know"}
+        tallies = {question: {1: {names[code]: n for code, n in counts.items() if n}}
+                   for question, counts in result.code_tallies.items()}
+        store.record_generation(engine, survey_name, result.respondent_ids, tallies)
     except BaseException:
         for path in (*result.files, result.key_file):
             if path is not None:

@@ -5,6 +5,11 @@ Two layouts are accepted and told apart by their header:
 * long: ``respondent_id, question_id, answer`` (one answer per row);
 * wide: ``respondent_id`` and one column per question id (one respondent per row).
 
+Either layout may add a ``group`` column: the respondent's group (its number
+1, 2, ... or the name the survey gives it) for surveys with multi-group
+designs. Without it the group comes from the issued id; a one-group survey
+needs none.
+
 Files are UTF-8 with or without a byte-order mark, separated by commas or
 semicolons (whichever the header uses). Answers are normalized
 (:func:`surveykit.definition.survey.canonical_spelling`, built-in spellings and the
@@ -171,13 +176,15 @@ def _split_header(line: str) -> tuple[str, list[str]]:
 class Chunk:
     """Up to CHUNK_ROWS data rows, split into answers to store and rows to reject.
 
-    ``answers`` holds (line, respondent_id, question_index, answer) tuples;
+    ``answers`` holds (line, respondent_id, question_index, answer, group)
+    tuples (group: 1, 2, ..., filled in from the issued id or 1 for a
+    one-group survey by the time a chunk is yielded);
     ``rejected`` holds (fields, problems) for each refused row (a wide row is
     refused whole, listing each bad cell); ``bytes_read`` is the position in
     the file after the chunk; ``missing`` counts empty answer cells of kept rows.
     """
 
-    answers: list[tuple[int, str, int, str]] = field(default_factory=list)
+    answers: list[tuple[int, str, int, str, int | None]] = field(default_factory=list)
     rejected: list[tuple[list[str], list[CsvProblem]]] = field(default_factory=list)
     rows: int = 0
     missing: int = 0
@@ -199,6 +206,12 @@ class ResponseFile:
         self._questions = {q.id.casefold(): index for index, q in enumerate(survey.questions)}
         for index, question in enumerate(survey.questions):
             self._questions[question.id] = index
+        # group cell -> group number; an empty cell means "take it from the issued id"
+        self._groups: dict[str, int | None] = {"": None}
+        for number, name in enumerate(survey.groups, start=1):
+            for spelling in (str(number), name, name.casefold(), name.upper()):
+                self._groups[spelling] = number
+        self._group_at: int | None = None
         try:
             self.delimiter, self.header = _split_header(self._text.readline())
             self.file_format = self._layout(file_format)
@@ -240,6 +253,7 @@ class ResponseFile:
                 "respondent_id and either question_id, answer (long layout) or one column per "
                 f"question (wide layout: {', '.join(q.id for q in self.survey.questions)}); "
                 "nothing was imported"))
+        self._group_at = self._columns.get("group")
         is_long = "question_id" in self._columns or "answer" in self._columns
         layout = "long" if is_long else "wide"
         if requested != "auto" and requested != layout:
@@ -254,14 +268,15 @@ class ResponseFile:
                     problems.append(CsvProblem(1, None, None,
                                                f"the long layout needs the column {name}"))
             for _, name in used:
-                if name.casefold() not in LONG_COLUMNS:
+                if name.casefold() not in LONG_COLUMNS and name.casefold() != "group":
                     problems.append(CsvProblem(1, name, None, (
                         "unexpected column in the long layout (respondent_id, question_id, "
-                        "answer); remove it or rename it to start with '_'")))
+                        "answer, and group for multi-group designs); remove it or rename it "
+                        "to start with '_'")))
         else:
             self._wide = []
             for index, name in used:
-                if name.casefold() == "respondent_id":
+                if name.casefold() in ("respondent_id", "group"):
                     continue
                 question = self._questions.get(name, self._questions.get(name.casefold()))
                 if question is None:
@@ -281,13 +296,14 @@ class ResponseFile:
     # -- rows -----------------------------------------------------------------------
 
     def chunks(self, *, chunk_rows: int = CHUNK_ROWS,
-               check_respondents: Callable[[set[str]], set[str]] | None = None,
+               check_respondents: Callable[[set[str]], Mapping[str, int | None]] | None = None,
                excluded: Mapping[int, str] | None = None) -> Iterator[Chunk]:
         """Stream the data rows in chunks.
 
-        ``check_respondents(ids)`` returns the ids of a chunk that must be
-        refused (e.g. not issued); ``excluded`` maps lines to reasons for rows
-        refused by an earlier pass (duplicates, conflicts).
+        ``check_respondents(ids)`` returns the ids of a chunk that were issued,
+        each with its group (None when issued without one); the other ids are
+        refused. ``excluded`` maps lines to reasons for rows refused by an
+        earlier pass (duplicates, conflicts).
         """
         reader = csv.reader(self._text, delimiter=self.delimiter)
         parse = self._parse_long if self.file_format == "long" else self._parse_wide
@@ -298,8 +314,12 @@ class ResponseFile:
         width = len(self.header)
         if fast:
             at_respondent, at_question, at_answer = (self._columns[name] for name in LONG_COLUMNS)
-        questions, spellings = self._questions, self._spellings
-        kept: dict[int, list[str]] | None = {} if check_respondents is not None else None
+        questions, spellings, groups = self._questions, self._spellings, self._groups
+        at_group = self._group_at
+        # one-group surveys without a group column: every answer is in group 1
+        default_group = 1 if len(self.survey.groups) == 1 else None
+        keep_rows = check_respondents is not None or len(self.survey.groups) > 1
+        kept: dict[int, list[str]] | None = {} if keep_rows else None
         end = 1  # the header is line 1
         chunk = Chunk()
         answers = chunk.answers
@@ -315,8 +335,11 @@ class ResponseFile:
                     (respondent := fields[at_respondent].strip())
                     and len(respondent) <= RESPONDENT_ID_LENGTH
                     and (question := questions.get(fields[at_question])) is not None
-                    and (answer := spellings[question].get(fields[at_answer])) is not None):
-                answers.append((line, respondent, question, answer))
+                    and (answer := spellings[question].get(fields[at_answer])) is not None
+                    and (at_group is None
+                         or (group := groups.get(fields[at_group], False)) is not False)):
+                answers.append((line, respondent, question, answer,
+                                default_group if at_group is None else group))
                 if kept is not None:
                     kept[line] = fields
             elif not any(cell.strip() for cell in fields):
@@ -337,30 +360,79 @@ class ResponseFile:
         if chunk.rows:
             yield self._finish(chunk, check_respondents, kept)
 
-    def _finish(self, chunk: Chunk, check: Callable[[set[str]], set[str]] | None,
+    def _finish(self, chunk: Chunk,
+                check: Callable[[set[str]], Mapping[str, int | None]] | None,
                 kept: dict[int, list[str]] | None) -> Chunk:
+        issued: Mapping[str, int | None] | None = None
         if check is not None and kept and chunk.answers:
             # Issued ids come back typed by hand: read them as the id they stand for.
             canonical = {typed: canonical_respondent_id(typed)
-                         for typed in {respondent for _, respondent, _, _ in chunk.answers}}
+                         for typed in {answer[1] for answer in chunk.answers}}
             if any(typed != id_ for typed, id_ in canonical.items()):
-                chunk.answers[:] = [(line, canonical[respondent], question, answer)
-                                    for line, respondent, question, answer in chunk.answers]
-            refused = check(set(canonical.values()))
+                chunk.answers[:] = [(line, canonical[respondent], question, answer, group)
+                                    for line, respondent, question, answer, group
+                                    in chunk.answers]
+            issued = check(set(canonical.values()))
+            refused = set(canonical.values()) - set(issued)
             if refused:
-                lines = sorted({line for line, respondent, _, _ in chunk.answers
-                                if respondent in refused})
-                chunk.answers[:] = [a for a in chunk.answers if a[1] not in refused]
-                for line in lines:
-                    fields = kept[line]
-                    respondent = fields[self._columns["respondent_id"]].strip()
-                    chunk.rejected.append((fields, [CsvProblem(
-                        line, "respondent_id", respondent,
-                        f"this respondent id was not issued for survey {self.survey.name!r} "
-                        "(only issued questionnaire ids are accepted)")]))
-                chunk.rejected.sort(key=lambda rejected: rejected[1][0].line)
+                self._reject(chunk, kept, {line for line, respondent, *_ in chunk.answers
+                                           if respondent in refused},
+                             "respondent_id", lambda fields: fields[
+                                 self._columns["respondent_id"]].strip(),
+                             f"this respondent id was not issued for survey "
+                             f"{self.survey.name!r} (only issued questionnaire ids are accepted)")
+        self._assign_groups(chunk, issued, kept)
         chunk.bytes_read = self._binary.tell()
         return chunk
+
+    def _assign_groups(self, chunk: Chunk, issued: Mapping[str, int | None] | None,
+                       kept: dict[int, list[str]] | None) -> None:
+        """Every answer's group: the file's, the issued id's (they must agree), or 1."""
+        single = len(self.survey.groups) == 1
+        if single and self._group_at is None:
+            return  # the rows were read with group 1
+        conflicting: dict[int, str] = {}
+        missing: set[int] = set()
+        resolved = []
+        for line, respondent, question, answer, group in chunk.answers:
+            from_id = issued.get(respondent) if issued is not None else None
+            if group is not None and from_id is not None and group != from_id:
+                conflicting[line] = (f"group {self.survey.groups[group - 1]!r} differs from "
+                                     f"group {self.survey.groups[from_id - 1]!r}, the group "
+                                     "this respondent id was issued with")
+                continue
+            chosen = group if group is not None else from_id
+            if chosen is None:
+                if single:
+                    chosen = 1
+                else:
+                    missing.add(line)
+                    continue
+            resolved.append((line, respondent, question, answer, chosen))
+        chunk.answers[:] = resolved
+        if kept is None:
+            return
+        value = (lambda fields: fields[self._group_at].strip()) if self._group_at is not None \
+            else (lambda fields: "")
+        for line, reason in conflicting.items():
+            self._reject(chunk, kept, {line}, "group", value, reason)
+        if missing:
+            names = ", ".join(f"{i} ({n})" if n != str(i) else str(i)
+                              for i, n in enumerate(self.survey.groups, start=1))
+            self._reject(chunk, kept, missing, "group", value, (
+                f"no group: survey {self.survey.name!r} has multi-group designs (groups "
+                f"{names}); add a group column, or import answers of ids issued with a group"))
+
+    def _reject(self, chunk: Chunk, kept: dict[int, list[str]] | None, lines: set[int],
+                column: str, value: Callable[[list[str]], str], reason: str) -> None:
+        """Move whole rows (every answer of their lines) to the rejected rows."""
+        if not lines:
+            return
+        chunk.answers[:] = [a for a in chunk.answers if a[0] not in lines]
+        for line in sorted(lines):
+            fields = kept[line] if kept is not None else []
+            chunk.rejected.append((fields, [CsvProblem(line, column, value(fields), reason)]))
+        chunk.rejected.sort(key=lambda rejected: rejected[1][0].line)
 
     def _check_row(self, line: int, fields: list[str]) -> tuple[str, list[CsvProblem]]:
         """The respondent id of a row, and the problems of its shape and id."""
@@ -382,11 +454,31 @@ class ResponseFile:
         return spellings.get(raw) or spellings.get(canonical_spelling(raw))
 
     def _bad_answer(self, line: int, column: str, question: int, raw: str) -> CsvProblem:
-        aliases = sorted(self.survey.questions[question].aliases)
+        asked = self.survey.questions[question]
+        aliases = sorted(asked.aliases)
         extra = f", or an alias of this question ({', '.join(aliases)})" if aliases else ""
+        if asked.design.is_binary and len(asked.design.response_labels) == 3:
+            allowed = "yes/y/1/true, no/n/0/false or dont_know/don't know/dk"
+        else:
+            allowed = (", ".join(asked.design.answer_labels)
+                       + " or dont_know/don't know/dk")
         return CsvProblem(line, column, raw, (
-            f"not an answer: use yes/y/1/true, no/n/0/false or dont_know/don't know/dk{extra}; "
+            f"not an answer: use {allowed}{extra}; "
             "leave the cell empty if the answer is missing"))
+
+    def _group(self, line: int, fields: list[str], problems: list[CsvProblem]) -> int | None:
+        """The group a row names (None: none given), adding a problem if it is not a group."""
+        if self._group_at is None:
+            return None
+        raw = fields[self._group_at].strip()
+        group = self._groups.get(raw, self._groups.get(raw.casefold(), False))
+        if group is False:
+            names = ", ".join(f"{i} ({n})" if n != str(i) else str(i)
+                              for i, n in enumerate(self.survey.groups, start=1))
+            problems.append(CsvProblem(line, "group", raw, (
+                f"not a group of survey {self.survey.name!r}; its groups are {names}")))
+            return None
+        return group
 
     def _parse_long(self, line: int, fields: list[str], chunk: Chunk):
         respondent, problems = self._check_row(line, fields)
@@ -401,6 +493,7 @@ class ResponseFile:
                       else "the question id is empty")
             problems.append(CsvProblem(line, "question_id", raw_question, reason))
             return [], problems
+        group = self._group(line, fields, problems)
         raw = fields[self._columns["answer"]]
         if not raw.strip():
             if not problems:
@@ -411,7 +504,9 @@ class ResponseFile:
             problems.append(self._bad_answer(line, "answer", question, raw))
         if problems:
             return [], problems
-        return [(line, respondent, question, answer)], problems
+        if group is None and self._group_at is None and len(self.survey.groups) == 1:
+            group = 1
+        return [(line, respondent, question, answer, group)], problems
 
     def _parse_wide(self, line: int, fields: list[str], chunk: Chunk):
         respondent, problems = self._check_row(line, fields)
@@ -419,6 +514,9 @@ class ResponseFile:
             return [], problems
         answers = []
         blank = 0
+        group = self._group(line, fields, problems)
+        if group is None and self._group_at is None and len(self.survey.groups) == 1:
+            group = 1
         for index, question, name in self._wide:
             raw = fields[index]
             if not raw.strip():
@@ -428,7 +526,7 @@ class ResponseFile:
             if answer is None:
                 problems.append(self._bad_answer(line, name, question, raw))
             else:
-                answers.append((line, respondent, question, answer))
+                answers.append((line, respondent, question, answer, group))
         if problems:
             return [], problems
         chunk.missing += blank

@@ -44,6 +44,7 @@ __all__ = [
     "Estimate",
     "align_counts",
     "estimate",
+    "default_interval_method",
     "estimate_from_labels",
 ]
 
@@ -51,7 +52,8 @@ __all__ = [
 CI_METHODS: tuple[str, ...] = binomial.BINOMIAL_CI_METHODS
 #: The default for one-group yes/no designs; other designs default to likelihood-ratio.
 DEFAULT_CI_METHOD = "wilson-cc"
-_GENERAL_METHODS = ("likelihood-ratio", "wald")
+#: Interval methods every design has.
+GENERAL_METHODS = ("likelihood-ratio", "wald")
 
 
 class ConfidenceInterval(NamedTuple):
@@ -59,6 +61,12 @@ class ConfidenceInterval(NamedTuple):
 
     low: float
     high: float
+
+
+def default_interval_method(design: Design) -> str:
+    """wilson-cc for one-group yes/no designs (documented coverage), likelihood-ratio (the
+    profile-likelihood interval) for every other design."""
+    return DEFAULT_CI_METHOD if binomial.binomial_map(design) else "likelihood-ratio"
 
 
 def _finite_or_none(value: float | None) -> float | None:
@@ -230,7 +238,7 @@ class Estimate:
 
     def default_method(self) -> str:
         """wilson-cc for one-group yes/no designs, likelihood-ratio otherwise."""
-        return DEFAULT_CI_METHOD if binomial.binomial_map(self.design) else "likelihood-ratio"
+        return default_interval_method(self.design)
 
     def confidence_interval(self, level: float = 0.95, method: str | None = None,
                             category: str | None = None) -> ConfidenceInterval:
@@ -265,11 +273,11 @@ class Estimate:
             low, high = binomial.interval_arrays(yes=first, no=second, design=self.design,
                                                  level=level, method=method)
             return ConfidenceInterval(float(low), float(high))
-        if mapping is not None and method not in _GENERAL_METHODS:
+        if mapping is not None and method not in GENERAL_METHODS:
             # the other share of a yes/no design: one minus the interval for yes
             low, high = self.confidence_interval(level, method)
             return ConfidenceInterval(1.0 - high, 1.0 - low)
-        if method not in _GENERAL_METHODS:
+        if method not in GENERAL_METHODS:
             raise ParameterError(
                 f"method ({method!r}) needs a one-group yes/no design; design "
                 f"{self.design.model!r} takes likelihood-ratio (the default) or wald")

@@ -2,21 +2,25 @@
 
 :func:`build_report` turns a survey definition and its answer counts (from one
 SQL aggregation, :func:`surveykit.store.count_responses`) into a
-:class:`Report` of plain numbers and plain-language warnings;
-:func:`render_report` formats it as text (80 columns), Markdown, HTML (one
-self-contained file with inline SVG plots) or JSON.
+:class:`Report` of plain numbers and plain-language warnings, for any design
+(:mod:`surveykit.designs`); :func:`render_report` formats it as text (80
+columns), Markdown, HTML (one self-contained file with inline SVG plots) or JSON.
 
 Privacy accounting: a respondent who answers every question releases the
 product of the question mechanisms, whose loss is at most the sum of the
-questions' losses in either semantics (Lemmas 3.3 and 3.15).
+questions' losses in either semantics (Lemmas 3.3 and 3.15). Designs with
+nuisance parameters count their worst case over the parameter's range.
 
 Checks (a warning is raised at the 1% level, ``ALPHA``):
 
 * don't-know compliance: the number of "don't know" answers against
-  Binomial(answered, 1 - p - q), two-sided exact binomial test;
-* randomizer audit (when questionnaires were issued): codes T/L/D issued
-  against (p, q, 1 - p - q), chi-square goodness of fit;
-* pi_hat outside [0, 1], fewer than ``MIN_YES_NO`` yes/no answers, no answers.
+  Binomial(answered, designed share), two-sided exact binomial test;
+* randomizer audit (when questionnaires were issued): the instructions issued
+  per group against the design's protocol, chi-square goodness of fit;
+* the design's goodness of fit (G2) where the design is over-identified beyond
+  its don't-know share (several groups);
+* pi_hat outside [0, 1], fewer than ``MIN_YES_NO`` informative answers, no answers,
+  and what the estimator reports (a nuisance parameter it cannot identify).
 """
 
 from __future__ import annotations
@@ -29,9 +33,14 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
+from surveykit.counts import Counts
 from surveykit.definition.survey import Survey
+from surveykit.designs.base import DONT_KNOW, Design
 from surveykit.designs.warner import GeneralizedWarner
-from surveykit.estimation import DEFAULT_CI_METHOD, ConfidenceInterval, Estimate, estimate
+from surveykit.errors import EstimationError
+from surveykit.estimation import ConfidenceInterval, Estimate, estimate
+from surveykit.estimation.binomial import BINOMIAL_CI_METHODS as BINOMIAL_METHODS
+from surveykit.estimation.estimate import GENERAL_METHODS, default_interval_method
 
 __all__ = [
     "ALPHA",
@@ -46,10 +55,9 @@ __all__ = [
 
 #: Significance level of the compliance and randomizer checks.
 ALPHA = 0.01
-#: Below this many yes/no answers the interval rests on too little data.
+#: Below this many informative answers the interval rests on too little data.
 MIN_YES_NO = 30
 REPORT_FORMATS = ("text", "markdown", "html", "json")
-CODES = ("T", "L", "D")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,24 +66,46 @@ class QuestionReport:
 
     id: str
     text: str
-    yes: int
-    no: int
-    dont_know: int
+    design: Design
+    counts: Counts
     missing: int
-    p: float
-    q: float
     estimate: Estimate | None
     interval: ConfidenceInterval | None
+    method: str
     dont_know_designed: float
     dont_know_pvalue: float | None
-    codes_issued: Mapping[str, int] | None
+    codes_issued: Mapping[int, Mapping[str, int]] | None
     codes_pvalue: float | None
     warnings: tuple[str, ...] = field(default=())
+    level: float = 0.95
+
+    def _total(self, label: str) -> int:
+        return sum(n for _, response, n in self.counts if response == label)
+
+    @property
+    def yes(self) -> int:
+        """Answers "yes", over all groups."""
+        return self._total("yes")
+
+    @property
+    def no(self) -> int:
+        """Answers "no", over all groups."""
+        return self._total("no")
+
+    @property
+    def dont_know(self) -> int:
+        """Answers "don't know", over all groups."""
+        return self._total(DONT_KNOW)
 
     @property
     def answered(self) -> int:
-        """yes + no + don't know."""
-        return self.yes + self.no + self.dont_know
+        """Every answer, "don't know" included."""
+        return self.counts.total
+
+    @property
+    def informative(self) -> int:
+        """Answers other than "don't know"."""
+        return self.answered - self.dont_know
 
     @property
     def dont_know_observed(self) -> float | None:
@@ -83,24 +113,42 @@ class QuestionReport:
         return self.dont_know / self.answered if self.answered else None
 
     @property
-    def mechanism(self) -> GeneralizedWarner:
-        """The question's mechanism (p, q)."""
-        return GeneralizedWarner(p=self.p, q=self.q)
+    def mechanism(self) -> Design:
+        """The question's design (surveykit 0.1's name for it)."""
+        return self.design
+
+    @property
+    def p(self) -> float | None:
+        """The generalized Warner's p (truthful), None for other designs."""
+        return self.design.p if isinstance(self.design, GeneralizedWarner) else None
+
+    @property
+    def q(self) -> float | None:
+        """The generalized Warner's q (opposite), None for other designs."""
+        return self.design.q if isinstance(self.design, GeneralizedWarner) else None
 
     @property
     def epsilon_shafer(self) -> float:
-        """ln(p/q) (Def. 3.1)."""
-        return self.mechanism.epsilon_shafer
+        """Shafer loss (Def. 3.1), worst case over nuisance ranges."""
+        return self.design.epsilon_shafer
 
     @property
     def epsilon_walley(self) -> float:
-        """ln((1 - q)/q) (Def. 3.13)."""
-        return self.mechanism.epsilon_walley
+        """Walley loss (Def. 3.13), worst case over nuisance ranges."""
+        return self.design.epsilon_walley
 
     def to_dict(self) -> dict:
-        """The JSON object of this question (the keys of ``surveykit report --format json``)."""
+        """The JSON object of this question (the keys of ``surveykit report --format json``).
+
+        The keys of surveykit 0.1 keep their names and meaning for yes/no
+        designs; the estimate's own keys (design, counts, estimates,
+        parameters, loglik, fit) are added.
+        """
         e = self.estimate
-        return {
+        data: dict = {}
+        if e is not None:
+            data.update(e.to_dict(level=self.level, method=self.method))
+        data.update({
             "id": self.id,
             "text": self.text,
             "yes": self.yes,
@@ -115,15 +163,20 @@ class QuestionReport:
             "se": e.se if e else None,
             "ci_low": self.interval.low if self.interval else None,
             "ci_high": self.interval.high if self.interval else None,
+            "ci_method": self.method,
             "epsilon_shafer": _finite(self.epsilon_shafer),
             "epsilon_walley": _finite(self.epsilon_walley),
+            "design": self.design.spec(),
+            "counts": self.counts.to_dict(),
             "dont_know_designed": self.dont_know_designed,
             "dont_know_observed": self.dont_know_observed,
             "dont_know_pvalue": self.dont_know_pvalue,
-            "codes_issued": dict(self.codes_issued) if self.codes_issued is not None else None,
+            "codes_issued": ({str(g): dict(c) for g, c in self.codes_issued.items()}
+                             if self.codes_issued is not None else None),
             "codes_pvalue": self.codes_pvalue,
             "warnings": list(self.warnings),
-        }
+        })
+        return data
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,14 +212,18 @@ class Report:
         """
         import pandas as pd
 
-        rows = [q.to_dict() for q in self.questions]
-        for row in rows:
+        rows = []
+        for q in self.questions:
+            row = q.to_dict()
             row["warnings"] = len(row["warnings"])
-            row.pop("codes_issued")
+            row["design"] = q.design.describe()
+            for key in ("codes_issued", "counts", "estimates", "parameters", "fit"):
+                row.pop(key, None)
+            rows.append(row)
         return pd.DataFrame(rows).set_index("id")
 
     def to_dict(self) -> dict:
-        """Plain data for JSON; infinite losses (q = 0, no protection) become null."""
+        """Plain data for JSON; infinite losses (no protection) become null."""
         return {
             "survey": self.survey,
             "title": self.title,
@@ -179,8 +236,8 @@ class Report:
         }
 
 
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _percent(value: float) -> str:
@@ -208,114 +265,190 @@ def _dont_know_check(dont_know: int, answered: int, designed: float) -> tuple[fl
     if observed > designed:
         return pvalue, (
             f"More \"don't know\" than designed: {shares}. Some respondents seem to have "
-            "opted out instead of following their code. The estimate uses only yes/no "
-            "answers, so it stays unbiased only if opting out is unrelated to the truth; "
+            "opted out instead of following their instructions. The estimate uses only the "
+            "other answers, so it stays unbiased only if opting out is unrelated to the truth; "
             "if people with the trait opt out more often, pi is underestimated."
         )
     return pvalue, (
         f"Fewer \"don't know\" than designed: {shares}. Some respondents seem to have "
-        "answered yes or no when their code said \"don't know\"; those answers do not "
-        "follow the mechanism, so the estimate may be biased."
+        "given another answer when their instruction said \"don't know\"; those answers do "
+        "not follow the design, so the estimate may be biased."
     )
 
 
-def _codes_check(codes: Mapping[str, int], p: float, q: float) -> tuple[float | None, str]:
-    """Chi-square test of the issued code counts against (p, q, 1 - p - q)."""
+def _codes_check(issued: Mapping[int, Mapping[str, int]], design: Design
+                 ) -> tuple[float | None, str]:
+    """Chi-square test of the instructions issued per group against the design's protocol.
+
+    The statistics of the groups add up, and so do their degrees of freedom.
+    """
     from scipy import stats
 
-    total = sum(codes.values())
-    if total == 0:
+    statistic, df, impossible = 0.0, 0, False
+    shares_text: list[str] = []
+    for group, counts in sorted(issued.items()):
+        total = sum(counts.values())
+        if total == 0 or not 1 <= group <= len(design.group_names):
+            continue
+        expected_shares: dict[str, float] = {}
+        for instruction in design.protocol.for_group(group - 1):
+            expected_shares[instruction.code] = (expected_shares.get(instruction.code, 0.0)
+                                                 + float(instruction.probability))
+        # the protocol's order (truthful, opposite, dont_know, ...), then anything unexpected
+        codes = list(expected_shares) + sorted(c for c in counts if c not in expected_shares)
+        if any(expected_shares.get(c, 0.0) == 0 and counts.get(c, 0) > 0 for c in codes):
+            impossible = True
+        used = [c for c in codes if expected_shares.get(c, 0.0) > 0]
+        if len(used) > 1:
+            observed = [counts.get(c, 0) for c in used]
+            expected = [expected_shares[c] * total for c in used]
+            statistic += float(stats.chisquare(observed, expected).statistic)
+            df += len(used) - 1
+        realized = ", ".join(f"{c} {_percent(counts.get(c, 0) / total)}" for c in codes)
+        wanted = ", ".join(f"{c} {_percent(expected_shares.get(c, 0.0))}" for c in codes)
+        where = f"group {design.group_names[group - 1]}: " if len(design.group_names) > 1 else ""
+        shares_text.append(f"{where}{realized}; design {wanted}")
+    if not shares_text:
         return None, ""
-    design = {"T": p, "L": q, "D": max(0.0, 1 - p - q)}
-    impossible = [c for c in CODES if design[c] == 0 and codes.get(c, 0) > 0]
-    if impossible:
-        pvalue = 0.0
-    else:
-        used = [c for c in CODES if design[c] > 0]
-        observed = [codes.get(c, 0) for c in used]
-        expected = [design[c] * total for c in used]
-        pvalue = float(stats.chisquare(observed, expected).pvalue) if len(used) > 1 else 1.0
+    pvalue = 0.0 if impossible else (float(stats.chi2.sf(statistic, df)) if df else 1.0)
     if pvalue >= ALPHA:
         return pvalue, ""
-    realized = ", ".join(f"{c} {_percent(codes.get(c, 0) / total)}" for c in CODES)
-    wanted = ", ".join(f"{c} {_percent(design[c])}" for c in CODES)
     return pvalue, (
-        f"The issued codes ({realized}) differ from the design ({wanted}; chi-square "
+        f"The issued instructions ({'; '.join(shares_text)}) differ from the design (chi-square "
         f"p = {pvalue:.2g}). A secure randomizer almost never does this: check how the "
         "questionnaires were generated before trusting the estimate."
     )
+
+
+def _question_counts(design: Design, counts: Counts) -> dict:
+    """Counts keyed for the design: one-group designs pool the survey's groups."""
+    if len(design.group_names) == 1:
+        pooled: dict[str, int] = {}
+        for _, label, n in counts:
+            pooled[label] = pooled.get(label, 0) + n
+        return {"1": pooled}
+    return counts.to_dict()
+
+
+def _as_counts(row) -> Counts:
+    """A store row (QuestionCounts) or any object with yes/no/dont_know as Counts."""
+    if isinstance(getattr(row, "counts", None), Counts):
+        return row.counts
+    return Counts.single({"yes": row.yes, "no": row.no, "dont_know": row.dont_know})
 
 
 def build_report(
     survey: Survey,
     counts: Sequence,
     *,
-    code_tallies: Mapping[str, Mapping[str, int]] | None = None,
+    code_tallies: Mapping[str, Mapping[int, Mapping[str, int]]] | None = None,
     issued: int = 0,
     level: float = 0.95,
-    method: str = DEFAULT_CI_METHOD,
+    method: str | None = None,
 ) -> Report:
     """Estimates and checks for every question of ``survey``.
 
-    ``counts`` holds objects with ``question_id, yes, no, dont_know, missing``
-    (as :func:`surveykit.store.count_responses` returns); ``code_tallies``
-    maps question ids to issued code counts {"T": n, "L": n, "D": n}.
+    ``counts`` holds, per question, objects with ``question_id``, ``counts``
+    (a :class:`~surveykit.counts.Counts` per group; or ``yes``, ``no``,
+    ``dont_know``) and ``missing``, as :func:`surveykit.store.count_responses`
+    returns them; ``code_tallies`` maps question ids to group number to
+    instruction code to count. ``method`` None uses each design's default
+    interval (Wilson-cc for one-group yes/no designs, likelihood-ratio otherwise).
     """
     by_id = {c.question_id: c for c in counts}
     rows = []
     for question in survey.questions:
-        c = by_id.get(question.id)
-        yes, no, dont_know, missing = (c.yes, c.no, c.dont_know, c.missing) if c else (0, 0, 0, 0)
-        mechanism = question.mechanism
+        design = question.design
+        row = by_id.get(question.id)
+        question_counts = _as_counts(row) if row is not None else Counts.from_mapping({})
+        missing = row.missing if row is not None else 0
+        keyed = Counts.from_mapping(_question_counts(design, question_counts))
         warnings: list[str] = []
         result = interval = None
-        answered = yes + no + dont_know
+        used_method = method
+        answered = keyed.total
+        dont_know = sum(n for _, label, n in keyed if label == DONT_KNOW)
+        informative = answered - dont_know
         if answered == 0:
             warnings.append("No answers to this question: there is nothing to estimate.")
-        elif yes + no == 0:
+        elif informative == 0:
+            what = "yes/no answers" if design.is_binary else "other answers"
             warnings.append(
-                "Only \"don't know\" answers: pi cannot be estimated without yes/no answers."
-            )
+                f"Only \"don't know\" answers: pi cannot be estimated without {what}.")
         else:
-            result = estimate(yes=yes, no=no, dont_know=dont_know, mechanism=mechanism)
-            interval = result.confidence_interval(level, method)
-            if result.pi_hat < 0 or result.pi_hat > 1:
-                side, bound = ("below 0", "0") if result.pi_hat < 0 else ("above 1", "1")
+            try:
+                result = estimate(design=design, counts=keyed.to_dict())
+            except EstimationError as exc:
+                warnings.append(f"No estimate: {exc}.")
+        used_method = _interval_method(design, method)
+        if result is not None:
+            category = None if design.is_binary else design.category_labels[0]
+            interval = result.confidence_interval(level, used_method, category)
+            warnings.extend(result.warnings)
+            pi_hat = result.pi_hat
+            if pi_hat is not None and (pi_hat < 0 or pi_hat > 1):
+                side, bound = ("below 0", "0") if pi_hat < 0 else ("above 1", "1")
                 warnings.append(
-                    f"pi_hat = {result.pi_hat:.4f} is {side}: there are "
-                    f"{'fewer' if result.pi_hat < 0 else 'more'} \"yes\" answers than even "
+                    f"pi_hat = {pi_hat:.4f} is {side}: there are "
+                    f"{'fewer' if pi_hat < 0 else 'more'} \"yes\" answers than even "
                     f"pi = {bound} predicts. The report shows the maximum-likelihood estimate "
                     f"on [0, 1], pi_mle = {bound}; this happens by chance when the true "
                     "share is near the edge, or when respondents did not follow the design."
                 )
-            if yes + no < MIN_YES_NO:
+            if informative < MIN_YES_NO:
+                what = "yes/no answers" if design.is_binary else "answers other than don't know"
                 warnings.append(
-                    f"Only {yes + no} yes/no answers (fewer than {MIN_YES_NO}): the standard "
+                    f"Only {informative} {what} (fewer than {MIN_YES_NO}): the standard "
                     "error and the interval rest on very little data; collect more answers "
                     "before relying on them."
                 )
-        pvalue, warning = _dont_know_check(dont_know, answered, mechanism.dont_know)
+            warnings.extend(_fit_warning(result))
+        designed = float(design.designed_dont_know)
+        pvalue, warning = _dont_know_check(dont_know, answered, designed)
         if warning:
             warnings.append(warning)
         codes = code_tallies.get(question.id) if code_tallies else None
         codes_pvalue = None
         if codes is not None and issued:
-            codes_pvalue, warning = _codes_check(codes, mechanism.p, mechanism.q)
+            codes_pvalue, warning = _codes_check(codes, design)
             if warning:
                 warnings.append(warning)
-        rows.append(QuestionReport(
-            id=question.id, text=question.text, yes=yes, no=no, dont_know=dont_know,
-            missing=missing, p=mechanism.p, q=mechanism.q, estimate=result, interval=interval,
-            dont_know_designed=mechanism.dont_know, dont_know_pvalue=pvalue,
-            codes_issued=dict(codes) if codes is not None and issued else None,
-            codes_pvalue=codes_pvalue, warnings=tuple(warnings),
-        ))
-    return Report(survey=survey.name, title=survey.title, level=level, method=method,
+        report = QuestionReport(
+            id=question.id, text=question.text, design=design, counts=question_counts,
+            missing=missing, estimate=result, interval=interval, method=used_method,
+            dont_know_designed=designed, dont_know_pvalue=pvalue,
+            codes_issued=({g: dict(c) for g, c in codes.items()}
+                          if codes is not None and issued else None),
+            codes_pvalue=codes_pvalue, warnings=tuple(warnings), level=level)
+        rows.append(report)
+    return Report(survey=survey.name, title=survey.title, level=level,
+                  method=method if method is not None else "design default",
                   issued=issued, questions=tuple(rows))
 
 
+def _interval_method(design: Design, method: str | None) -> str:
+    """The method asked for, where the design has it; else the design's default."""
+    default = default_interval_method(design)
+    if method is None or (method not in GENERAL_METHODS and default not in BINOMIAL_METHODS):
+        return default
+    return method
+
+
+def _fit_warning(result: Estimate) -> list[str]:
+    """A warning when the answers do not fit the design beyond its don't-know share."""
+    if result.g2 is None or result.fit_pvalue is None or result.fit_pvalue >= ALPHA:
+        return []
+    groups = int((result.counts.sum(axis=1) > 0).sum())
+    dont_know_df = groups if result.design.designed_dont_know > 0 else 0
+    if result.df <= dont_know_df:
+        return []  # only the don't-know share is over-identified: its own test speaks
+    return [f"The answers do not fit the design (G2 = {result.g2:.2f}, df = {result.df}, "
+            f"p = {result.fit_pvalue:.2g}): the groups disagree more than chance allows; check "
+            "the design's parameters and whether respondents followed their instructions."]
+
+
 def report_for_survey(engine, survey_name: str, *, level: float = 0.95,
-                      method: str = DEFAULT_CI_METHOD) -> Report:
+                      method: str | None = None) -> Report:
     """Read a stored survey's counts (one SQL aggregation) and build its report."""
     from surveykit import store
 
@@ -344,10 +477,81 @@ def _wrap(text: str, indent: str) -> list[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ")
 
 
+def _level_text(level: float) -> str:
+    return f"{level:.0%}" if level * 100 == round(level * 100) else f"{level:.1%}"
+
+
+def _share_text(value: float | None, se: float | None, interval, level: str) -> str:
+    ci = f", {level} CI [{_num(interval[0], 4)}, {_num(interval[1], 4)}]" if interval else ""
+    return f"{_num(value, 4)} (se {_num(se, 4)}{ci})"
+
+
+def _label(label: str) -> str:
+    return "don't know" if label == DONT_KNOW else label
+
+
+def question_facts(q: QuestionReport) -> list[tuple[str, str]]:
+    """(label, text) lines describing one question: what the text, Markdown and HTML reports
+    show under it (plain text; templates escape it)."""
+    level = _level_text(q.level)
+    design = q.design
+    facts: list[tuple[str, str]] = []
+    groups = q.counts.to_dict()
+    parts = []
+    for group, row in groups.items():
+        shown = ", ".join(f"{_label(label)} {n:,}" for label, n in row.items())
+        parts.append(f"group {group}: {shown}" if len(groups) > 1 else shown)
+    answers = "; ".join(parts) if parts else "none"
+    if not groups or (len(groups) == 1 and design.is_binary
+                      and set(design.response_labels) == {"yes", "no", DONT_KNOW}):
+        answers = f"yes {q.yes:,}, no {q.no:,}, don't know {q.dont_know:,}"
+    facts.append(("answers", f"{answers}, missing {q.missing:,}"))
+    if isinstance(design, GeneralizedWarner):
+        facts.append(("mechanism", f"p = {design.p:g}, q = {design.q:g}, don't know "
+                                   f"{_percent(q.dont_know_designed)}"))
+    else:
+        facts.append(("design", design.describe()))
+    privacy = f"epsilon Shafer {_num(q.epsilon_shafer)}, Walley {_num(q.epsilon_walley)}"
+    e = q.estimate
+    if design.nuisance:
+        privacy += " (worst case)"
+        if e is not None:
+            values = {p.name: float(v) for p, v in zip(design.nuisance, e.nuisance, strict=True)}
+            privacy += (f"; at the estimate {_num(design.privacy_loss('shafer', values))}, "
+                        f"{_num(design.privacy_loss('walley', values))}")
+    facts.append(("privacy", privacy))
+    if e is not None:
+        if design.is_binary:
+            facts.append(("estimate", f"pi_hat {_num(e.pi_hat, 4)}, pi_mle {_num(e.pi_mle, 4)},"
+                                      f" se {_num(e.se, 4)}, {level} CI "
+                                      f"[{_num(q.interval.low, 4)}, {_num(q.interval.high, 4)}]"))
+        else:
+            for category in design.category_labels:
+                interval = e.confidence_interval(q.level, q.method, category)
+                facts.append(("estimate", f"{category}: " + _share_text(
+                    e.share(category), e.share_se(category), interval, level)))
+        for name, value in e.parameters.items():
+            facts.append((name, f"{_num(value['estimate'], 4)} (se {_num(value['se'], 4)})"))
+        if e.g2 is not None:
+            facts.append(("fit", f"G2 {e.g2:.2f}, df {e.df}, p = {e.fit_pvalue:.3g}"))
+    if q.dont_know_observed is not None:
+        facts.append(("don't know", f"{_percent(q.dont_know_observed)} observed, "
+                                    f"{_percent(q.dont_know_designed)} designed "
+                                    f"(p = {q.dont_know_pvalue:.3g})"))
+    if q.codes_issued:
+        shown = []
+        for group, counts in sorted(q.codes_issued.items()):
+            total = sum(counts.values()) or 1
+            shares = ", ".join(f"{code} {_percent(n / total)}" for code, n in
+                               sorted(counts.items(), key=lambda item: -item[1]))
+            shown.append(f"group {group}: {shares}" if len(q.codes_issued) > 1 else shares)
+        facts.append(("codes", f"issued {'; '.join(shown)} (p = {_num(q.codes_pvalue, 3)})"))
+    return facts
+
+
 def format_text(report: Report) -> str:
     """The report for an 80-column terminal."""
-    level = f"{report.level:.0%}" if report.level * 100 == round(report.level * 100) \
-        else f"{report.level:.1%}"
+    level = _level_text(report.level)
     lines = _wrap(f"{report.title} ({report.survey})", "")
     lines += _wrap(
         f"Privacy loss of a respondent who answered all {len(report.questions)} questions: "
@@ -361,34 +565,18 @@ def format_text(report: Report) -> str:
     for q in report.questions:
         ci = f"[{_num(q.interval.low)}, {_num(q.interval.high)}]" if q.interval else "-"
         name = q.id if len(q.id) <= 21 else q.id[:20] + "~"
+        binary = q.estimate is not None and q.design.is_binary
         lines.append(
-            f"{name:<22}{_num(q.estimate.pi_mle if q.estimate else None):>8}{ci:>20}"
-            f"{_num(q.estimate.se if q.estimate else None):>8}{q.yes + q.no:>9,}"
-            f"{q.dont_know:>7,}"
+            f"{name:<22}{_num(q.estimate.pi_mle if binary else None):>8}"
+            f"{ci if binary else '-':>20}{_num(q.estimate.se if binary else None):>8}"
+            f"{q.informative:>9,}{q.dont_know:>7,}"
         )
     lines.append("")
     for q in report.questions:
         lines += _wrap(f"{q.id}: {q.text}", "")
-        lines.append(f"  answers    yes {q.yes:,}, no {q.no:,}, don't know {q.dont_know:,}, "
-                     f"missing {q.missing:,}")
-        lines.append(f"  mechanism  p = {q.p:g}, q = {q.q:g}, don't know "
-                     f"{_percent(q.dont_know_designed)}")
-        lines.append(f"  privacy    epsilon Shafer {_num(q.epsilon_shafer)}, "
-                     f"Walley {_num(q.epsilon_walley)}")
-        if q.estimate:
-            e = q.estimate
-            lines.append(f"  estimate   pi_hat {_num(e.pi_hat, 4)}, pi_mle {_num(e.pi_mle, 4)},"
-                         f" se {_num(e.se, 4)}, {level} CI [{_num(q.interval.low, 4)}, "
-                         f"{_num(q.interval.high, 4)}]")
-        if q.dont_know_observed is not None:
-            lines.append(f"  don't know {_percent(q.dont_know_observed)} observed, "
-                         f"{_percent(q.dont_know_designed)} designed "
-                         f"(p = {q.dont_know_pvalue:.3g})")
-        if q.codes_issued is not None:
-            total = sum(q.codes_issued.values()) or 1
-            shares = ", ".join(f"{c} {_percent(q.codes_issued.get(c, 0) / total)}"
-                               for c in CODES)
-            lines.append(f"  codes      issued {shares} (p = {_num(q.codes_pvalue, 3)})")
+        for label, value in question_facts(q):
+            lines += textwrap.wrap(value, WIDTH, initial_indent=f"  {label:<10} ",
+                                   subsequent_indent=" " * 13)
         for warning in q.warnings:
             lines += _wrap("! " + warning, "  ")
         lines.append("")
@@ -424,37 +612,35 @@ def report_context(report: Report) -> dict:
 
     Numbers formatted here are marked safe (``Markup``): they hold only digits
     and punctuation of our own. Everything a user typed (titles, ids, question
-    text) stays a plain string and is escaped by the template environment.
+    text, labels and group names in the facts) stays a plain string and is
+    escaped by the template environment.
     """
     level = Markup(f"{report.level:.0%}")
     questions = []
     for q in report.questions:
         e = q.estimate
-        total = sum(q.codes_issued.values()) if q.codes_issued else 0
+        binary = e is not None and q.design.is_binary
         questions.append({
             "id": q.id,
             "text": q.text,
+            "design": q.design.describe(),
             "yes": Markup(f"{q.yes:,}"),
             "no": Markup(f"{q.no:,}"),
             "dont_know": Markup(f"{q.dont_know:,}"),
             "missing": Markup(f"{q.missing:,}"),
-            "p": Markup(f"{q.p:g}"),
-            "q": Markup(f"{q.q:g}"),
             "dont_know_designed": Markup(_percent(q.dont_know_designed)),
             "dont_know_observed": Markup(_percent(q.dont_know_observed)
             if q.dont_know_observed is not None else "-"),
             "dont_know_pvalue": Markup(f"{q.dont_know_pvalue:.3g}"
             if q.dont_know_pvalue is not None else "-"),
-            "pi_hat": Markup(_num(e.pi_hat, 4) if e else "-"),
-            "pi_mle": Markup(_num(e.pi_mle, 4) if e else "-"),
-            "se": Markup(_num(e.se, 4) if e else "-"),
+            "pi_hat": Markup(_num(e.pi_hat, 4) if binary else "-"),
+            "pi_mle": Markup(_num(e.pi_mle, 4) if binary else "-"),
+            "se": Markup(_num(e.se, 4) if binary else "-"),
             "ci": Markup(f"[{_num(q.interval.low, 4)}, {_num(q.interval.high, 4)}]"
-            if q.interval else "-"),
+            if q.interval and binary else "-"),
             "epsilon_shafer": Markup(_num(q.epsilon_shafer)),
             "epsilon_walley": Markup(_num(q.epsilon_walley)),
-            "codes": Markup(", ".join(f"{c} {_percent(q.codes_issued.get(c, 0) / total)}"
-                               for c in CODES) if total else ""),
-            "codes_pvalue": Markup(_num(q.codes_pvalue, 3) if q.codes_pvalue is not None else ""),
+            "facts": question_facts(q),
             "warnings": list(q.warnings),
         })
     return {

@@ -13,6 +13,7 @@ respondent to a code.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,7 +25,6 @@ from pathlib import Path
 from sqlalchemy import (
     Connection,
     Engine,
-    case,
     create_engine,
     distinct,
     event,
@@ -34,11 +34,12 @@ from sqlalchemy import (
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
+from surveykit.counts import Counts
 from surveykit.definition.survey import Survey, parse_survey
 from surveykit.errors import ParameterError, StoreError, SurveyDefinitionError
 from surveykit.store import migrate
 from surveykit.store.models import (
-    CODE_VALUES,
+    CODE_LENGTH,
     RESPONDENT_ID_LENGTH,
     CodeTallyRecord,
     ImportRecord,
@@ -266,12 +267,12 @@ def add_survey(engine: Engine, survey: Survey) -> bool:
             )
         survey_id = conn.execute(surveys.insert().values(
             name=survey.name, title=survey.title, language=survey.language,
-            p=survey.mechanism.p, q=survey.mechanism.q, source=survey.source,
+            source=survey.source,
             created_at=_now(),
         )).inserted_primary_key[0]
         conn.execute(questions.insert(), [
             {"survey_id": survey_id, "position": position, "name": question.id,
-             "text": question.text, "p": question.mechanism.p, "q": question.mechanism.q}
+             "text": question.text, "design": json.dumps(question.design.spec())}
             for position, question in enumerate(survey.questions)
         ])
     return True
@@ -332,68 +333,93 @@ def list_surveys(engine: Engine) -> list[SurveySummary]:
 
 @dataclass(frozen=True)
 class QuestionCounts:
-    """Answers to one question: the n1, n2, n3 of the estimator (paper, Eq. 2), plus missing.
+    """Answers to one question: counts per group and response, plus missing.
 
-    ``missing`` counts respondents the survey knows (they answered at least one
-    of its questions in some import) who left this question blank. Respondents
-    with an issued id who answered nothing are non-respondents, not missing.
+    ``counts`` maps the group number ("1", "2", ...) to response label to
+    count (the n1, n2, n3 of the paper's Eq. 2 for a one-group yes/no design).
+    ``missing`` counts respondents the survey knows (they answered at least
+    one of its questions in some import) who left this question blank.
+    Respondents with an issued id who answered nothing are non-respondents,
+    not missing.
     """
 
     question_id: str
-    yes: int
-    no: int
-    dont_know: int
+    counts: Counts
     missing: int
+
+    def total(self, label: str) -> int:
+        """The count of ``label`` over all groups."""
+        return sum(n for _, response, n in self.counts if response == label)
+
+    @property
+    def yes(self) -> int:
+        """Answers "yes", over all groups."""
+        return self.total("yes")
+
+    @property
+    def no(self) -> int:
+        """Answers "no", over all groups."""
+        return self.total("no")
+
+    @property
+    def dont_know(self) -> int:
+        """Answers "don't know", over all groups."""
+        return self.total("dont_know")
 
     @property
     def answered(self) -> int:
-        """yes + no + dont_know."""
-        return self.yes + self.no + self.dont_know
+        """Every answer, over all groups."""
+        return self.counts.total
 
-    def to_dict(self) -> dict[str, int | str]:
+    def answers(self) -> dict[str, int]:
+        """Response label -> count over all groups."""
+        totals: dict[str, int] = {}
+        for _, response, n in self.counts:
+            totals[response] = totals.get(response, 0) + n
+        return totals
+
+    def to_dict(self) -> dict[str, object]:
         return {"id": self.question_id, "yes": self.yes, "no": self.no,
-                "dont_know": self.dont_know, "missing": self.missing}
+                "dont_know": self.dont_know, "missing": self.missing,
+                "answers": self.answers(), "groups": self.counts.to_dict()}
 
 
 def count_responses(engine: Engine, survey_name: str) -> list[QuestionCounts]:
-    """Per question (in survey order): yes, no, dont_know and missing, in one SQL statement.
+    """Per question (in survey order): answers per group and response, and missing.
 
-    The answers are grouped by question along the primary key of ``responses``
-    (survey_id, question_id, respondent_id); questions without answers appear
-    with zeros.
+    One SQL statement groups the answers by question, group and response
+    along the primary key of ``responses`` (survey_id, question_id, ...);
+    questions without answers appear with no counts.
     """
     require_schema(engine)
     with engine.connect() as conn:
         key = survey_id(conn, survey_name)
-        stmt = counts_statement(key)
-        return [QuestionCounts(*row) for row in conn.execute(stmt)]
+        known = conn.execute(known_respondents_statement(key)).scalar_one()
+        names = {question: name for name, question in question_ids(conn, key).items()}
+        order = conn.execute(select(questions.c.name).where(questions.c.survey_id == key)
+                             .order_by(questions.c.position)).scalars().all()
+        tables: dict[str, dict[str, dict[str, int]]] = {name: {} for name in order}
+        for question, group, answer, n in conn.execute(counts_statement(key)):
+            tables[names[question]].setdefault(str(group), {})[answer] = int(n)
+    return [QuestionCounts(question_id=name, counts=Counts.from_mapping(tables[name]),
+                           missing=known - sum(sum(g.values()) for g in tables[name].values()))
+            for name in order]
 
 
 def counts_statement(key: int):
     """The one aggregation behind :func:`count_responses` (exposed for EXPLAIN in tests)."""
-    def tally(answer: str):
-        return func.sum(case((responses.c.answer == answer, 1), else_=0))
-
-    per_question = (
-        select(responses.c.question_id, tally("yes").label("yes"), tally("no").label("no"),
-               tally("dont_know").label("dont_know"), func.count().label("answered"))
-        .where(responses.c.survey_id == key)
-        .group_by(responses.c.question_id)
-        .subquery()
-    )
-    known = (select(func.count(distinct(responses.c.respondent_id)))
-             .where(responses.c.survey_id == key).scalar_subquery())
     return (
-        select(questions.c.name,
-               func.coalesce(per_question.c.yes, 0),
-               func.coalesce(per_question.c.no, 0),
-               func.coalesce(per_question.c.dont_know, 0),
-               known - func.coalesce(per_question.c.answered, 0))
-        .select_from(questions.outerjoin(per_question,
-                                         per_question.c.question_id == questions.c.id))
-        .where(questions.c.survey_id == key)
-        .order_by(questions.c.position)
+        select(responses.c.question_id, responses.c.group_number, responses.c.answer,
+               func.count())
+        .where(responses.c.survey_id == key)
+        .group_by(responses.c.question_id, responses.c.group_number, responses.c.answer)
     )
+
+
+def known_respondents_statement(key: int):
+    """Respondents who answered at least one question of the survey."""
+    return (select(func.count(distinct(responses.c.respondent_id)))
+            .where(responses.c.survey_id == key))
 
 
 # -- issued questionnaires ------------------------------------------------------------
@@ -411,19 +437,23 @@ def check_respondent_id(value: object) -> str | None:
 
 
 def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence[str],
-                      code_tallies: Mapping[str, Mapping[str, int]]) -> None:
-    """Register issued questionnaires and add their code totals, in one transaction.
+                      code_tallies: Mapping[str, Mapping[int, Mapping[str, int]]], *,
+                      groups: Sequence[int] | None = None) -> None:
+    """Register issued questionnaires and add their instruction totals, in one transaction.
 
     ``respondent_ids`` are the ids printed on the questionnaires (unique per
     survey; a duplicate, inside the list or with earlier generations, is an
-    error and nothing is stored). ``code_tallies`` maps question id -> code ->
-    count, codes being "T" (answer truthfully), "L" (give the opposite answer)
-    and "D" (say don't know); the counts are added to those already stored.
-    When ids are given, every question's counts must add up to their number
-    (one code per respondent and question). Nothing ties an id to a code.
+    error and nothing is stored). ``groups`` gives each id's group number
+    (1, 2, ...; a form version, not a secret), or None for a one-group
+    survey. ``code_tallies`` maps question id -> group number -> instruction
+    code (``truthful``, ``opposite``, ``dont_know``, ``say:yes``, ...) ->
+    count; the counts are added to those already stored. When ids are given,
+    every question's counts in a group must add up to that group's number of
+    ids (one instruction per respondent and question). Nothing ties an id to
+    a code.
 
     >>> # record_generation(engine, "academic_integrity", ["AI-0001", "AI-0002"],
-    >>> #                   {"exam_cheating": {"T": 1, "L": 0, "D": 1}})
+    >>> #                   {"exam_cheating": {1: {"truthful": 1, "dont_know": 1}}})
     """
     ids = list(respondent_ids)
     for value in ids:
@@ -435,11 +465,24 @@ def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence
         raise ParameterError(
             f"{len(repeated)} respondent id(s) appear more than once: {_sample(repeated)}"
         )
+    if groups is not None:
+        groups = list(groups)
+        if len(groups) != len(ids):
+            raise ParameterError(f"groups has {len(groups)} entries for {len(ids)} ids")
     require_schema(engine)
+    survey = load_survey(engine, survey_name)
+    if groups is not None:
+        for group in set(groups):
+            if isinstance(group, bool) or not isinstance(group, int) \
+                    or not 1 <= group <= len(survey.groups):
+                raise ParameterError(
+                    f"group {group!r} is not a group number of survey {survey_name!r} "
+                    f"(1 to {len(survey.groups)})")
+    per_group = Counter(groups) if groups is not None else Counter({1: len(ids)})
     with write_transaction(engine) as conn:
         key = survey_id(conn, survey_name)
         known_questions = question_ids(conn, key)
-        rows = _tally_rows(survey_name, code_tallies, known_questions, len(ids))
+        rows = _tally_rows(survey_name, code_tallies, known_questions, per_group if ids else None)
         already = _existing_respondents(conn, key, ids)
         if already:
             raise StoreError(
@@ -449,47 +492,54 @@ def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence
         now = _now()
         if ids:
             conn.execute(respondents.insert(), [
-                {"survey_id": key, "respondent_id": value, "issued_at": now} for value in ids
+                {"survey_id": key, "respondent_id": value, "issued_at": now,
+                 "group_number": None if groups is None else groups[i]}
+                for i, value in enumerate(ids)
             ])
         if rows:
             stmt = dialect_insert(conn, tallies)
             stmt = stmt.on_conflict_do_update(
-                index_elements=[tallies.c.question_id, tallies.c.code],
+                index_elements=[tallies.c.question_id, tallies.c.group_number, tallies.c.code],
                 set_={"count": tallies.c.count + stmt.excluded.count},
             )
             conn.execute(stmt, rows)
 
 
-def _tally_rows(survey_name: str, code_tallies: Mapping[str, Mapping[str, int]],
-                known_questions: Mapping[str, int], n_ids: int) -> list[dict]:
+def _tally_rows(survey_name: str, code_tallies: Mapping[str, Mapping[int, Mapping[str, int]]],
+                known_questions: Mapping[str, int], per_group: Mapping[int, int] | None
+                ) -> list[dict]:
     by_folded = {name.casefold(): key for name, key in known_questions.items()}
     rows = []
-    for question, counts in code_tallies.items():
+    for question, groups in code_tallies.items():
         key = by_folded.get(str(question).casefold())
         if key is None:
             raise ParameterError(
                 f"code_tallies names question {question!r}, which survey {survey_name!r} "
                 f"does not have; its questions are {', '.join(known_questions)}"
             )
-        total = 0
-        for code, count in counts.items():
-            if code not in CODE_VALUES:
+        for group, counts in groups.items():
+            if isinstance(group, bool) or not isinstance(group, int) or group < 1:
+                raise ParameterError(f"group {group!r} of question {question!r} must be a "
+                                     "group number 1, 2, ...")
+            total = 0
+            for code, count in counts.items():
+                if not isinstance(code, str) or not code or len(code) > CODE_LENGTH:
+                    raise ParameterError(f"instruction code {code!r} for question {question!r} "
+                                         "must be a non-empty text")
+                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                    raise ParameterError(
+                        f"count {count!r} of instruction {code} for question {question!r} must "
+                        "be an integer >= 0"
+                    )
+                total += count
+                rows.append({"question_id": key, "group_number": group, "code": code,
+                             "count": count})
+            if per_group is not None and total != per_group.get(group, 0):
                 raise ParameterError(
-                    f"code {code!r} for question {question!r} must be one of T (truthful), "
-                    "L (opposite), D (don't know)"
+                    f"the instructions for question {question!r} in group {group} add up to "
+                    f"{total}, but {per_group.get(group, 0)} respondent ids were issued in it: "
+                    "each respondent gets one instruction per question"
                 )
-            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise ParameterError(
-                    f"count {count!r} of code {code} for question {question!r} must be an "
-                    "integer >= 0"
-                )
-            total += count
-            rows.append({"question_id": key, "code": code, "count": count})
-        if n_ids and total != n_ids:
-            raise ParameterError(
-                f"the codes for question {question!r} add up to {total}, but {n_ids} "
-                "respondent ids were issued: each respondent gets one code per question"
-            )
     return rows
 
 
@@ -504,33 +554,45 @@ def _existing_respondents(conn: Connection, key: int, ids: Sequence[str]) -> lis
     return sorted(found)
 
 
-def unissued_respondents(conn: Connection, key: int, ids: set[str]) -> set[str]:
-    """The ids in ``ids`` that were not issued for the survey with database id ``key``."""
-    ordered = sorted(ids)
-    return set(ordered) - set(_existing_respondents(conn, key, ordered))
-
-
 def _sample(values: Sequence[str], shown: int = 10) -> str:
     text = ", ".join(repr(v) for v in values[:shown])
     return text + (f" and {len(values) - shown} more" if len(values) > shown else "")
 
 
-def code_tallies(engine: Engine, survey_name: str) -> dict[str, dict[str, int]]:
-    """Question id -> {"T": n, "L": n, "D": n}: codes issued so far (zeros included)."""
+def code_tallies(engine: Engine, survey_name: str) -> dict[str, dict[int, dict[str, int]]]:
+    """Question id -> group number -> instruction code -> instructions issued so far.
+
+    Every question appears, with an empty mapping when none were issued.
+    """
     require_schema(engine)
     with engine.connect() as conn:
         key = survey_id(conn, survey_name)
-        stmt = (select(questions.c.name, tallies.c.code, tallies.c.count)
+        stmt = (select(questions.c.name, tallies.c.group_number, tallies.c.code,
+                       tallies.c.count)
                 .select_from(questions.outerjoin(tallies,
                                                  tallies.c.question_id == questions.c.id))
                 .where(questions.c.survey_id == key)
-                .order_by(questions.c.position))
-        result: dict[str, dict[str, int]] = {}
-        for name, code, count in conn.execute(stmt):
-            counts = result.setdefault(name, dict.fromkeys(CODE_VALUES, 0))
+                .order_by(questions.c.position, tallies.c.group_number, tallies.c.code))
+        result: dict[str, dict[int, dict[str, int]]] = {}
+        for name, group, code, count in conn.execute(stmt):
+            groups = result.setdefault(name, {})
             if code is not None:
-                counts[code] = count
+                groups.setdefault(int(group), {})[code] = int(count)
     return result
+
+
+def issued_groups(conn: Connection, key: int, ids: Sequence[str]) -> dict[str, int | None]:
+    """Issued id -> its group number (None when issued without a group), for ``ids``."""
+    found: dict[str, int | None] = {}
+    ordered = sorted(set(ids))
+    for start in range(0, len(ordered), _IN_BATCH):
+        batch = ordered[start:start + _IN_BATCH]
+        for respondent, group in conn.execute(
+                select(respondents.c.respondent_id, respondents.c.group_number)
+                .where(respondents.c.survey_id == key,
+                       respondents.c.respondent_id.in_(batch))):
+            found[respondent] = group
+    return found
 
 
 def issued_respondent_count(engine: Engine, survey_name: str) -> int:

@@ -43,7 +43,7 @@ from surveykit.definition.responses import (
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError, StoreError
 from surveykit.store import database as store
-from surveykit.store.models import RESPONDENT_ID_LENGTH
+from surveykit.store.models import ANSWER_LENGTH, RESPONDENT_ID_LENGTH
 
 __all__ = ["ImportResult", "import_responses"]
 
@@ -194,7 +194,8 @@ def _insert_rows(conn: Connection, key: int, source, sha256: str, size: int,
         file_format=source.file_format, rows_read=0, imported=0, replaced=0, rejected=0,
         missing=0, imported_at=now)).inserted_primary_key[0]
     question_keys = _question_keys(conn, key, source.survey)
-    columns = ("survey_id", "question_id", "respondent_id", "answer", "import_id")
+    columns = ("survey_id", "question_id", "respondent_id", "answer", "group_number",
+               "import_id")
     if conn.dialect.name == "postgresql" and not replace_answers:
         statement = store.CopyInsert(conn, store.responses, columns)
     else:
@@ -215,8 +216,8 @@ def _insert_rows(conn: Connection, key: int, source, sha256: str, size: int,
                     writer.writerow([*fields, problems[0].line,
                                      "; ".join(_reason(p) for p in problems)])
             if chunk.answers:
-                rows = [(key, question_keys[question], respondent, answer, import_id)
-                        for _, respondent, question, answer in chunk.answers]
+                rows = [(key, question_keys[question], respondent, answer, group, import_id)
+                        for _, respondent, question, answer, group in chunk.answers]
                 sent += len(rows)
                 affected += statement.execute(conn, rows)
             if progress is not None:
@@ -271,7 +272,9 @@ def _insert_statement(conn: Connection, replace_answers: bool):
     # as a shortfall (a duplicate), as it must.
     return statement.on_conflict_do_update(
         index_elements=pk,
-        set_={"answer": statement.excluded.answer, "import_id": statement.excluded.import_id},
+        set_={"answer": statement.excluded.answer,
+              "group_number": statement.excluded.group_number,
+              "import_id": statement.excluded.import_id},
         where=responses.c.import_id != statement.excluded.import_id,
     )
 
@@ -281,11 +284,12 @@ def _answer_count(conn: Connection, key: int) -> int:
                         .where(store.responses.c.survey_id == key)).scalar_one()
 
 
-def _issued_check(conn: Connection, key: int) -> Callable[[set[str]], set[str]] | None:
-    """When the survey has issued ids, a check that returns the ids not issued."""
+def _issued_check(conn: Connection, key: int
+                  ) -> Callable[[set[str]], dict[str, int | None]] | None:
+    """When the survey has issued ids, a lookup of the issued ones and their groups."""
     if store.issued_count(conn, key) == 0:
         return None
-    return lambda ids: store.unissued_respondents(conn, key, ids)
+    return lambda ids: store.issued_groups(conn, key, ids)
 
 
 # -- diagnosis ------------------------------------------------------------------------
@@ -297,7 +301,7 @@ def _staging_table() -> Table:
         Column("line", Integer, nullable=False),
         Column("question_id", Integer, nullable=False),
         Column("respondent_id", String(RESPONDENT_ID_LENGTH), nullable=False),
-        Column("answer", String(9), nullable=False),
+        Column("answer", String(ANSWER_LENGTH), nullable=False),
         prefixes=["TEMPORARY"],
     )
 
@@ -332,7 +336,7 @@ def _diagnose(engine: Engine, path: Path, survey: Survey, fmt: str, replace_answ
                 if chunk.answers:
                     stage.execute(conn, [
                         (line, question_keys[question], respondent, answer)
-                        for line, respondent, question, answer in chunk.answers])
+                        for line, respondent, question, answer, _ in chunk.answers])
         for problem in _duplicates(conn, staging, names):
             database_lines.setdefault(problem.line, []).append(problem)
         if not replace_answers:

@@ -9,6 +9,8 @@ working directory.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from alembic import command
@@ -47,15 +49,41 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(connection).get_current_revision()
 
 
+@contextmanager
+def _migration_transaction(engine: Engine) -> Iterator[Connection]:
+    """One transaction for a migration; on SQLite with foreign keys off while it runs.
+
+    SQLite cannot alter a column, so batch migrations copy a table and drop
+    the old one; with foreign keys on, dropping ``surveys`` or ``questions``
+    would cascade and delete every answer. The check is switched off before
+    the transaction begins (SQLite ignores the pragma inside one) and the
+    foreign keys are verified before the migration commits.
+    """
+    with engine.connect() as connection:
+        sqlite = engine.dialect.name == "sqlite"
+        if sqlite:
+            connection.connection.dbapi_connection.execute("PRAGMA foreign_keys = OFF")
+        try:
+            with connection.begin():
+                yield connection
+                if sqlite:
+                    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+                    if broken:  # pragma: no cover - the migrations keep every reference
+                        raise RuntimeError(f"the migration broke foreign keys: {broken[:5]}")
+        finally:
+            if sqlite:
+                connection.connection.dbapi_connection.execute("PRAGMA foreign_keys = ON")
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Migrate the database up to ``revision`` (default: the newest), in one transaction."""
-    with engine.begin() as connection:
+    with _migration_transaction(engine) as connection:
         command.upgrade(_config(connection), revision)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
     """Migrate the database down to ``revision`` ("base" removes every surveykit table)."""
-    with engine.begin() as connection:
+    with _migration_transaction(engine) as connection:
         command.downgrade(_config(connection), revision)
 
 

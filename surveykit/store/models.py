@@ -1,8 +1,9 @@
 """SQLAlchemy models (2.0 typed declarative). Models only: the schema is built by migrations/.
 
 Privacy by construction: no table holds a respondent's randomization code.
-``respondents`` lists issued questionnaire ids, ``code_tallies`` only counts
-how many codes of each kind were issued per question.
+``respondents`` lists issued questionnaire ids (with their group: a form
+version, not a secret), ``code_tallies`` only counts how many instructions of
+each kind were issued per question and group.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from datetime import datetime
 from sqlalchemy import (
     CheckConstraint,
     DateTime,
-    Float,
     ForeignKey,
     Integer,
     MetaData,
@@ -31,9 +31,11 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-ANSWER_VALUES = ("yes", "no", "dont_know")
-CODE_VALUES = ("T", "L", "D")
 RESPONDENT_ID_LENGTH = 200
+# Response labels of every design (yes, no, "3", category names, dont_know) fit in this.
+ANSWER_LENGTH = 64
+# Instruction codes: truthful, opposite, dont_know, say:LABEL, innocuous, table:...
+CODE_LENGTH = 200
 
 
 class Base(DeclarativeBase):
@@ -49,14 +51,12 @@ class SurveyRecord(Base):
     name: Mapped[str] = mapped_column(String(64), unique=True)
     title: Mapped[str] = mapped_column(Text)
     language: Mapped[str] = mapped_column(String(35))
-    p: Mapped[float] = mapped_column(Float)
-    q: Mapped[float] = mapped_column(Float)
     source: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class QuestionRecord(Base):
-    """A question of a survey with its own mechanism (p truthful, q opposite)."""
+    """A question of a survey; ``design`` is its design as JSON ({"name", "parameters"})."""
 
     __tablename__ = "questions"
     __table_args__ = (
@@ -69,12 +69,14 @@ class QuestionRecord(Base):
     position: Mapped[int] = mapped_column(Integer)
     name: Mapped[str] = mapped_column(String(64))
     text: Mapped[str] = mapped_column(Text)
-    p: Mapped[float] = mapped_column(Float)
-    q: Mapped[float] = mapped_column(Float)
+    design: Mapped[str] = mapped_column(Text)
 
 
 class RespondentRecord(Base):
-    """An issued questionnaire id. Deliberately no code column (see module docstring)."""
+    """An issued questionnaire id and its group (1, 2, ... or None for one-group surveys).
+
+    Deliberately no code column (see module docstring).
+    """
 
     __tablename__ = "respondents"
 
@@ -82,20 +84,19 @@ class RespondentRecord(Base):
         ForeignKey("surveys.id", ondelete="CASCADE"), primary_key=True)
     respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)
     issued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    group_number: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class CodeTallyRecord(Base):
-    """How many codes of one kind (T truthful, L opposite, D don't know) a question issued."""
+    """How many instructions of one kind a question issued in one group (aggregate only)."""
 
     __tablename__ = "code_tallies"
-    __table_args__ = (
-        CheckConstraint("code = 'T' OR code = 'L' OR code = 'D'", name="code"),
-        CheckConstraint("count >= 0", name="count"),
-    )
+    __table_args__ = (CheckConstraint("count >= 0", name="count"),)
 
     question_id: Mapped[int] = mapped_column(
         ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True)
-    code: Mapped[str] = mapped_column(String(1), primary_key=True)
+    group_number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    code: Mapped[str] = mapped_column(String(CODE_LENGTH), primary_key=True)
     count: Mapped[int] = mapped_column(Integer)
 
 
@@ -121,9 +122,9 @@ class ImportRecord(Base):
 class ResponseRecord(Base):
     """One answer: one per (survey, question, respondent), enforced by the primary key.
 
-    The CHECK is written with OR, not IN (...): SQLite 3.40 evaluates an IN
-    list in a CHECK about 3x slower than the whole rest of an insert
-    (benchmarks/bench_import.py).
+    ``answer`` is one of the question's design's response labels (checked on
+    import); ``group_number`` is the respondent's group (1 for one-group
+    surveys).
 
     The key starts with (survey_id, question_id) so that counting answers per
     question is a GROUP BY along the key; on SQLite the table is WITHOUT ROWID,
@@ -132,7 +133,7 @@ class ResponseRecord(Base):
 
     __tablename__ = "responses"
     __table_args__ = (
-        CheckConstraint("answer = 'yes' OR answer = 'no' OR answer = 'dont_know'", name="answer"),
+        CheckConstraint("answer <> ''", name="answer"),
         {"sqlite_with_rowid": False},
     )
 
@@ -141,5 +142,6 @@ class ResponseRecord(Base):
     question_id: Mapped[int] = mapped_column(
         ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True)
     respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)
-    answer: Mapped[str] = mapped_column(String(9))
+    answer: Mapped[str] = mapped_column(String(ANSWER_LENGTH))
+    group_number: Mapped[int] = mapped_column(Integer, server_default="1")
     import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"))
