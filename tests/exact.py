@@ -27,3 +27,33 @@ def enumerate_conditional_moments(n: int, p: str, q: str, pi: str) -> tuple[Frac
             second += weight * value * value
     mean = first / total
     return mean, second / total - mean * mean
+
+
+def inverse_moment_by_integral(n: int, s: float, digits: int = 50):
+    """E[1/M | M > 0], M ~ Binomial(n, s), as an mpmath number, from an integral.
+
+    1/m = integral_0^1 t^(m-1) dt, so with the generating function
+    G(t) = (1 - s + s t)^n,
+
+        E[1/M; M > 0] = integral_0^1 (G(t) - G(0)) / t dt     (Chao and Strawderman 1972)
+
+    Substituting u = 1 - t, the integrand (1 - s u)^n is concentrated on
+    u < ~1/(n s); the quadrature is split at u = c / (n s) for c = 1/4 .. 4096
+    so tanh-sinh resolves that peak at any n. s is taken as the exact binary
+    value of the float, the number surveykit receives. No code shared with the
+    pmf sums or series of surveykit.estimation.exact.
+    """
+    import mpmath
+
+    with mpmath.workdps(digits):
+        s_mp = mpmath.mpf(s)
+        n_mp = mpmath.mpf(n)
+        g0 = mpmath.exp(n_mp * mpmath.log1p(-s_mp))  # P(M = 0)
+
+        def integrand(u):
+            return (mpmath.exp(n_mp * mpmath.log1p(-s_mp * u)) - g0) / (1 - u)
+
+        scale = 1 / (n_mp * s_mp)
+        cuts = [c * scale for c in (0.25, 1, 4, 16, 64, 256, 1024, 4096) if c * scale < 1]
+        total = mpmath.quad(integrand, [mpmath.mpf(0), *cuts, mpmath.mpf(1)])
+        return +(total / (1 - g0))
