@@ -5,7 +5,25 @@ can turn all of them into one-line messages. Errors about bad parameters are
 also :class:`ValueError`, so plain Python code can catch them the usual way.
 """
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
+
+# C0 and C1 control characters, DEL, and the bidirectional overrides that can
+# reorder what a terminal shows (CVE-2021-42574): printed as escapes, never raw.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped, safe to print on a terminal.
+
+    User text (CSV cells and headers, survey titles) reaches error messages;
+    an escape sequence in it would otherwise recolour or rewrite the terminal.
+
+    >>> printable("ok\x1b[2Jcleared\tend")
+    'ok\\x1b[2Jcleared\\tend'
+    """
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"),
+                        text)
 
 
 class SurveykitError(Exception):
@@ -30,20 +48,39 @@ class StoreError(SurveykitError):
 
 @dataclass(frozen=True)
 class CsvProblem:
-    """One problem in a response CSV, where an editor shows it (the header is line 1)."""
+    """One problem in a response file, where an editor shows it (the header is line 1).
+
+    ``line`` is the line of a CSV file or the row of a spreadsheet (``unit``
+    says which); ``kind`` is a short reason shared by every problem of the
+    same sort ("not an answer", "respondent id not issued"), for summaries.
+    """
 
     line: int
     column: str | None
     value: str | None
     reason: str
+    kind: str | None = field(default=None, compare=False)
+    unit: str = field(default="line", compare=False)
 
     def __str__(self) -> str:
-        where = f"line {self.line}"
+        where = f"{self.unit} {self.line}"
         if self.column is not None:
-            where += f", column {self.column}"
+            where += f", column {printable(self.column)}"
         if self.value is not None:
-            where += f", value {self.value!r}"
-        return f"{where}: {self.reason}"
+            where += f", value {printable(repr(self.value))}"
+        return f"{where}: {printable(self.reason)}"
+
+
+def summarize_kinds(counts: dict[str, int]) -> str:
+    """``{"not an answer": 3, "duplicate": 1}`` -> ``'3 not an answer, 1 duplicate'``.
+
+    Most frequent first, so the one-line summary leads with the main problem.
+
+    >>> summarize_kinds({"duplicate": 1, "not an answer": 3})
+    '3 not an answer, 1 duplicate'
+    """
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{n} {kind}" for kind, n in ordered)
 
 
 class CsvImportError(SurveykitError):
@@ -57,14 +94,16 @@ class CsvImportError(SurveykitError):
     SHOWN = 50
 
     def __init__(self, path: str, problems: list[CsvProblem], *,
-                 problem_count: int | None = None, summary: str | None = None) -> None:
+                 problem_count: int | None = None, summary: str | None = None,
+                 kinds: dict[str, int] | None = None) -> None:
         self.path = path
         self.problems = list(problems)
         self.problem_count = len(self.problems) if problem_count is None else problem_count
-        self.summary = summary or (
+        self.kinds = dict(kinds or {})
+        self.summary = printable(summary or (
             f"{self.problem_count} bad row{'s' if self.problem_count != 1 else ''} in {path}; "
             "nothing was imported"
-        )
+        ))
         super().__init__(self.summary)
 
     def __str__(self) -> str:

@@ -19,8 +19,10 @@ __all__ = [
     "response_spellings",
 ]
 
+# Field tools export choice labels: "I don't know" is the usual English one.
 DONT_KNOW_SPELLINGS: tuple[str, ...] = ("dont_know", "don't know", "dont know", "dk",
-                                        "don't_know")
+                                        "don't_know", "do not know", "i don't know",
+                                        "i dont know", "i do not know")
 
 # Spellings every yes/no survey accepts, after canonical_spelling().
 BUILTIN_SPELLINGS: Mapping[str, str] = MappingProxyType({

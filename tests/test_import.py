@@ -173,17 +173,22 @@ def test_non_utf8_bytes_are_refused_with_line_column_and_value(survey_engine, tm
 
 @pytest.mark.parametrize("content, expected", [
     ("id,question,answer\nr1,exam_cheating,yes\n",
-     CsvProblem(1, None, None, "no respondent_id column (found: id, question, answer)")),
+     CsvProblem(1, None, None, "no respondent_id column (found: id, question, answer); name "
+                               "the column respondent_id, or set [import] respondent_id = "
+                               "\"COLUMN\"")),
     ("respondent_id,question_id,answer,comment\nr1,exam_cheating,yes,x\n",
      CsvProblem(1, "comment", None, "unexpected column in the long layout (respondent_id, "
                                     "question_id, answer, and group for multi-group designs); "
-                                    "remove it or rename it to start with '_'")),
+                                    "remove it, rename it to start with '_', or set [import] "
+                                    "ignore = [\"comment\"]")),
     ("respondent_id,question_id\nr1,exam_cheating\n",
      CsvProblem(1, None, None, "the long layout needs the column answer")),
     ("respondent_id,exam_cheating,cheating\nr1,yes,no\n",
      CsvProblem(1, "cheating", None, "unknown question id: survey 'academic_integrity' has "
                                      "exam_cheating, plagiarism, contract_cheating, "
-                                     "fabricated_data")),
+                                     "fabricated_data; map the column with [import.columns] "
+                                     "\"cheating\" = \"QUESTION_ID\", or set [import] ignore "
+                                     "= [\"cheating\"]")),
     ("respondent_id,plagiarism,Plagiarism\nr1,yes,no\n",
      CsvProblem(1, "plagiarism", None, "this column appears more than once")),
     ("respondent_id\nr1\n", CsvProblem(1, None, None, "no question columns")),
@@ -218,7 +223,11 @@ def test_every_bad_row_is_listed_with_line_column_value_reason(survey_engine, tm
     assert error.problems[1].reason.startswith("unknown question id: survey 'academic_integrity'")
     assert error.problems[3].reason.startswith("the row has 2 fields but the header has 3")
     assert error.problems[4].reason == "the question id is empty"
-    assert str(error).splitlines()[0].startswith(f"5 bad rows in {path}; nothing was imported")
+    assert str(error).splitlines()[0].startswith(
+        f"5 bad rows in {path} (1 empty question id, 1 empty respondent id, 1 not an answer, "
+        "1 unknown question, 1 wrong number of fields; labels no rule maps: 'maybe' 1 (map "
+        "each with [import.labels] \"LABEL\" = an answer or \"missing\")); nothing was "
+        "imported")
 
 
 def test_wide_row_lists_each_bad_cell(survey_engine, tmp_path):
@@ -452,7 +461,9 @@ def test_cli_import_error_lists_every_bad_row_and_exits_1(cli_db, tmp_path):
     result = cli("import", str(path), "--survey", SURVEY, "--db", cli_db)
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
-    assert lines[0].startswith(f"Error: 2 bad rows in {path}; nothing was imported")
+    assert lines[0].startswith(f"Error: 2 bad rows in {path} (1 not an answer, 1 unknown "
+                               "question; labels no rule maps: 'maybe' 1")
+    assert "nothing was imported" in lines[0]
     assert lines[1].startswith("  line 2, column answer, value 'maybe': not an answer")
     assert lines[2].startswith("  line 3, column question_id, value 'nope': unknown question id")
     assert result.stdout == ""

@@ -17,7 +17,8 @@ from surveykit.store import migrate
 from surveykit.store.models import Base
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-SURVEYKIT_TABLES = {"surveys", "questions", "respondents", "code_tallies", "imports", "responses"}
+SURVEYKIT_TABLES = {"surveys", "survey_versions", "questions", "respondents", "code_tallies",
+                    "imports", "responses"}
 
 
 def table_names(engine) -> set[str]:
@@ -68,7 +69,7 @@ def test_an_outdated_database_asks_for_init(sqlite_url):
     with engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = 'old'"))
     with pytest.raises(store.StoreError, match=r"is at schema revision old, this surveykit "
-                                               r"needs 0002: run 'surveykit init'"):
+                                               r"needs 0003: run 'surveykit init'"):
         store.list_surveys(engine)
     engine.dispose()
 
@@ -106,7 +107,7 @@ def test_init_works_from_any_directory_with_a_non_editable_wheel(tmp_path):
                             text=True, env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
                             timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "schema revision 0002" in result.stdout
+    assert "schema revision 0003" in result.stdout
     assert '"id": "exam_cheating"' in result.stdout
     assert (elsewhere / "surveykit.db").exists()
 

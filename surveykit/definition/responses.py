@@ -1,26 +1,34 @@
-"""Reading and validating response CSV files, in chunks, with errors that say where.
+"""Reading and validating response files (CSV, Excel, zipped exports), in chunks, with errors
+that say where.
 
 Two layouts are accepted and told apart by their header:
 
 * long: ``respondent_id, question_id, answer`` (one answer per row);
-* wide: ``respondent_id`` and one column per question id (one respondent per row).
+* wide: ``respondent_id`` and one column per question (one respondent per row),
+  which is what field tools export.
 
 Either layout may add a ``group`` column: the respondent's group (its number
 1, 2, ... or the name the survey gives it) for surveys with multi-group
 designs. Without it the group comes from the issued id; a one-group survey
-needs none.
+needs none. Which column is which is decided by
+:func:`surveykit.definition.profile.map_columns`: column names, paths such as
+``group/question``, question texts, the tool's metadata columns, and the
+survey's ``[import]`` profile.
 
-Files are UTF-8 with or without a byte-order mark, separated by commas or
-semicolons (whichever the header uses). Answers are normalized
-(:func:`surveykit.definition.survey.canonical_spelling`, built-in spellings and the
-survey's aliases). An empty cell is *missing*: it is counted, never stored,
-never taken for "don't know". Columns whose name starts with ``_`` (Kobo/ODK
-metadata such as ``_uuid``, and the ``_line`` and ``_reason`` columns of a
-rejects file) and columns without a name are ignored.
+CSV files are UTF-8 with or without a byte-order mark, separated by commas,
+semicolons or tabs (whichever splits the header into the most columns).
+Excel workbooks (.xlsx, and .xls) are read from their first sheet; a zip of
+CSV files (ODK Central's download) from its main file, the repeat-group
+files being set aside with a note. Answers are normalized
+(:func:`surveykit.definition.survey.canonical_spelling`, built-in spellings,
+the survey's aliases and ``[import.labels]``). An empty cell, or a label the
+tool or the profile uses for "no answer", is *missing*: it is counted, never
+stored, never taken for "don't know".
 
-Problems carry the line as an editor shows it (the header is line 1), the
-column, the value and the reason. Nothing here touches the database: a
-caller may pass ``check_respondents`` to refuse ids it does not know.
+Problems carry the line as an editor shows it (the header is line 1; in a
+workbook, the sheet's row number), the column, the value and the reason.
+Nothing here touches the database: a caller may pass ``check_respondents``
+to refuse ids it does not know.
 """
 
 from __future__ import annotations
@@ -29,13 +37,16 @@ import codecs
 import csv
 import hashlib
 import io
+import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from surveykit.collection.respondent_ids import normalize_respondent_id
+from surveykit.definition.profile import ColumnMapping, QuestionResolver, map_columns
+from surveykit.definition.spreadsheets import open_sheet, sniff, zip_kind
 from surveykit.definition.survey import Survey, canonical_spelling
-from surveykit.errors import CsvImportError, CsvProblem, ParameterError
+from surveykit.errors import CsvImportError, CsvProblem, ParameterError, printable
 from surveykit.store.models import RESPONDENT_ID_LENGTH
 
 __all__ = [
@@ -44,6 +55,7 @@ __all__ = [
     "FileFacts",
     "ResponseFile",
     "inspect_file",
+    "neutralize_formula",
     "open_responses",
 ]
 
@@ -54,7 +66,30 @@ CHUNK_ROWS = 20_000
 _BLOCK = 1 << 20
 # Problems kept in memory for the error message; all are counted.
 MAX_PROBLEMS_KEPT = 1000
+# The longest CSV field read (Python's default, 128 KiB, is shorter than some
+# free-text notes in real exports); a longer one is almost always a quote
+# that was opened and never closed.
+FIELD_LIMIT = 16 * 1024 * 1024
+# Cells that a spreadsheet program would run as a formula (OWASP, "CSV Injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_DELIMITERS = (",", ";", "\t")
 
+
+def neutralize_formula(cell: str) -> str:
+    """A cell made safe to open in a spreadsheet: a leading ' before = + - @ tab CR.
+
+    Files surveykit writes (rejects files) use it; reading a file that has
+    ``_reason`` (a rejects file), :class:`ResponseFile` removes the quote
+    again, so such a file imports as it is.
+
+    >>> neutralize_formula("=1+2"), neutralize_formula("@SUM(A1)"), neutralize_formula("yes")
+    ("'=1+2", "'@SUM(A1)", 'yes')
+    """
+    return "'" + cell if cell.startswith(FORMULA_START) else cell
+
+
+def _restore_formula(cell: str) -> str:
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_START) else cell
 
 
 def canonical_respondent_id(typed: str) -> str:
@@ -73,19 +108,21 @@ def canonical_respondent_id(typed: str) -> str:
 
 
 @dataclass(frozen=True)
-
 class FileFacts:
-    """What one binary pass over the file found: its sha256 and size in bytes."""
+    """What one binary pass over the file found: its sha256, size in bytes and kind
+    (csv, xlsx, xls or zip; see :func:`surveykit.definition.spreadsheets.sniff`)."""
 
     sha256: str
     size: int
+    kind: str = "csv"
 
 
 def inspect_file(path: str | Path) -> FileFacts:
-    """Hash the file and check that it is non-empty UTF-8, in one streaming pass.
+    """Hash the file and tell its kind; a CSV must be non-empty UTF-8. One streaming pass.
 
-    Raises CsvImportError for an empty file or for bytes that are not UTF-8,
-    listing every line that has them.
+    Raises CsvImportError for an empty file, a binary file no import reads
+    (one line saying what it is), or bytes that are not UTF-8 (listing every
+    line that has them).
     """
     path = Path(path)
     digest = hashlib.sha256()
@@ -93,25 +130,34 @@ def inspect_file(path: str | Path) -> FileFacts:
     size = 0
     bad_utf8 = False
     has_text = False
+    kind, description = "csv", None
     try:
         with path.open("rb") as binary:
             while block := binary.read(_BLOCK):
+                if size == 0:
+                    kind, description = sniff(block[:8192])
                 digest.update(block)
                 size += len(block)
-                if not bad_utf8:
+                if kind == "csv" and not bad_utf8:
                     try:
                         text = decoder.decode(block)
                     except UnicodeDecodeError:
                         bad_utf8 = True
                     else:
                         has_text = has_text or bool(text.strip("\ufeff \t\r\n"))
-            if not bad_utf8:
+            if kind == "csv" and not bad_utf8:
                 try:
                     decoder.decode(b"", final=True)
                 except UnicodeDecodeError:
                     bad_utf8 = True
     except OSError as exc:
         raise CsvImportError(str(path), [], summary=f"cannot read {path}: {exc.strerror}") from None
+    if kind == "zip":
+        kind, description = zip_kind(path)
+    if kind == "binary":
+        raise CsvImportError(str(path), [], summary=(
+            f"{path} is {description}, not a response file: export the responses as CSV "
+            "(UTF-8) or as an Excel workbook (.xlsx); nothing was imported"))
     if bad_utf8:
         problems, count = _locate_bad_utf8(path)
         raise CsvImportError(
@@ -120,11 +166,11 @@ def inspect_file(path: str | Path) -> FileFacts:
                      "bytes); save it as UTF-8 (Excel: 'CSV UTF-8'; LibreOffice: character set "
                      "Unicode (UTF-8)); nothing was imported"),
         )
-    if not has_text:
+    if kind == "csv" and not has_text:
         raise CsvImportError(str(path), [], summary=(
             f"{path} is empty: a response file needs a header line (respondent_id, ...) and "
             "at least one row; nothing was imported"))
-    return FileFacts(sha256=digest.hexdigest(), size=size)
+    return FileFacts(sha256=digest.hexdigest(), size=size, kind=kind)
 
 
 def _locate_bad_utf8(path: Path) -> tuple[list[CsvProblem], int]:
@@ -153,23 +199,32 @@ def _bad_utf8_problem(number: int, raw: bytes, exc: UnicodeDecodeError, delimite
     reason = (f"byte 0x{raw[exc.start]:02x} is not UTF-8 (the file looks like Windows-1252 "
               "or Latin-1)")
     if header is None:
-        return CsvProblem(number, None, line, reason)
+        return CsvProblem(number, None, line, reason, kind="not UTF-8")
     fields = next(csv.reader([line], delimiter=delimiter), [])
     before = raw[:exc.start].decode("utf-8", errors="replace")
     index = len(next(csv.reader([before + "x"], delimiter=delimiter), [""])) - 1
     if 0 <= index < min(len(header), len(fields)):
-        return CsvProblem(number, header[index], fields[index], reason)
-    return CsvProblem(number, None, line, reason)
+        return CsvProblem(number, header[index], fields[index], reason, kind="not UTF-8")
+    return CsvProblem(number, None, line, reason, kind="not UTF-8")
 
 
 def _split_header(line: str) -> tuple[str, list[str]]:
-    """The delimiter and the column names of a header line: ';' if it names respondent_id."""
+    """The delimiter and the column names of a header line.
+
+    The delimiter is the one of , ; and tab that splits the header into the
+    most columns (a comma on a tie): KoboToolbox writes ';', Excel in many
+    locales too.
+
+    >>> _split_header("start;end;grp/q1;_uuid")
+    (';', ['start', 'end', 'grp/q1', '_uuid'])
+    """
     line = line.lstrip("\ufeff").rstrip("\r\n")
-    for delimiter in (",", ";"):
+    best = (",", [])
+    for delimiter in _DELIMITERS:
         names = [name.strip() for name in next(csv.reader([line], delimiter=delimiter), [])]
-        if "respondent_id" in (name.casefold() for name in names):
-            return delimiter, names
-    return ",", [name.strip() for name in next(csv.reader([line]), [])]
+        if len(names) > len(best[1]):
+            best = (delimiter, names)
+    return best
 
 
 @dataclass
@@ -192,29 +247,57 @@ class Chunk:
 
 
 class ResponseFile:
-    """An open response file: its layout (``file_format``), header and chunks.
+    """An open response file: its kind, layout (``file_format``), header, mapping and chunks.
 
     Use as a context manager; :meth:`chunks` streams the data rows once.
+    ``name`` names the file in messages (a zipped export adds the member
+    read); ``unit`` is "line" for CSV and "row" for workbooks; ``notes`` says
+    what was set aside (other sheets, repeat-group files).
     """
 
-    def __init__(self, path: Path, survey: Survey, file_format: str) -> None:
+    def __init__(self, path: Path, survey: Survey, file_format: str, kind: str = "csv",
+                 size: int | None = None) -> None:
+        if file_format not in FORMATS:
+            raise ParameterError(f"format {file_format!r} must be one of {', '.join(FORMATS)}")
         self.path = path
         self.survey = survey
-        self._binary = path.open("rb")
-        self._text = io.TextIOWrapper(self._binary, encoding="utf-8-sig", newline="")
+        self.kind = kind
+        self.name = str(path)
+        self.unit = "row" if kind in ("xlsx", "xls") else "line"
+        self.delimiter = ","
+        self.notes: list[str] = []
+        self._closers: list[Callable[[], object]] = []
+        self._size = path.stat().st_size if size is None else size
+        self._position: Callable[[], int] = lambda: 0
         self._spellings = [question.answer_spellings() for question in survey.questions]
         self._questions = {q.id.casefold(): index for index, q in enumerate(survey.questions)}
         for index, question in enumerate(survey.questions):
             self._questions[question.id] = index
+        self._resolver = QuestionResolver(survey)
         # group cell -> group number; an empty cell means "take it from the issued id"
         self._groups: dict[str, int | None] = {"": None}
         for number, name in enumerate(survey.groups, start=1):
             for spelling in (str(number), name, name.casefold(), name.upper()):
                 self._groups[spelling] = number
-        self._group_at: int | None = None
         try:
-            self.delimiter, self.header = _split_header(self._text.readline())
-            self.file_format = self._layout(file_format)
+            header, self._rows = self._open()
+            self.header = header
+            self.mapping: ColumnMapping = map_columns(header, survey, file_format, self.name,
+                                                      self.unit)
+            self.file_format = self.mapping.layout
+            self._missing = self.mapping.missing_labels
+            self._columns = {column.role: column.index for column in self.mapping.columns
+                             if column.role in ("respondent_id", "question_id", "answer",
+                                                "group")}
+            self._group_at = self._columns.get("group")
+            ids = {question.id: index for index, question in enumerate(survey.questions)}
+            self._wide = [(column.index, ids[column.question], column.header)
+                          for column in self.mapping.questions()]
+            if any(name.casefold() == "_reason" for name in header):
+                # a rejects file: its cells were written with neutralize_formula
+                rows = self._rows
+                self._rows = ((line, [_restore_formula(cell) for cell in fields])
+                              for line, fields in rows)
         except BaseException:
             self.close()
             raise
@@ -226,86 +309,134 @@ class ResponseFile:
         self.close()
 
     def close(self) -> None:
-        self._text.close()
+        while self._closers:
+            self._closers.pop()()
 
-    # -- header -------------------------------------------------------------------
+    # -- opening each kind of file ------------------------------------------------------
 
-    def _fail(self, problems: list[CsvProblem], summary: str) -> CsvImportError:
-        return CsvImportError(str(self.path), problems, summary=summary)
+    def _open(self) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+        csv.field_size_limit(max(csv.field_size_limit(), FIELD_LIMIT))
+        if self.kind in ("xlsx", "xls"):
+            return self._open_sheet()
+        if self.kind == "zip":
+            return self._open_zip()
+        binary = self.path.open("rb")
+        self._closers.append(binary.close)
+        # kept open here: a wrapper freed with its exhausted reader would close the file
+        self._text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
+        self._position = binary.tell
+        return self._open_text(self._text)
 
-    def _layout(self, requested: str) -> str:
-        if requested not in FORMATS:
-            raise ParameterError(f"format {requested!r} must be one of {', '.join(FORMATS)}")
-        used = [(i, name) for i, name in enumerate(self.header)
-                if name and not name.startswith("_")]
-        folded = [name.casefold() for _, name in used]
-        repeated = sorted({name for name in folded if folded.count(name) > 1})
-        if repeated:
-            raise self._fail([CsvProblem(1, name, None, "this column appears more than once")
-                              for name in repeated],
-                             f"{self.path}: the header repeats columns; nothing was imported")
-        self._columns = {name.casefold(): i for i, name in used}
-        if "respondent_id" not in self._columns:
-            found = ", ".join(name for _, name in used) or "none"
-            raise self._fail([CsvProblem(1, None, None,
-                                         f"no respondent_id column (found: {found})")], (
-                f"{self.path}: wrong header: a response file starts with a header line naming "
-                "respondent_id and either question_id, answer (long layout) or one column per "
-                f"question (wide layout: {', '.join(q.id for q in self.survey.questions)}); "
-                "nothing was imported"))
-        self._group_at = self._columns.get("group")
-        is_long = "question_id" in self._columns or "answer" in self._columns
-        layout = "long" if is_long else "wide"
-        if requested != "auto" and requested != layout:
-            raise self._fail([CsvProblem(1, None, None, f"the header is a {layout} header")], (
-                f"{self.path}: --format {requested} was given but the header "
-                f"({', '.join(name for _, name in used)}) is the {layout} layout; "
-                "nothing was imported"))
-        problems = []
-        if layout == "long":
-            for name in LONG_COLUMNS:
-                if name not in self._columns:
-                    problems.append(CsvProblem(1, None, None,
-                                               f"the long layout needs the column {name}"))
-            for _, name in used:
-                if name.casefold() not in LONG_COLUMNS and name.casefold() != "group":
-                    problems.append(CsvProblem(1, name, None, (
-                        "unexpected column in the long layout (respondent_id, question_id, "
-                        "answer, and group for multi-group designs); remove it or rename it "
-                        "to start with '_'")))
-        else:
-            self._wide = []
-            for index, name in used:
-                if name.casefold() in ("respondent_id", "group"):
-                    continue
-                question = self._questions.get(name, self._questions.get(name.casefold()))
-                if question is None:
-                    problems.append(CsvProblem(1, name, None, self._unknown_question(name)))
-                else:
-                    self._wide.append((index, question, name))
-            if not self._wide and not problems:
-                problems.append(CsvProblem(1, None, None, "no question columns"))
-        if problems:
-            raise self._fail(problems, f"{self.path}: wrong header; nothing was imported")
-        return layout
+    def _open_text(self, text: io.TextIOWrapper
+                   ) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+        try:
+            self.delimiter, header = _split_header(text.readline())
+        except UnicodeDecodeError:
+            raise self._not_utf8(1) from None
+        return header, self._csv_rows(text)
 
-    def _unknown_question(self, name: str) -> str:
-        known = ", ".join(q.id for q in self.survey.questions)
-        return (f"unknown question id: survey {self.survey.name!r} has {known}")
+    def _csv_rows(self, text: io.TextIOWrapper) -> Iterator[tuple[int, list[str]]]:
+        reader = csv.reader(text, delimiter=self.delimiter)
+        end = 1  # the header is line 1
+        try:
+            for fields in reader:
+                line = end + 1
+                end = reader.line_num + 1
+                yield line, fields
+        except csv.Error as exc:
+            line = end + 1
+            if "field larger than field limit" in str(exc):
+                reason = (f"a field longer than {FIELD_LIMIT // (1024 * 1024)} MiB starts on "
+                          "this line: a quote (\") opened here is probably never closed; "
+                          "close it or remove it")
+            else:
+                reason = f"the CSV cannot be read here ({exc})"
+            raise CsvImportError(self.name, [CsvProblem(line, None, None, reason,
+                                                        kind="unreadable CSV")],
+                                 summary=f"{self.name}, line {line}: {reason}; "
+                                         "nothing was imported") from None
+        except UnicodeDecodeError:
+            raise self._not_utf8(end + 1) from None
+
+    def _not_utf8(self, line: int) -> CsvImportError:
+        return CsvImportError(self.name, [], summary=(
+            f"{self.name} is not UTF-8 (near line {line}); save it as UTF-8; "
+            "nothing was imported"))
+
+    def _open_zip(self) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+        archive = zipfile.ZipFile(self.path)
+        self._closers.append(archive.close)
+        main, repeats = [], []
+        for info in archive.infolist():
+            if info.is_dir() or not info.filename.lower().endswith(".csv"):
+                continue
+            with archive.open(info) as raw:
+                first = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace",
+                                         newline="").readline()
+            names = {name.casefold() for name in _split_header(first)[1]}
+            (repeats if "parent_key" in names else main).append(info)
+        if len(main) != 1:
+            listed = ", ".join(info.filename for info in main) or "none"
+            raise CsvImportError(str(self.path), [], summary=(
+                f"{self.path} holds {len(main)} main CSV files ({listed}); a zipped export "
+                "is read from its one file without PARENT_KEY: unzip it and import the "
+                "file you mean; nothing was imported"))
+        info = main[0]
+        self.name = f"{self.path} ({info.filename})"
+        if repeats:
+            self.notes.append("repeat-group files set aside (their rows are repeats, not "
+                              "respondents): " + ", ".join(i.filename for i in repeats))
+        raw = archive.open(info)
+        self._closers.append(raw.close)
+        total = max(info.file_size, 1)
+        self._position = lambda: self._size * raw.tell() // total
+        self._text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+        return self._open_text(self._text)
+
+    def _open_sheet(self) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+        sheet = open_sheet(self.path, self.kind)
+        self._closers.append(sheet.close)
+        self.name = f"{self.path} (sheet {sheet.sheet!r})"
+        if sheet.others:
+            self.notes.append("sheets not read (repeat groups or other tables): "
+                              + ", ".join(repr(name) for name in sheet.others))
+        first = next(sheet.rows, None)
+        header = [cell.strip() for cell in first[1]] if first else []
+        while header and not header[-1]:
+            header.pop()  # a sheet's used range often runs past the last named column
+        if not header:
+            raise CsvImportError(self.name, [], summary=(
+                f"{self.name} is empty: its first row must be a header (respondent_id, ...) "
+                "with at least one row below; nothing was imported"))
+        width = len(header)
+        total = max(sheet.total, 1)
+        reached = [1]
+        self._position = lambda: self._size * reached[0] // total
+
+        def rows() -> Iterator[tuple[int, list[str]]]:
+            for number, cells in sheet.rows:
+                reached[0] = number
+                if len(cells) > width and not any(cell.strip() for cell in cells[width:]):
+                    cells = cells[:width]
+                elif len(cells) < width:
+                    cells = cells + [""] * (width - len(cells))
+                yield number, cells
+
+        return header, rows()
 
     # -- rows -----------------------------------------------------------------------
 
     def chunks(self, *, chunk_rows: int = CHUNK_ROWS,
                check_respondents: Callable[[set[str]], Mapping[str, int | None]] | None = None,
-               excluded: Mapping[int, str] | None = None) -> Iterator[Chunk]:
+               excluded: Mapping[int, tuple[str, str | None]] | None = None
+               ) -> Iterator[Chunk]:
         """Stream the data rows in chunks.
 
         ``check_respondents(ids)`` returns the ids of a chunk that were issued,
         each with its group (None when issued without one); the other ids are
-        refused. ``excluded`` maps lines to reasons for rows refused by an
-        earlier pass (duplicates, conflicts).
+        refused. ``excluded`` maps lines to (reason, kind) for rows refused by
+        an earlier pass (duplicates, conflicts).
         """
-        reader = csv.reader(self._text, delimiter=self.delimiter)
         parse = self._parse_long if self.file_format == "long" else self._parse_wide
         excluded = excluded or {}
         # Long rows that are plainly fine take a short path (a few dict lookups):
@@ -320,17 +451,16 @@ class ResponseFile:
         default_group = 1 if len(self.survey.groups) == 1 else None
         keep_rows = check_respondents is not None or len(self.survey.groups) > 1
         kept: dict[int, list[str]] | None = {} if keep_rows else None
-        end = 1  # the header is line 1
         chunk = Chunk()
         answers = chunk.answers
-        for fields in reader:
-            line = end + 1
-            end = reader.line_num + 1
+        for line, fields in self._rows:
             if not fields:
                 continue  # an empty line is not a row
             chunk.rows += 1
             if excluded and line in excluded:
-                chunk.rejected.append((fields, [CsvProblem(line, None, None, excluded[line])]))
+                reason, kind = excluded[line]
+                chunk.rejected.append((fields, [self._problem(line, None, None, reason,
+                                                              kind)]))
             elif fast and len(fields) == width and (
                     (respondent := fields[at_respondent].strip())
                     and len(respondent) <= RESPONDENT_ID_LENGTH
@@ -360,6 +490,10 @@ class ResponseFile:
         if chunk.rows:
             yield self._finish(chunk, check_respondents, kept)
 
+    def _problem(self, line: int, column: str | None, value: str | None, reason: str,
+                 kind: str | None) -> CsvProblem:
+        return CsvProblem(line, column, value, reason, kind=kind, unit=self.unit)
+
     def _finish(self, chunk: Chunk,
                 check: Callable[[set[str]], Mapping[str, int | None]] | None,
                 kept: dict[int, list[str]] | None) -> Chunk:
@@ -380,9 +514,10 @@ class ResponseFile:
                              "respondent_id", lambda fields: fields[
                                  self._columns["respondent_id"]].strip(),
                              f"this respondent id was not issued for survey "
-                             f"{self.survey.name!r} (only issued questionnaire ids are accepted)")
+                             f"{self.survey.name!r} (only issued questionnaire ids are accepted)",
+                             "respondent id not issued")
         self._assign_groups(chunk, issued, kept)
-        chunk.bytes_read = self._binary.tell()
+        chunk.bytes_read = self._position()
         return chunk
 
     def _assign_groups(self, chunk: Chunk, issued: Mapping[str, int | None] | None,
@@ -415,56 +550,79 @@ class ResponseFile:
         value = (lambda fields: fields[self._group_at].strip()) if self._group_at is not None \
             else (lambda fields: "")
         for line, reason in conflicting.items():
-            self._reject(chunk, kept, {line}, "group", value, reason)
+            self._reject(chunk, kept, {line}, "group", value, reason,
+                         "group differs from the issued id's")
         if missing:
             names = ", ".join(f"{i} ({n})" if n != str(i) else str(i)
                               for i, n in enumerate(self.survey.groups, start=1))
             self._reject(chunk, kept, missing, "group", value, (
                 f"no group: survey {self.survey.name!r} has multi-group designs (groups "
-                f"{names}); add a group column, or import answers of ids issued with a group"))
+                f"{names}); add a group column, or import answers of ids issued with a group"),
+                "no group")
 
     def _reject(self, chunk: Chunk, kept: dict[int, list[str]] | None, lines: set[int],
-                column: str, value: Callable[[list[str]], str], reason: str) -> None:
+                column: str, value: Callable[[list[str]], str], reason: str,
+                kind: str) -> None:
         """Move whole rows (every answer of their lines) to the rejected rows."""
         if not lines:
             return
         chunk.answers[:] = [a for a in chunk.answers if a[0] not in lines]
         for line in sorted(lines):
             fields = kept[line] if kept is not None else []
-            chunk.rejected.append((fields, [CsvProblem(line, column, value(fields), reason)]))
+            chunk.rejected.append((fields, [self._problem(line, self._header_of(column),
+                                                          value(fields), reason, kind)]))
         chunk.rejected.sort(key=lambda rejected: rejected[1][0].line)
+
+    def _header_of(self, role: str) -> str:
+        """The file's name for a role's column (the profile may call respondent_id otherwise)."""
+        index = self._columns.get(role)
+        return self.header[index] if index is not None else role
 
     def _check_row(self, line: int, fields: list[str]) -> tuple[str, list[CsvProblem]]:
         """The respondent id of a row, and the problems of its shape and id."""
         if len(fields) != len(self.header):
-            return "", [CsvProblem(
+            return "", [self._problem(
                 line, None, None,
                 f"the row has {len(fields)} fields but the header has {len(self.header)}; "
-                f"look for a stray or missing {self.delimiter!r} or an unclosed quote")]
+                f"look for a stray or missing {self.delimiter!r} or an unclosed quote",
+                "wrong number of fields")]
+        column = self._header_of("respondent_id")
         value = fields[self._columns["respondent_id"]].strip()
         if not value:
-            return value, [CsvProblem(line, "respondent_id", value, "the respondent id is empty")]
+            return value, [self._problem(line, column, value, "the respondent id is empty",
+                                         "empty respondent id")]
         if len(value) > RESPONDENT_ID_LENGTH:
-            return value, [CsvProblem(line, "respondent_id", value, (
-                f"the respondent id is longer than {RESPONDENT_ID_LENGTH} characters"))]
+            return value, [self._problem(line, column, value, (
+                f"the respondent id is longer than {RESPONDENT_ID_LENGTH} characters"),
+                "respondent id too long")]
         return value, []
 
     def _answer(self, question: int, raw: str) -> str | None:
         spellings = self._spellings[question]
         return spellings.get(raw) or spellings.get(canonical_spelling(raw))
 
+    def _is_missing(self, raw: str) -> bool:
+        """An empty cell, or a label the tool or the profile uses for "no answer"."""
+        return not raw.strip() or (bool(self._missing)
+                                   and canonical_spelling(raw) in self._missing)
+
     def _bad_answer(self, line: int, column: str, question: int, raw: str) -> CsvProblem:
         asked = self.survey.questions[question]
         aliases = sorted(asked.aliases)
-        extra = f", or an alias of this question ({', '.join(aliases)})" if aliases else ""
+        extra = (f", or an alias of this question ({', '.join(repr(a) for a in aliases)})"
+                 if aliases else "")
         if asked.design.is_binary and len(asked.design.response_labels) == 3:
             allowed = "yes/y/1/true, no/n/0/false or dont_know/don't know/dk"
+            targets = '"yes", "no", "dont_know"'
         else:
             allowed = (", ".join(asked.design.answer_labels)
                        + " or dont_know/don't know/dk")
-        return CsvProblem(line, column, raw, (
+            targets = ", ".join(f'"{label}"' for label in asked.design.response_labels)
+        label = printable(raw.strip().replace("\\", "\\\\").replace('"', '\\"'))
+        return self._problem(line, column, raw, (
             f"not an answer: use {allowed}{extra}; "
-            "leave the cell empty if the answer is missing"))
+            "leave the cell empty if the answer is missing; or map the label with "
+            f'[import.labels] "{label}" = one of {targets}, "missing"'), "not an answer")
 
     def _group(self, line: int, fields: list[str], problems: list[CsvProblem]) -> int | None:
         """The group a row names (None: none given), adding a problem if it is not a group."""
@@ -475,8 +633,9 @@ class ResponseFile:
         if group is False:
             names = ", ".join(f"{i} ({n})" if n != str(i) else str(i)
                               for i, n in enumerate(self.survey.groups, start=1))
-            problems.append(CsvProblem(line, "group", raw, (
-                f"not a group of survey {self.survey.name!r}; its groups are {names}")))
+            problems.append(self._problem(line, self._header_of("group"), raw, (
+                f"not a group of survey {self.survey.name!r}; its groups are {names}"),
+                "not a group"))
             return None
         return group
 
@@ -488,14 +647,23 @@ class ResponseFile:
         question = self._questions.get(raw_question)
         if question is None:
             question = self._questions.get(raw_question.casefold())
+        if question is None and raw_question:
+            found = self._resolver.resolve(raw_question)
+            question = found[0] if found is not None else None
         if question is None:
-            reason = (self._unknown_question(raw_question) if raw_question
-                      else "the question id is empty")
-            problems.append(CsvProblem(line, "question_id", raw_question, reason))
+            if raw_question:
+                known = ", ".join(q.id for q in self.survey.questions)
+                problems.append(self._problem(
+                    line, "question_id", raw_question,
+                    f"unknown question id: survey {self.survey.name!r} has {known}",
+                    "unknown question"))
+            else:
+                problems.append(self._problem(line, "question_id", raw_question,
+                                              "the question id is empty", "empty question id"))
             return [], problems
         group = self._group(line, fields, problems)
         raw = fields[self._columns["answer"]]
-        if not raw.strip():
+        if self._is_missing(raw):
             if not problems:
                 chunk.missing += 1
             return [], problems
@@ -519,7 +687,7 @@ class ResponseFile:
             group = 1
         for index, question, name in self._wide:
             raw = fields[index]
-            if not raw.strip():
+            if self._is_missing(raw):
                 blank += 1
                 continue
             answer = self._answer(question, raw)
@@ -533,6 +701,8 @@ class ResponseFile:
         return answers, problems
 
 
-def open_responses(path: str | Path, survey: Survey, file_format: str = "auto") -> ResponseFile:
-    """Open a response file (already checked by :func:`inspect_file`) and read its header."""
-    return ResponseFile(Path(path), survey, file_format)
+def open_responses(path: str | Path, survey: Survey, file_format: str = "auto", *,
+                   kind: str = "csv", size: int | None = None) -> ResponseFile:
+    """Open a response file (already checked by :func:`inspect_file`, which gives ``kind``)
+    and map its header to the survey."""
+    return ResponseFile(Path(path), survey, file_format, kind, size)

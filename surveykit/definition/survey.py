@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from surveykit.definition.profile import ImportProfile, parse_profile
 from surveykit.designs.base import Design
 from surveykit.designs.registry import design_class, make_design
 from surveykit.designs.warner import GeneralizedWarner
@@ -77,7 +78,7 @@ _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*\Z")
 # Column names a response CSV uses for itself; a question may not take them.
 RESERVED_COLUMNS = frozenset({"respondent_id", "question_id", "answer", "group"})
 _TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "wording", "aliases",
-                       "questions"})
+                       "questions", "import"})
 _QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wording"})
 # Designs whose respondents answer an innocuous question need its text.
 _INNOCUOUS_DESIGNS = frozenset({"uqtknown", "uqtunknown", "crosswise", "triangular"})
@@ -121,7 +122,8 @@ class Survey:
 
     ``design`` is the survey's default design (None when every question has
     its own); ``groups`` names the groups of its multi-group questions (one
-    group, "1", when there are none).
+    group, "1", when there are none); ``profile`` is its ``[import]`` table
+    (:mod:`surveykit.definition.profile`).
     """
 
     name: str
@@ -132,6 +134,7 @@ class Survey:
     language: str = "en"
     source: str = ""
     groups: tuple[str, ...] = ("1",)
+    profile: ImportProfile = field(default_factory=ImportProfile)
 
     @property
     def mechanism(self) -> Design | None:
@@ -243,11 +246,20 @@ class _Validator:
                                         "\"en\" or \"pt-BR\"")
         default = self.default_design(data)
         wording = self.strings(data.get("wording", {}), "wording")
-        common_aliases = self.raw_aliases(data.get("aliases", {}), "aliases")
         questions = data.get("questions")
         if not isinstance(questions, list) or not questions:
             raise self.fail("questions", "missing: add at least one [[questions]] table "
                                          "with id and text")
+        profile = ImportProfile()
+        if "import" in data:
+            ids = [entry["id"] for entry in questions
+                   if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
+            profile = parse_profile(data["import"], ids, self.fail)
+        # [import.labels] that name an answer are aliases of every question
+        common_aliases = {raw: (answer, f'import.labels."{raw}"')
+                          for raw, answer in profile.aliases.items()}
+        common_aliases.update({raw: (answer, f'aliases."{raw}"') for raw, answer in
+                               self.raw_aliases(data.get("aliases", {}), "aliases").items()})
         parsed: list[Question] = []
         seen: dict[str, int] = {}
         for index, entry in enumerate(questions):
@@ -263,7 +275,7 @@ class _Validator:
         groups = self.groups(parsed)
         return Survey(name=name, title=title, design=default[0] if default else None,
                       questions=tuple(parsed), wording=wording, language=language, source=text,
-                      groups=groups)
+                      groups=groups, profile=profile)
 
     def default_design(self, data: dict) -> tuple[Design, str | None] | None:
         """The survey-level design ([design] or its shorthand [mechanism]) and innocuous text."""
@@ -298,7 +310,7 @@ class _Validator:
         return first[1].design.group_names if first else ("1",)
 
     def question(self, entry: object, where: str, default: tuple[Design, str | None] | None,
-                 common_aliases: Mapping[str, str]) -> Question:
+                 common_aliases: Mapping[str, tuple[str, str]]) -> Question:
         if not isinstance(entry, dict):
             raise self.fail(where, "must be a table with id and text ([[questions]])")
         self.unknown_keys(entry, _QUESTION_KEYS, where)
@@ -325,7 +337,7 @@ class _Validator:
                                       "survey needs a default [design] table (e.g. model = "
                                       "\"warner\", p = 0.7) or [mechanism] with p and q")
         own = self.raw_aliases(entry.get("aliases", {}), f"{where}.aliases")
-        wanted = {raw: (answer, f'aliases."{raw}"') for raw, answer in common_aliases.items()}
+        wanted = dict(common_aliases)
         wanted.update({raw: (answer, f'{where}.aliases."{raw}"') for raw, answer in own.items()})
         aliases = self.aliases(wanted, design)
         wording = self.strings(entry.get("wording", {}), f"{where}.wording")

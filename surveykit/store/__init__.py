@@ -10,6 +10,7 @@ from surveykit.store.database import (
     BulkStatement,
     QuestionCounts,
     SurveySummary,
+    SurveyUpdate,
     add_survey,
     code_tallies,
     count_responses,
@@ -21,6 +22,7 @@ from surveykit.store.database import (
     open_engine,
     record_generation,
     resolve_url,
+    update_survey,
 )
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "BulkStatement",
     "QuestionCounts",
     "SurveySummary",
+    "SurveyUpdate",
     "add_survey",
     "code_tallies",
     "count_responses",
@@ -39,4 +42,5 @@ __all__ = [
     "open_engine",
     "record_generation",
     "resolve_url",
+    "update_survey",
 ]

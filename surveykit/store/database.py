@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -35,7 +36,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
 from surveykit.counts import Counts
-from surveykit.definition.survey import Survey, parse_survey
+from surveykit.definition.survey import Survey, canonical_spelling, parse_survey
 from surveykit.errors import ParameterError, StoreError, SurveyDefinitionError
 from surveykit.store import migrate
 from surveykit.store.models import (
@@ -47,12 +48,14 @@ from surveykit.store.models import (
     RespondentRecord,
     ResponseRecord,
     SurveyRecord,
+    SurveyVersionRecord,
 )
 
 __all__ = [
     "DEFAULT_URL",
     "QuestionCounts",
     "SurveySummary",
+    "SurveyUpdate",
     "BulkStatement",
     "add_survey",
     "code_tallies",
@@ -65,6 +68,7 @@ __all__ = [
     "open_engine",
     "record_generation",
     "resolve_url",
+    "update_survey",
 ]
 
 DEFAULT_URL = "sqlite:///surveykit.db"
@@ -74,6 +78,7 @@ SQLITE_BUSY_TIMEOUT_SECONDS = 600
 _IN_BATCH = 500
 
 surveys = SurveyRecord.__table__
+survey_versions = SurveyVersionRecord.__table__
 questions = QuestionRecord.__table__
 respondents = RespondentRecord.__table__
 tallies = CodeTallyRecord.__table__
@@ -247,35 +252,170 @@ class SurveySummary:
 
 
 def add_survey(engine: Engine, survey: Survey) -> bool:
-    """Store ``survey`` with its questions, their (p, q) and its TOML source.
+    """Store ``survey`` with its questions, their designs and its TOML source (version 1).
 
     Returns True if it was stored, False if the same definition was already
     there. A different definition under an existing name is refused: answers
-    already collected were randomized with the stored mechanisms.
+    already collected were randomized with the stored designs. When only the
+    ``[import]`` profile or aliases differ, the message says to use
+    :func:`update_survey` instead.
     """
     require_schema(engine)
     with write_transaction(engine) as conn:
-        row = conn.execute(select(surveys.c.id, surveys.c.source)
-                           .where(surveys.c.name == survey.name)).first()
-        if row is not None:
-            if row.source == survey.source:
+        key = conn.execute(select(surveys.c.id).where(surveys.c.name == survey.name)).scalar()
+        if key is not None:
+            version, source = _current_version(conn, key)
+            if source == survey.source:
                 return False
+            stored = parse_survey(source, f"survey {survey.name!r} version {version}")
+            if not definition_changes(stored, survey):
+                raise StoreError(
+                    f"survey {survey.name!r} is already in the database (version {version}) "
+                    "and this file changes only its [import] profile or aliases: run "
+                    "'surveykit survey update FILE' to store it as a new version")
             raise StoreError(
                 f"a different survey named {survey.name!r} is already in the database; "
                 "a stored survey never changes (its answers were randomized with its "
                 "mechanisms): give the new definition another name"
             )
+        now = _now()
         survey_id = conn.execute(surveys.insert().values(
             name=survey.name, title=survey.title, language=survey.language,
-            source=survey.source,
-            created_at=_now(),
+            created_at=now,
         )).inserted_primary_key[0]
+        conn.execute(survey_versions.insert().values(
+            survey_id=survey_id, version=1, source=survey.source, created_at=now))
         conn.execute(questions.insert(), [
             {"survey_id": survey_id, "position": position, "name": question.id,
              "text": question.text, "design": json.dumps(question.design.spec())}
             for position, question in enumerate(survey.questions)
         ])
     return True
+
+
+@dataclass(frozen=True)
+class SurveyUpdate:
+    """What :func:`update_survey` did: the version now current and the one before it
+    (equal when nothing changed), and what changed ("[import]", "aliases")."""
+
+    survey: str
+    version: int
+    previous: int
+    changed: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def definition_changes(stored: Survey, new: Survey) -> list[str]:
+    """Why ``new`` cannot update ``stored``: the key paths of changes other than the
+    ``[import]`` profile and added aliases (empty when the update is allowed).
+
+    Questions, texts, designs, groups and wording never change once stored:
+    answers were randomized with them. Aliases may be added, never changed
+    or removed, so that a label keeps its meaning across versions.
+    """
+    old_data, new_data = tomllib.loads(stored.source), tomllib.loads(new.source)
+    problems = [f"{path} differs from the stored definition"
+                for path in _differences(_without_mapping(old_data), _without_mapping(new_data))]
+    old_aliases = _raw_aliases(old_data)
+    new_aliases = _raw_aliases(new_data)
+    for path, target in old_aliases.items():
+        if path not in new_aliases:
+            problems.append(f"{path} = {target!r} was removed (aliases can only be added)")
+        elif new_aliases[path] != target:
+            problems.append(f"{path} changes from {target!r} to {new_aliases[path]!r} "
+                            "(an alias keeps its meaning; add a new one instead)")
+    return problems
+
+
+def _without_mapping(data: dict) -> dict:
+    data = {k: v for k, v in data.items() if k not in ("import", "aliases")}
+    if isinstance(data.get("questions"), list):
+        data["questions"] = [{k: v for k, v in q.items() if k != "aliases"}
+                             if isinstance(q, dict) else q for q in data["questions"]]
+    return data
+
+
+def _raw_aliases(data: dict) -> dict[str, str]:
+    """Alias key path -> target, for the survey's and each question's [aliases]."""
+    found = {f'aliases."{canonical_spelling(raw)}"': target
+             for raw, target in data.get("aliases", {}).items()}
+    for question in data.get("questions", []):
+        for raw, target in question.get("aliases", {}).items():
+            found[f'questions[id = "{question.get("id")}"].aliases."'
+                  f'{canonical_spelling(raw)}"'] = target
+    return found
+
+
+def _differences(old: object, new: object, path: str = "") -> Iterator[str]:
+    """Key paths where two parsed TOML documents differ (lists compared item by item)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new), key=str):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in old or key not in new:
+                yield where
+            else:
+                yield from _differences(old[key], new[key], where)
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for index, (a, b) in enumerate(zip(old, new, strict=True)):
+            yield from _differences(a, b, f"{path}[{index}]")
+    elif old != new:
+        yield path or "the file"
+
+
+def update_survey(engine: Engine, survey: Survey) -> SurveyUpdate:
+    """Store ``survey`` as the next version of the stored survey of the same name.
+
+    Only the ``[import]`` profile and added aliases may differ (see
+    :func:`definition_changes`); anything else is refused with its key path.
+    Earlier imports keep the version they were read with; the same file
+    again changes nothing.
+
+    >>> # update_survey(engine, load_survey_file("academic_integrity.toml"))
+    """
+    require_schema(engine)
+    with write_transaction(engine) as conn:
+        key = survey_id(conn, survey.name)
+        version, source = _current_version(conn, key)
+        if source == survey.source:
+            return SurveyUpdate(survey=survey.name, version=version, previous=version,
+                                changed=())
+        stored = parse_survey(source, f"survey {survey.name!r} version {version}")
+        problems = definition_changes(stored, survey)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise StoreError(
+                f"survey {survey.name!r} cannot be updated: {problems[0]}{more}; an update "
+                "may change only the [import] profile and add aliases (the answers were "
+                "randomized with the stored questions and designs): for other changes, add "
+                "the survey under a new name")
+        changed = []
+        if stored.profile != survey.profile:
+            changed.append("[import]")
+        if _raw_aliases(tomllib.loads(source)) != _raw_aliases(tomllib.loads(survey.source)):
+            changed.append("aliases")
+        conn.execute(survey_versions.insert().values(
+            survey_id=key, version=version + 1, source=survey.source, created_at=_now()))
+    return SurveyUpdate(survey=survey.name, version=version + 1, previous=version,
+                        changed=tuple(changed) or ("formatting",))
+
+
+def _current_version(conn: Connection, key: int) -> tuple[int, str]:
+    """(number, TOML source) of the newest version of survey ``key``."""
+    row = conn.execute(select(survey_versions.c.version, survey_versions.c.source)
+                       .where(survey_versions.c.survey_id == key)
+                       .order_by(survey_versions.c.version.desc()).limit(1)).one()
+    return row.version, row.source
+
+
+def current_survey_version(conn: Connection, key: int, survey: Survey) -> tuple[int, Survey]:
+    """The current version number of survey ``key`` and its definition (``survey`` itself
+    when that is the current one, as it almost always is)."""
+    version, source = _current_version(conn, key)
+    if source == survey.source:
+        return version, survey
+    return version, parse_survey(source, f"survey {survey.name!r} version {version}")
 
 
 def survey_id(conn: Connection, name: str) -> int:
@@ -301,7 +441,7 @@ def load_survey(engine: Engine, name: str) -> Survey:
     require_schema(engine)
     with engine.connect() as conn:
         key = survey_id(conn, name)
-        source = conn.execute(select(surveys.c.source).where(surveys.c.id == key)).scalar_one()
+        _, source = _current_version(conn, key)
     try:
         return parse_survey(source, f"survey {name!r} stored in {display_url(engine)}")
     except SurveyDefinitionError as exc:  # pragma: no cover - stored sources were valid
@@ -636,43 +776,6 @@ class BulkStatement:
         if self._convert is not None:
             rows = [self._convert(row) for row in rows]
         return conn.exec_driver_sql(self.sql, rows).rowcount
-
-
-class CopyInsert:
-    """PostgreSQL's fast path: COPY the rows into a temporary table, then one INSERT ... SELECT.
-
-    executemany sends one INSERT per row (about 28,000 rows/s on our CI
-    machine); COPY plus one set-based INSERT moves the same rows several times
-    faster. Only for ON CONFLICT DO NOTHING: under DO UPDATE PostgreSQL refuses
-    a statement that touches one key twice, while a pair repeated inside a
-    file must show up as a shortfall (rows sent != rows changed), so imports
-    with ``replace`` keep :class:`BulkStatement`.
-    """
-
-    def __init__(self, conn: Connection, table, columns: Sequence[str]) -> None:
-        self.columns = tuple(columns)
-        names = ", ".join(self.columns)
-        staging = f"surveykit_incoming_{table.name}"
-        key = ", ".join(column.name for column in table.primary_key.columns)
-        # ON COMMIT DROP: a rolled-back or finished import leaves nothing behind
-        conn.exec_driver_sql(f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} "
-                             f"(LIKE {table.name}) ON COMMIT DROP")
-        self._copy = f"COPY {staging} ({names}) FROM STDIN"
-        self._insert = (f"INSERT INTO {table.name} ({names}) SELECT {names} FROM {staging} "
-                        f"ON CONFLICT ({key}) DO NOTHING")
-        self._empty = f"TRUNCATE {staging}"
-
-    def execute(self, conn: Connection, rows: list[tuple]) -> int:
-        """Insert the rows; returns how many the database added (duplicates are skipped)."""
-        # the driver's own connection, inside the transaction SQLAlchemy began
-        with conn.connection.dbapi_connection.cursor() as cursor:
-            with cursor.copy(self._copy) as copy:
-                for row in rows:
-                    copy.write_row(row)
-            cursor.execute(self._insert)
-            added = cursor.rowcount
-            cursor.execute(self._empty)
-        return added
 
 
 def dialect_insert(conn: Connection, table):

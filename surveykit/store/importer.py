@@ -25,23 +25,44 @@ from __future__ import annotations
 import csv
 import gc
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import Column, Connection, Engine, Integer, MetaData, String, Table, func, select
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    func,
+    select,
+    text,
+)
 from sqlalchemy import exc as sa_exc
 
 from surveykit.definition.responses import (
     FORMATS,
     MAX_PROBLEMS_KEPT,
+    ResponseFile,
     inspect_file,
+    neutralize_formula,
     open_responses,
 )
 from surveykit.definition.survey import Survey
-from surveykit.errors import CsvImportError, CsvProblem, ParameterError, StoreError
+from surveykit.errors import (
+    CsvImportError,
+    CsvProblem,
+    ParameterError,
+    StoreError,
+    printable,
+    summarize_kinds,
+)
 from surveykit.store import database as store
 from surveykit.store.models import ANSWER_LENGTH, RESPONDENT_ID_LENGTH
 
@@ -49,18 +70,26 @@ __all__ = ["ImportResult", "import_responses"]
 
 # Another writer can slip in between a diagnosis and the retry; give up after this.
 _ATTEMPTS = 4
+# (question key, group number, answer label) -> change in the number of stored answers
+Delta = Counter
 
 
 @dataclass(frozen=True)
 class ImportResult:
-    """What an import did.
+    """What an import did (or, with ``dry_run``, would do).
 
     rows_read: data rows in the file (blank lines excluded);
     imported: new answers stored; replaced: answers from earlier imports
-    overwritten (``replace=True``); rejected: rows written to the rejects file
-    (``skip_invalid=True``); missing: empty answer cells (counted, not stored);
-    already_imported: the same file (sha256) was imported before and nothing
-    changed (``import_id`` and ``imported_at`` then describe that import).
+    overwritten (``replace=True``), of which ``changed`` got another answer
+    or group (the rest were the same again); rejected: rows written to the
+    rejects file (``skip_invalid=True``), ``rejected_by_reason`` counts them
+    by reason; missing: empty answer cells and "no answer" labels (counted,
+    not stored); already_imported: the same file (sha256) was imported
+    before and nothing changed (``import_id`` and ``imported_at`` then
+    describe that import). ``answer_changes`` maps question id -> group ->
+    answer -> change in the stored count; ``mapping`` and ``notes`` say how
+    the file's columns were read; ``survey_version`` is the version of the
+    survey definition the answers were read with.
     """
 
     survey: str
@@ -73,13 +102,22 @@ class ImportResult:
     rejected: int
     missing: int
     already_imported: bool
-    import_id: int
+    import_id: int | None
     imported_at: datetime
     rejects_path: str | None = None
+    changed: int = 0
+    rejected_by_reason: dict[str, int] = field(default_factory=dict)
+    answer_changes: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    mapping: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    dry_run: bool = False
+    survey_version: int | None = None
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data["imported_at"] = self.imported_at.isoformat()
+        data["mapping"] = list(self.mapping)
+        data["notes"] = list(self.notes)
         return data
 
 
@@ -87,82 +125,140 @@ class _Shortfall(Exception):
     """The fast pass met a problem it cannot explain by itself: diagnose, then retry."""
 
 
+class _DryRun(Exception):
+    """Raised inside the transaction of a dry run so that it rolls back; carries the result."""
+
+    def __init__(self, result: ImportResult) -> None:
+        super().__init__("dry run")
+        self.result = result
+
+
+@dataclass(frozen=True)
+class _Options:
+    fmt: str
+    replace: bool
+    skip_invalid: bool
+    dry_run: bool
+    rejects: Path | None
+    progress: Callable[[int, int], None] | None
+
+
 def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
                      fmt: str = "auto", skip_invalid: bool = False,
                      rejects_path: str | Path | None = None, replace: bool = False,
+                     dry_run: bool = False,
                      progress: Callable[[int, int], None] | None = None) -> ImportResult:
-    """Import a long or wide response CSV into survey ``survey_name``, all or nothing.
+    """Import a response file (CSV, .xlsx, .xls, zipped CSV export) into a survey, all or nothing.
 
     ``fmt`` is "auto" (decided by the header), "long" or "wide". Any bad row
     makes the whole file fail with a CsvImportError listing every bad row
-    (line, column, value, reason), unless ``skip_invalid``: then bad rows go
-    to ``rejects_path`` (the file's columns plus ``_line`` and ``_reason``) and
-    the rest is imported. An answer for a (respondent, question) that an
-    earlier file gave is a conflict unless ``replace``. ``progress(done,
-    total)`` is called with bytes read after each chunk.
+    (line, column, value, reason) after a one-line summary by reason, unless
+    ``skip_invalid``: then bad rows go to ``rejects_path`` (the file's columns
+    plus ``_line`` and ``_reason``, formula-leading cells neutralized) and the
+    rest is imported; if that leaves nothing to store, it fails all the same
+    and the file is not recorded as imported. An answer for a (respondent,
+    question) that an earlier file gave is a conflict unless ``replace``.
+    ``dry_run`` does everything but commit (and writes no rejects file).
+    ``progress(done, total)`` is called with bytes read after each chunk.
 
     >>> # import_responses(open_engine(), "wave1.csv", "academic_integrity")
     """
     if fmt not in FORMATS:
         raise ParameterError(f"format {fmt!r} must be one of {', '.join(FORMATS)}")
-    if skip_invalid and rejects_path is None:
+    if skip_invalid and rejects_path is None and not dry_run:
         raise ParameterError("skip_invalid needs rejects_path: rejected rows must go somewhere")
     if rejects_path is not None and not skip_invalid:
         raise ParameterError("rejects_path is only used with skip_invalid")
     path = Path(path)
     survey = store.load_survey(engine, survey_name)
     facts = inspect_file(path)
-    rejects = Path(rejects_path) if rejects_path is not None else None
+    rejects = Path(rejects_path) if rejects_path is not None and not dry_run else None
     if rejects is not None and rejects.resolve() == path.resolve():
         raise ParameterError(f"the rejects file {rejects} would overwrite the file imported")
-    excluded: dict[int, str] = {}
+    options = _Options(fmt=fmt, replace=replace, skip_invalid=skip_invalid, dry_run=dry_run,
+                       rejects=rejects, progress=progress)
+    excluded: dict[int, tuple[str, str | None]] = {}
     for _ in range(_ATTEMPTS):
         try:
-            return _load(engine, path, survey, facts.sha256, facts.size, fmt, replace,
-                         excluded, rejects, progress)
+            return _load(engine, path, survey, facts, options, excluded)
         except _Shortfall:
             pass
         except sa_exc.IntegrityError:
             continue  # a concurrent import of the same file won (PostgreSQL): look again
-        problems, problem_count, bad_rows, database_lines, conflicts = _diagnose(
-            engine, path, survey, fmt, replace, excluded)
+        diagnosis = _diagnose(engine, path, survey, facts, options, excluded)
         if not skip_invalid:
             hint = ("fix them and import again, or import the other rows with "
                     "--skip-invalid --rejects FILE")
-            if conflicts:
-                hint += ("; to overwrite answers that earlier imports gave, use --replace")
-            raise CsvImportError(
-                str(path), problems, problem_count=problem_count,
-                summary=(f"{bad_rows} bad row{'s' if bad_rows != 1 else ''} in {path}; "
-                         f"nothing was imported ({hint})"))
-        excluded.update(database_lines)
+            if diagnosis.conflicts:
+                hint += "; to overwrite answers that earlier imports gave, use --replace"
+            raise _refusal(path, diagnosis.problems, diagnosis.problem_count,
+                           diagnosis.bad_rows, diagnosis.kinds, diagnosis.labels, hint)
+        excluded.update(diagnosis.database_lines)
     raise StoreError(f"{path}: other imports kept changing the same answers; try again")
 
 
-def _load(engine: Engine, path: Path, survey: Survey, sha256: str, size: int, fmt: str,
-          replace_answers: bool, excluded: dict[int, str], rejects: Path | None,
-          progress: Callable[[int, int], None] | None) -> ImportResult:
+def _refusal(path: Path, problems: list[CsvProblem], problem_count: int, bad_rows: int,
+             kinds: Counter, labels: Counter, hint: str) -> CsvImportError:
+    """The error for a refused file: one line with the count, the reasons and the fix."""
+    return CsvImportError(
+        str(path), problems, problem_count=problem_count, kinds=dict(kinds),
+        summary=(f"{bad_rows} bad row{'s' if bad_rows != 1 else ''} in {path} "
+                 f"({_reasons(kinds, labels)}); nothing was imported ({hint})"))
+
+
+def _reasons(kinds: Counter, labels: Counter) -> str:
+    """Rows by reason, naming the commonest labels no rule maps and the key that maps them."""
+    text = summarize_kinds(dict(kinds))
+    if labels:
+        top = labels.most_common(3)
+        shown = ", ".join(f"{printable(repr(label))} {n}" for label, n in top)
+        more = f" and {len(labels) - 3} more" if len(labels) > 3 else ""
+        text += (f"; labels no rule maps: {shown}{more} (map each with [import.labels] "
+                 "\"LABEL\" = an answer or \"missing\")")
+    return text
+
+
+def _row_kinds(problems: list[CsvProblem]) -> set[str]:
+    return {problem.kind or "other" for problem in problems}
+
+
+def _bad_labels(problems: list[CsvProblem]) -> Iterator[str]:
+    for problem in problems:
+        if problem.kind == "not an answer" and problem.value is not None:
+            yield problem.value.strip()
+
+
+def _load(engine: Engine, path: Path, survey: Survey, facts, options: _Options,
+          excluded: dict[int, tuple[str, str | None]]) -> ImportResult:
     """The fast pass: one transaction; raises _Shortfall when a diagnosis is needed."""
+    rejects = options.rejects
     partial = rejects.with_name(rejects.name + ".part") if rejects is not None else None
     try:
         with store.write_transaction(engine) as conn:
             key = store.survey_id(conn, survey.name)
             earlier = conn.execute(
                 select(store.imports).where(store.imports.c.survey_id == key,
-                                            store.imports.c.sha256 == sha256)).first()
+                                            store.imports.c.sha256 == facts.sha256)).first()
             if earlier is not None:
                 return ImportResult(
-                    survey=survey.name, file_name=path.name, sha256=sha256,
+                    survey=survey.name, file_name=path.name, sha256=facts.sha256,
                     file_format=earlier.file_format, rows_read=0, imported=0, replaced=0,
                     rejected=0, missing=0, already_imported=True, import_id=earlier.id,
-                    imported_at=store.as_utc(earlier.imported_at))
-            with open_responses(path, survey, fmt) as source, _collector_paused():
-                result = _insert_rows(conn, key, source, sha256, size, replace_answers,
-                                      excluded, partial, progress)
+                    imported_at=store.as_utc(earlier.imported_at), dry_run=options.dry_run,
+                    survey_version=earlier.survey_version)
+            version, survey = store.current_survey_version(conn, key, survey)
+            with open_responses(path, survey, options.fmt, kind=facts.kind,
+                                size=facts.size) as source, _collector_paused():
+                result = _insert_rows(conn, key, version, source, facts, options, excluded,
+                                      partial)
+            if options.dry_run:
+                raise _DryRun(result)
         if partial is not None:
             os.replace(partial, rejects)
             result = replace(result, rejects_path=str(rejects))
         return result
+    except _DryRun as dry:
+        return replace(dry.result, import_id=None)
     finally:
         if partial is not None and partial.exists():
             partial.unlink()
@@ -185,74 +281,101 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _insert_rows(conn: Connection, key: int, source, sha256: str, size: int,
-                 replace_answers: bool, excluded: dict[int, str], partial: Path | None,
-                 progress: Callable[[int, int], None] | None) -> ImportResult:
+def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile, facts,
+                 options: _Options, excluded: dict[int, tuple[str, str | None]],
+                 partial: Path | None) -> ImportResult:
     now = datetime.now(UTC)
     import_id = conn.execute(store.imports.insert().values(
-        survey_id=key, file_name=source.path.name, sha256=sha256,
-        file_format=source.file_format, rows_read=0, imported=0, replaced=0, rejected=0,
-        missing=0, imported_at=now)).inserted_primary_key[0]
+        survey_id=key, survey_version=version, file_name=source.path.name,
+        sha256=facts.sha256, file_format=source.file_format, rows_read=0, imported=0,
+        replaced=0, rejected=0, missing=0, imported_at=now)).inserted_primary_key[0]
     question_keys = _question_keys(conn, key, source.survey)
-    columns = ("survey_id", "question_id", "respondent_id", "answer", "group_number",
-               "import_id")
-    if conn.dialect.name == "postgresql" and not replace_answers:
-        statement = store.CopyInsert(conn, store.responses, columns)
-    else:
-        statement = store.BulkStatement(conn, _insert_statement(conn, replace_answers), columns)
-    before = _answer_count(conn, key) if replace_answers else 0
+    writer = _writer(conn, key, import_id, options.replace)
     check = _issued_check(conn, key)
-    rows_read = rejected = missing = sent = affected = 0
-    writer, handle = _rejects_writer(partial, source)
+    rows_read = rejected = missing = 0
+    kinds: Counter = Counter()
+    labels: Counter = Counter()
+    shown: list[CsvProblem] = []
+    rejects, handle = _rejects_writer(partial, source)
     try:
         for chunk in source.chunks(check_respondents=check, excluded=excluded):
             rows_read += chunk.rows
             missing += chunk.missing
             if chunk.rejected:
-                if writer is None:
+                if not options.skip_invalid:
                     raise _Shortfall
                 rejected += len(chunk.rejected)
                 for fields, problems in chunk.rejected:
-                    writer.writerow([*fields, problems[0].line,
-                                     "; ".join(_reason(p) for p in problems)])
+                    kinds.update(_row_kinds(problems))
+                    labels.update(_bad_labels(problems))
+                    shown.extend(problems[:max(0, MAX_PROBLEMS_KEPT - len(shown))])
+                    if rejects is not None:
+                        rejects.writerow([*(neutralize_formula(cell) for cell in fields),
+                                          problems[0].line,
+                                          neutralize_formula("; ".join(_reason(p)
+                                                                       for p in problems))])
             if chunk.answers:
-                rows = [(key, question_keys[question], respondent, answer, group, import_id)
-                        for _, respondent, question, answer, group in chunk.answers]
-                sent += len(rows)
-                affected += statement.execute(conn, rows)
-            if progress is not None:
-                progress(chunk.bytes_read, size)
+                writer.send(conn, [(question_keys[question], respondent, answer, group)
+                                   for _, respondent, question, answer, group in chunk.answers])
+            if options.progress is not None:
+                options.progress(chunk.bytes_read, facts.size)
     finally:
         if handle is not None:
             handle.close()
     if rows_read == 0:
-        raise CsvImportError(str(source.path), [], summary=(
-            f"{source.path} has a header but no data rows; nothing was imported"))
-    if affected != sent:
+        raise CsvImportError(source.name, [], summary=(
+            f"{source.name} has a header but no data rows; nothing was imported"))
+    outcome = writer.finish(conn)
+    if outcome.affected != outcome.sent:
         raise _Shortfall
-    imported = affected
-    if replace_answers:
-        imported = _answer_count(conn, key) - before
+    imported = outcome.affected - outcome.replaced
+    if rejected and not imported and not outcome.replaced:
+        # Recording the file would make a corrected re-import a no-op ("already imported").
+        raise _refusal(source.path, shown, len(shown), rejected, kinds, labels,
+                       "every row was rejected, so the file is not recorded as imported; fix "
+                       "the rows (or the survey's [import] profile) and import it again")
+    _record_answer_changes(conn, key, outcome.delta)
     conn.execute(store.imports.update().where(store.imports.c.id == import_id).values(
-        rows_read=rows_read, imported=imported, replaced=affected - imported,
+        rows_read=rows_read, imported=imported, replaced=outcome.replaced,
         rejected=rejected, missing=missing))
+    names = {question_keys[i]: q.id for i, q in enumerate(source.survey.questions)}
     return ImportResult(
-        survey=source.survey.name, file_name=source.path.name, sha256=sha256,
+        survey=source.survey.name, file_name=source.path.name, sha256=facts.sha256,
         file_format=source.file_format, rows_read=rows_read, imported=imported,
-        replaced=affected - imported, rejected=rejected, missing=missing,
-        already_imported=False, import_id=import_id, imported_at=now)
+        replaced=outcome.replaced, rejected=rejected, missing=missing,
+        already_imported=False, import_id=import_id, imported_at=now,
+        changed=outcome.changed, rejected_by_reason=dict(kinds),
+        answer_changes=_nested(outcome.delta, names), mapping=tuple(source.mapping.describe()),
+        notes=tuple(source.notes), dry_run=options.dry_run, survey_version=version)
+
+
+def _record_answer_changes(conn: Connection, key: int, delta: Delta) -> None:
+    """Where a table of counts kept per (question, group, answer) gets this import's change.
+
+    Called once per import, inside its transaction, after the answers are
+    written and checked; ``delta`` holds only non-zero changes. Nothing is
+    kept yet: counts are still computed by ``count_responses``.
+    """
+
+
+def _nested(delta: Delta, names: dict[int, str]) -> dict[str, dict[str, dict[str, int]]]:
+    nested: dict[str, dict[str, dict[str, int]]] = {}
+    for (question, group, answer), n in sorted(delta.items()):
+        if n:
+            nested.setdefault(names[question], {}).setdefault(str(group), {})[answer] = n
+    return nested
 
 
 def _reason(problem: CsvProblem) -> str:
     return f"{problem.column}: {problem.reason}" if problem.column else problem.reason
 
 
-def _rejects_writer(partial: Path | None, source):
+def _rejects_writer(partial: Path | None, source: ResponseFile):
     if partial is None:
         return None, None
     handle = partial.open("w", encoding="utf-8", newline="")
     writer = csv.writer(handle, delimiter=source.delimiter)
-    writer.writerow([*source.header, "_line", "_reason"])
+    writer.writerow([*(neutralize_formula(name) for name in source.header), "_line", "_reason"])
     return writer, handle
 
 
@@ -261,27 +384,141 @@ def _question_keys(conn: Connection, key: int, survey: Survey) -> list[int]:
     return [by_name[question.id] for question in survey.questions]
 
 
-def _insert_statement(conn: Connection, replace_answers: bool):
+# -- writing answers ------------------------------------------------------------------
+
+
+@dataclass
+class _Outcome:
+    """What a writer did: rows sent and changed in the database, rows of earlier imports
+    overwritten (``replaced``) and among them answers that differ (``changed``)."""
+
+    sent: int = 0
+    affected: int = 0
+    replaced: int = 0
+    changed: int = 0
+    delta: Delta = field(default_factory=Counter)
+
+
+_COLUMNS = ("survey_id", "question_id", "respondent_id", "answer", "group_number", "import_id")
+
+
+def _writer(conn: Connection, key: int, import_id: int, replace_answers: bool):
+    """The fastest correct way to write answers on this database.
+
+    SQLite without --replace: one executemany per chunk straight into
+    ``responses`` (ON CONFLICT DO NOTHING; a shortfall in the changed-row
+    count reveals duplicates and conflicts). Otherwise the chunks are staged
+    in a temporary table and written by one set-based INSERT ... SELECT: on
+    PostgreSQL because COPY plus one statement is far faster than row-by-row
+    inserts, with --replace because the old answers must be read first.
+    """
+    if conn.dialect.name == "sqlite" and not replace_answers:
+        return _DirectWriter(conn, key, import_id)
+    return _StagedWriter(conn, key, import_id, replace_answers)
+
+
+class _DirectWriter:
+    def __init__(self, conn: Connection, key: int, import_id: int) -> None:
+        statement = store.dialect_insert(conn, store.responses).on_conflict_do_nothing(
+            index_elements=_primary_key())
+        self._statement = store.BulkStatement(conn, statement, _COLUMNS)
+        self._key, self._import_id = key, import_id
+        self._outcome = _Outcome()
+
+    def send(self, conn: Connection, rows: list[tuple]) -> None:
+        key, import_id = self._key, self._import_id
+        changed = self._statement.execute(conn, [
+            (key, question, respondent, answer, group, import_id)
+            for question, respondent, answer, group in rows])
+        self._outcome.sent += len(rows)
+        self._outcome.affected += changed
+        if changed == len(rows):  # else the import stops at the shortfall anyway
+            self._outcome.delta.update((question, group, answer)
+                                       for question, _, answer, group in rows)
+
+    def finish(self, conn: Connection) -> _Outcome:
+        return self._outcome
+
+
+class _StagedWriter:
+    """Chunks COPYed (PostgreSQL) or inserted (SQLite) into a temporary table, then one
+    set-based INSERT ... SELECT into ``responses``."""
+
+    TABLE = "surveykit_incoming"
+
+    def __init__(self, conn: Connection, key: int, import_id: int, replace_answers: bool):
+        self._key, self._import_id, self._replace = key, import_id, replace_answers
+        self._postgres = conn.dialect.name == "postgresql"
+        self._outcome = _Outcome()
+        columns = (f"question_id INTEGER NOT NULL, respondent_id VARCHAR({RESPONDENT_ID_LENGTH})"
+                   f" NOT NULL, answer VARCHAR({ANSWER_LENGTH}) NOT NULL, "
+                   "group_number INTEGER NOT NULL")
+        if self._postgres:
+            # ON COMMIT DROP: a finished or rolled-back import leaves nothing behind
+            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {self.TABLE} ({columns}) "
+                                 "ON COMMIT DROP")
+        else:
+            conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{self.TABLE}")
+            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {self.TABLE} ({columns})")
+            self._insert = (f"INSERT INTO {self.TABLE} (question_id, respondent_id, answer, "
+                            "group_number) VALUES (?, ?, ?, ?)")
+
+    def send(self, conn: Connection, rows: list[tuple]) -> None:
+        self._outcome.sent += len(rows)
+        if not self._postgres:
+            conn.exec_driver_sql(self._insert, rows)
+            return
+        # the driver's own connection, inside the transaction SQLAlchemy began
+        with conn.connection.dbapi_connection.cursor() as cursor:
+            with cursor.copy(f"COPY {self.TABLE} (question_id, respondent_id, answer, "
+                             "group_number) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+    def finish(self, conn: Connection) -> _Outcome:
+        outcome, table = self._outcome, self.TABLE
+        parameters = {"key": self._key, "import_id": self._import_id}
+        if self._replace:
+            # DO UPDATE may not touch a key twice in one statement (PostgreSQL): a pair
+            # repeated inside the file is a duplicate, for the diagnosis to name.
+            repeated = conn.execute(text(
+                f"SELECT 1 FROM {table} GROUP BY question_id, respondent_id "
+                "HAVING count(*) > 1 LIMIT 1")).first()
+            if repeated is not None:
+                raise _Shortfall
+            for question, group, answer, n, differ in conn.execute(text(
+                    f"SELECT r.question_id, r.group_number, r.answer, count(*), "
+                    f"sum(CASE WHEN r.answer <> i.answer OR r.group_number <> i.group_number "
+                    f"THEN 1 ELSE 0 END) FROM {table} i JOIN responses r "
+                    "ON r.survey_id = :key AND r.question_id = i.question_id "
+                    "AND r.respondent_id = i.respondent_id "
+                    "GROUP BY r.question_id, r.group_number, r.answer"), parameters):
+                outcome.delta[question, group, answer] -= n
+                outcome.replaced += n
+                outcome.changed += differ
+        for question, group, answer, n in conn.execute(text(
+                f"SELECT question_id, group_number, answer, count(*) FROM {table} "
+                "GROUP BY question_id, group_number, answer")):
+            outcome.delta[question, group, answer] += n
+        outcome.delta = Counter({k: n for k, n in outcome.delta.items() if n})
+        pk = "survey_id, question_id, respondent_id"
+        conflict = ("DO UPDATE SET answer = excluded.answer, group_number = "
+                    "excluded.group_number, import_id = excluded.import_id "
+                    "WHERE responses.import_id <> excluded.import_id"
+                    if self._replace else "DO NOTHING")
+        # "WHERE true": SQLite's parser needs it between a SELECT and ON CONFLICT
+        outcome.affected = conn.execute(text(
+            f"INSERT INTO responses ({', '.join(_COLUMNS)}) "
+            f"SELECT :key, question_id, respondent_id, answer, group_number, :import_id "
+            f"FROM {table} WHERE true ON CONFLICT ({pk}) {conflict}"), parameters).rowcount
+        if not self._postgres:
+            conn.exec_driver_sql(f"DROP TABLE temp.{table}")
+        return outcome
+
+
+def _primary_key():
     responses = store.responses
-    statement = store.dialect_insert(conn, responses)
-    pk = [responses.c.survey_id, responses.c.question_id, responses.c.respondent_id]
-    if not replace_answers:
-        return statement.on_conflict_do_nothing(index_elements=pk)
-    # Only answers of *earlier* imports are replaced: a pair repeated inside
-    # this file matches a row of this import, changes nothing and so shows up
-    # as a shortfall (a duplicate), as it must.
-    return statement.on_conflict_do_update(
-        index_elements=pk,
-        set_={"answer": statement.excluded.answer,
-              "group_number": statement.excluded.group_number,
-              "import_id": statement.excluded.import_id},
-        where=responses.c.import_id != statement.excluded.import_id,
-    )
-
-
-def _answer_count(conn: Connection, key: int) -> int:
-    return conn.execute(select(func.count()).select_from(store.responses)
-                        .where(store.responses.c.survey_id == key)).scalar_one()
+    return [responses.c.survey_id, responses.c.question_id, responses.c.respondent_id]
 
 
 def _issued_check(conn: Connection, key: int
@@ -306,55 +543,69 @@ def _staging_table() -> Table:
     )
 
 
-def _diagnose(engine: Engine, path: Path, survey: Survey, fmt: str, replace_answers: bool,
-              excluded: dict[int, str]):
-    """Every problem of the file, in one read-only pass plus SQL over a temporary table.
+@dataclass
+class _Diagnosis:
+    """Every problem of a file: those to show, how many, the bad rows by reason, and the
+    rows refused by the database checks ({line: (reason, kind)})."""
 
-    Returns (problems to show, number of problems, number of bad rows,
-    {line: reason} for rows refused by the database checks, whether there
-    were conflicts with earlier imports).
-    """
+    problems: list[CsvProblem] = field(default_factory=list)
+    problem_count: int = 0
+    bad_rows: int = 0
+    kinds: Counter = field(default_factory=Counter)
+    labels: Counter = field(default_factory=Counter)
+    database_lines: dict[int, tuple[str, str | None]] = field(default_factory=dict)
+    conflicts: bool = False
+
+    def add_row(self, problems: list[CsvProblem]) -> None:
+        self.bad_rows += 1
+        self.problem_count += len(problems)
+        self.kinds.update(_row_kinds(problems))
+        self.labels.update(_bad_labels(problems))
+        self.problems.extend(problems[:max(0, MAX_PROBLEMS_KEPT - len(self.problems))])
+
+
+def _diagnose(engine: Engine, path: Path, survey: Survey, facts, options: _Options,
+              excluded: dict[int, tuple[str, str | None]]) -> _Diagnosis:
+    """Every problem of the file, in one read-only pass plus SQL over a temporary table."""
     staging = _staging_table()
-    shown: list[CsvProblem] = []
-    problem_count = bad_rows = 0
+    diagnosis = _Diagnosis()
     database_lines: dict[int, list[CsvProblem]] = {}
-    conflicts = False
     with engine.connect() as conn, conn.begin() as transaction:
         key = store.survey_id(conn, survey.name)
+        _, survey = store.current_survey_version(conn, key, survey)
         question_keys = _question_keys(conn, key, survey)
         names = {k: q.id for k, q in zip(question_keys, survey.questions, strict=True)}
         staging.create(conn)
         stage = store.BulkStatement(conn, staging.insert(),
                                     ("line", "question_id", "respondent_id", "answer"))
-        with open_responses(path, survey, fmt) as source, _collector_paused():
+        with open_responses(path, survey, options.fmt, kind=facts.kind,
+                            size=facts.size) as source, _collector_paused():
+            unit = source.unit
             for chunk in source.chunks(check_respondents=_issued_check(conn, key),
                                        excluded=excluded):
                 for _, problems in chunk.rejected:
-                    bad_rows += 1
-                    problem_count += len(problems)
-                    shown.extend(problems[:max(0, MAX_PROBLEMS_KEPT - len(shown))])
+                    diagnosis.add_row(problems)
                 if chunk.answers:
                     stage.execute(conn, [
                         (line, question_keys[question], respondent, answer)
                         for line, respondent, question, answer, _ in chunk.answers])
-        for problem in _duplicates(conn, staging, names):
+        for problem in _duplicates(conn, staging, names, unit):
             database_lines.setdefault(problem.line, []).append(problem)
-        if not replace_answers:
-            for problem in _conflicts(conn, staging, key, names):
-                conflicts = True
+        if not options.replace:
+            for problem in _conflicts(conn, staging, key, names, unit):
+                diagnosis.conflicts = True
                 database_lines.setdefault(problem.line, []).append(problem)
         transaction.rollback()
     for _, problems in sorted(database_lines.items()):
-        problem_count += len(problems)
-        bad_rows += 1
-        shown.extend(problems[:max(0, MAX_PROBLEMS_KEPT - len(shown))])
-    shown.sort(key=lambda problem: problem.line)
-    joined = {line: "; ".join(problem.reason for problem in problems)
-              for line, problems in database_lines.items()}
-    return shown, problem_count, bad_rows, joined, conflicts
+        diagnosis.add_row(problems)
+    diagnosis.problems.sort(key=lambda problem: problem.line)
+    diagnosis.database_lines = {
+        line: ("; ".join(problem.reason for problem in problems), problems[0].kind)
+        for line, problems in database_lines.items()}
+    return diagnosis
 
 
-def _duplicates(conn: Connection, staging: Table, names: dict[int, str]):
+def _duplicates(conn: Connection, staging: Table, names: dict[int, str], unit: str):
     """A problem for every row whose (question, respondent) the file repeats."""
     repeated = (select(staging.c.question_id, staging.c.respondent_id)
                 .group_by(staging.c.question_id, staging.c.respondent_id)
@@ -368,24 +619,25 @@ def _duplicates(conn: Connection, staging: Table, names: dict[int, str]):
     current = None
     for line, question, respondent in rows:
         if (question, respondent) != current and group:
-            yield from _duplicate_reasons(group, current, names)
+            yield from _duplicate_reasons(group, current, names, unit)
             group = []
         current = (question, respondent)
         group.append(line)
     if group:
-        yield from _duplicate_reasons(group, current, names)
+        yield from _duplicate_reasons(group, current, names, unit)
 
 
-def _duplicate_reasons(lines: list[int], pair, names: dict[int, str]):
+def _duplicate_reasons(lines: list[int], pair, names: dict[int, str], unit: str):
     question, respondent = pair
     others = ", ".join(str(line) for line in lines)
     for line in lines:
         yield CsvProblem(line, "respondent_id", respondent, (
             f"this respondent answers question {names[question]!r} {len(lines)} times in "
-            f"this file (lines {others}); keep one row"))
+            f"this file ({unit}s {others}); keep one row"), kind="duplicate in this file",
+            unit=unit)
 
 
-def _conflicts(conn: Connection, staging: Table, key: int, names: dict[int, str]):
+def _conflicts(conn: Connection, staging: Table, key: int, names: dict[int, str], unit: str):
     """A problem for every row answering a pair that an earlier import answered."""
     responses, imports = store.responses, store.imports
     rows = conn.execute(
@@ -400,4 +652,5 @@ def _conflicts(conn: Connection, staging: Table, key: int, names: dict[int, str]
         same = "the same answer" if new == old else f"{old!r} (this file says {new!r})"
         yield CsvProblem(line, "respondent_id", respondent, (
             f"this respondent already answered question {names[question]!r} with {same} "
-            f"in import #{import_id} ({file_name})"))
+            f"in import #{import_id} ({file_name})"), kind="answered in an earlier import",
+            unit=unit)

@@ -14,6 +14,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     ForeignKey,
+    ForeignKeyConstraint,
     Integer,
     MetaData,
     String,
@@ -43,7 +44,7 @@ class Base(DeclarativeBase):
 
 
 class SurveyRecord(Base):
-    """A survey definition; ``source`` keeps the TOML text so the Survey can be rebuilt."""
+    """A survey; its definitions (TOML sources) are its versions in ``survey_versions``."""
 
     __tablename__ = "surveys"
 
@@ -51,6 +52,22 @@ class SurveyRecord(Base):
     name: Mapped[str] = mapped_column(String(64), unique=True)
     title: Mapped[str] = mapped_column(Text)
     language: Mapped[str] = mapped_column(String(35))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SurveyVersionRecord(Base):
+    """One version of a survey's definition (its TOML text), 1, 2, ...; the highest is current.
+
+    ``surveykit survey update`` adds a version when only the ``[import]``
+    profile or aliases change; questions and designs never do. Each import
+    records the version its answers were read with.
+    """
+
+    __tablename__ = "survey_versions"
+
+    survey_id: Mapped[int] = mapped_column(
+        ForeignKey("surveys.id", ondelete="CASCADE"), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
     source: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
@@ -62,6 +79,8 @@ class QuestionRecord(Base):
     __table_args__ = (
         UniqueConstraint("survey_id", "name"),
         UniqueConstraint("survey_id", "position"),
+        # the target of responses' one foreign key (survey_id, question_id)
+        UniqueConstraint("survey_id", "id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -101,13 +120,22 @@ class CodeTallyRecord(Base):
 
 
 class ImportRecord(Base):
-    """One imported response file; (survey, sha256) is unique, which makes imports idempotent."""
+    """One imported response file; (survey, sha256) is unique, which makes imports idempotent.
+
+    ``survey_version`` is the version of the definition its answers were read with.
+    """
 
     __tablename__ = "imports"
-    __table_args__ = (UniqueConstraint("survey_id", "sha256"),)
+    __table_args__ = (
+        UniqueConstraint("survey_id", "sha256"),
+        ForeignKeyConstraint(["survey_id", "survey_version"],
+                             ["survey_versions.survey_id", "survey_versions.version"],
+                             ondelete="CASCADE"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     survey_id: Mapped[int] = mapped_column(ForeignKey("surveys.id", ondelete="CASCADE"))
+    survey_version: Mapped[int] = mapped_column(Integer)
     file_name: Mapped[str] = mapped_column(Text)
     sha256: Mapped[str] = mapped_column(String(64))
     file_format: Mapped[str] = mapped_column(String(8))
@@ -129,18 +157,23 @@ class ResponseRecord(Base):
     The key starts with (survey_id, question_id) so that counting answers per
     question is a GROUP BY along the key; on SQLite the table is WITHOUT ROWID,
     so the key *is* the table and the count reads nothing else.
+
+    One foreign key, (survey_id, question_id) -> questions, checks both ids
+    (and that the question is the survey's): PostgreSQL runs a foreign key's
+    check once per inserted row, and three of them made a bulk insert about
+    2.5x slower than two (benchmarks/bench_import.py --postgres).
     """
 
     __tablename__ = "responses"
     __table_args__ = (
         CheckConstraint("answer <> ''", name="answer"),
+        ForeignKeyConstraint(["survey_id", "question_id"],
+                             ["questions.survey_id", "questions.id"], ondelete="CASCADE"),
         {"sqlite_with_rowid": False},
     )
 
-    survey_id: Mapped[int] = mapped_column(
-        ForeignKey("surveys.id", ondelete="CASCADE"), primary_key=True)
-    question_id: Mapped[int] = mapped_column(
-        ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True)
+    survey_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    question_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)
     answer: Mapped[str] = mapped_column(String(ANSWER_LENGTH))
     group_number: Mapped[int] = mapped_column(Integer, server_default="1")
