@@ -14,7 +14,7 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
-    """``text`` with control characters escaped, safe to print on a terminal.
+    r"""``text`` with control characters escaped, safe to print on a terminal.
 
     User text (CSV cells and headers, survey titles) reaches error messages;
     an escape sequence in it would otherwise recolour or rewrite the terminal.

@@ -15,6 +15,7 @@ from surveykit.cli.app import (
     print_json,
     progress_bar,
 )
+from surveykit.errors import printable, summarize_kinds
 
 # -- the survey store: init, survey add/list, import, counts ---------------------------
 
@@ -39,7 +40,7 @@ def init_command(db_url, fmt):
 
 @main.group("survey", cls=click.Group)
 def survey_group() -> None:
-    """Add survey definitions (TOML) to the database and list them."""
+    """Add survey definitions (TOML) to the database, update their import mapping, list them."""
 
 
 @survey_group.command("add")
@@ -70,6 +71,37 @@ def survey_add_command(file, db_url, fmt):
     else:
         click.echo(f"Survey {survey.name!r} is already in {display_url(engine)} with this "
                    "definition; nothing changed.")
+
+
+@survey_group.command("update")
+@click.argument("file", type=click.Path(dir_okay=False))
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def survey_update_command(file, db_url, fmt):
+    """Store an edited survey FILE as the next version of the stored survey of its name.
+
+    Only the [import] profile (columns, labels, respondent id and group
+    columns, columns to ignore) may change, and aliases may be added:
+    questions and designs never change once answers were randomized with
+    them. Earlier imports keep the version they were read with.
+    Example: surveykit survey update academic_integrity.toml
+    """
+    from surveykit.definition.survey import load_survey_file
+    from surveykit.store import display_url, open_engine, update_survey
+
+    survey = load_survey_file(file)
+    engine = open_engine(db_url)
+    update = update_survey(engine, survey)
+    if fmt == "json":
+        print_json({**update.to_dict(), "database": display_url(engine)})
+        return
+    if update.version == update.previous:
+        click.echo(f"Survey {survey.name!r} in {display_url(engine)} already has this "
+                   f"definition (version {update.version}); nothing changed.")
+        return
+    click.echo(f"Updated survey {survey.name!r} to version {update.version} "
+               f"({', '.join(update.changed)} changed); earlier imports keep version "
+               f"{update.previous} or before.")
 
 
 @survey_group.command("list")
@@ -108,28 +140,44 @@ def survey_list_command(db_url, fmt):
 @click.option("--replace", is_flag=True,
               help="Overwrite answers that earlier imports gave for the same respondent and "
                    "question (otherwise they are conflicts).")
+@click.option("--dry-run", is_flag=True,
+              help="Show how the columns map and what the import would add, and change "
+                   "nothing (no rejects file either).")
 @db_option
 @click.option("--output", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True,
               help="How to print the summary (--format is the file layout).")
-def import_command(file, survey_name, file_format, skip_invalid, rejects, replace, db_url, fmt):
-    """Import a response CSV (long or wide) into a survey, all or nothing.
+def import_command(file, survey_name, file_format, skip_invalid, rejects, replace, dry_run,
+                   db_url, fmt):
+    """Import a response file into a survey, all or nothing.
 
-    Answers are yes/y/1/true, no/n/0/false, dont_know/don't know/dk (any case)
-    or the survey's aliases; an empty cell is a missing answer. UTF-8 (with or
-    without BOM), comma or semicolon separated. A file with any bad row imports
-    nothing and lists every bad row (line, column, value, reason); importing
-    the same file twice changes nothing.
+    CSV (UTF-8 with or without BOM; comma, semicolon or tab), Excel (.xlsx,
+    .xls: the first sheet) or an ODK Central .zip; long or wide layout.
+    Exports of KoboToolbox, ODK Central, Google Forms and LimeSurvey import as
+    they are: their metadata columns are ignored, group prefixes
+    (group/question, group-question) stripped, question texts matched; the
+    survey's [import] profile maps the rest. Answers are yes/y/1/true,
+    no/n/0/false, dont_know/don't know/dk (any case), the design's other
+    answers, or the survey's aliases; an empty cell is a missing answer. A
+    file with any bad row imports nothing and lists every bad row (line,
+    column, value, reason) after a one-line summary by reason; importing the
+    same file twice changes nothing.
 
-    Example: surveykit import answers.csv --survey academic_integrity
+    Example: surveykit import answers.csv --survey academic_integrity --dry-run
     """
     from surveykit.store import open_engine
-    from surveykit.store.importer import import_responses
+    from surveykit.store.importer import describe_columns, import_responses
 
-    if skip_invalid and rejects is None:
+    if skip_invalid and rejects is None and not dry_run:
         raise click.UsageError("--skip-invalid needs --rejects FILE for the rows it leaves out")
     if rejects is not None and not skip_invalid:
         raise click.UsageError("--rejects is only used with --skip-invalid")
     engine = open_engine(db_url)
+    if dry_run and fmt == "text":
+        # the mapping first: it is what a dry run is for, even when rows are bad
+        click.echo(f"Dry run: {file} into {survey_name!r}; nothing will be changed.")
+        click.echo("Columns:")
+        for line in describe_columns(engine, file, survey_name, fmt=file_format):
+            click.echo(f"  {printable(line)}")
     size = Path(file).stat().st_size if Path(file).is_file() else 0
     with progress_bar(size, "Importing") as advance:
         done = 0
@@ -142,7 +190,7 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
 
         result = import_responses(engine, file, survey_name, fmt=file_format,
                                   skip_invalid=skip_invalid, rejects_path=rejects,
-                                  replace=replace, progress=progress)
+                                  replace=replace, dry_run=dry_run, progress=progress)
     if fmt == "json":
         print_json(result.to_dict())
         return
@@ -151,13 +199,31 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
                    f"#{result.import_id}, {result.imported_at:%Y-%m-%d %H:%M} UTC, same "
                    "sha256); nothing changed.")
         return
-    click.echo(f"Imported {file} ({result.file_format} layout) into {survey_name!r} as import "
-               f"#{result.import_id}: {count(result.rows_read, 'row')} read, "
-               f"{count(result.imported, 'answer')} added, {result.replaced} replaced, "
-               f"{result.missing} missing (empty cells), "
+    replaced = f"{result.replaced} replaced"
+    if result.replaced:
+        replaced += f" ({result.changed} with another answer, the rest the same again)"
+    numbers = (f"{count(result.rows_read, 'row')} read, {count(result.imported, 'answer')} "
+               f"added, {replaced}, {result.missing} missing (empty cells), "
                f"{count(result.rejected, 'row')} rejected.")
+    if dry_run:
+        click.echo(f"Would import ({result.file_format} layout, survey version "
+                   f"{result.survey_version}): {numbers}")
+        for question, groups in result.answer_changes.items():
+            for group, answers in groups.items():
+                where = f" (group {group})" if len(groups) > 1 or group != "1" else ""
+                click.echo(f"  {question}{where}: " + ", ".join(
+                    f"{label} {n:+d}" for label, n in answers.items()))
+    else:
+        click.echo(f"Imported {file} ({result.file_format} layout) into {survey_name!r} as "
+                   f"import #{result.import_id}: {numbers}")
+    if result.rejected_by_reason:
+        click.echo(f"Rejected rows by reason: {summarize_kinds(result.rejected_by_reason)}.")
     if result.rejects_path is not None:
         click.echo(f"Rejected rows, with their reasons: {result.rejects_path}")
+    for note in result.notes:
+        click.echo(f"Note: {printable(note)}")
+    if dry_run:
+        click.echo("Dry run: nothing was changed.")
 
 
 @main.command("counts")

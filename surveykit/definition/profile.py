@@ -41,6 +41,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from surveykit.definition.exports import (
+    TOOLS,
     ExportTool,
     canonical_header,
     detect_tool,
@@ -262,10 +263,12 @@ def map_columns(header: Sequence[str], survey: Survey, requested: str, source: s
     """
     profile = survey.profile
     tool = detect_tool(header)
-    if tool is not None and tool.repeat_marker is not None and tool.repeat_marker in {
-            canonical_header(name) for name in header}:
+    names = {canonical_header(name) for name in header}
+    repeat = next((t for t in TOOLS if t.repeat_marker is not None and t.repeat_marker in names),
+                  None)
+    if repeat is not None:
         raise CsvImportError(source, [], summary=(
-            f"{source} is a repeat-group file of an {tool.name} export (it has a "
+            f"{source} is a repeat-group file of an {repeat.name} export (it has a "
             "PARENT_KEY column): its rows are repeats, not respondents; import the main "
             "file of the export (the one without PARENT_KEY) or the export's .zip; "
             "nothing was imported"))
@@ -273,6 +276,13 @@ def map_columns(header: Sequence[str], survey: Survey, requested: str, source: s
     roles: list[ColumnRole] = []
     for index, raw in enumerate(header):
         roles.append(_column_role(index, raw.strip(), profile, tool, resolver, survey))
+    for role in ("respondent_id", "group"):
+        # the profile's column wins over one merely named respondent_id or group
+        if any(r.role == role and r.rule.startswith("[import]") for r in roles):
+            roles = [ColumnRole(r.index, r.header, "ignored",
+                                rule=f"[import] {role} names another column")
+                     if r.role == role and not r.rule.startswith("[import]") else r
+                     for r in roles]
     layout = "long" if any(r.role in ("question_id", "answer") for r in roles) else "wide"
     if requested not in ("auto", layout):
         read = ", ".join(printable(r.header) for r in roles if r.role != "ignored")
@@ -303,12 +313,11 @@ def _column_role(index: int, name: str, profile: ImportProfile, tool: ExportTool
         if folded in profile.columns:
             return ColumnRole(index, name, "question", profile.columns[folded],
                               "[import.columns]")
-    for path in header_paths(name):
+    for number, path in enumerate(header_paths(name)):
         role = _role_name(path)
-        if role == "respondent_id" and profile.respondent_id is None:
-            return ColumnRole(index, name, "respondent_id", rule="column name")
-        if role == "group" and profile.group is None:
-            return ColumnRole(index, name, "group", rule="column name")
+        rule = "column name" if number == 0 else "path"
+        if role in ("respondent_id", "group"):
+            return ColumnRole(index, name, role, rule=rule)
         if role in ("question_id", "answer") and path == name:
             return ColumnRole(index, name, role, rule="long layout")
     found = resolver.resolve(name)

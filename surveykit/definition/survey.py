@@ -256,8 +256,10 @@ class _Validator:
                    if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
             profile = parse_profile(data["import"], ids, self.fail)
         # [import.labels] that name an answer are aliases of every question
-        common_aliases = {raw: (answer, f'import.labels."{raw}"')
-                          for raw, answer in profile.aliases.items()}
+        labels = data.get("import", {}).get("labels", {})
+        common_aliases = {canonical_spelling(raw): (answer, f'import.labels."{raw}"')
+                          for raw, answer in labels.items()
+                          if canonical_spelling(raw) in profile.aliases}
         common_aliases.update({raw: (answer, f'aliases."{raw}"') for raw, answer in
                                self.raw_aliases(data.get("aliases", {}), "aliases").items()})
         parsed: list[Question] = []

@@ -66,7 +66,7 @@ from surveykit.errors import (
 from surveykit.store import database as store
 from surveykit.store.models import ANSWER_LENGTH, RESPONDENT_ID_LENGTH
 
-__all__ = ["ImportResult", "import_responses"]
+__all__ = ["ImportResult", "describe_columns", "import_responses"]
 
 # Another writer can slip in between a diagnosis and the retry; give up after this.
 _ATTEMPTS = 4
@@ -195,6 +195,21 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
                            diagnosis.bad_rows, diagnosis.kinds, diagnosis.labels, hint)
         excluded.update(diagnosis.database_lines)
     raise StoreError(f"{path}: other imports kept changing the same answers; try again")
+
+
+def describe_columns(engine: Engine, path: str | Path, survey_name: str, *,
+                     fmt: str = "auto") -> list[str]:
+    """How a file's columns map to the survey, one line each (what ``import --dry-run`` shows).
+
+    Raises the same one-line errors as an import for a header that does not map.
+
+    >>> # describe_columns(open_engine(), "kobo.csv", "academic_integrity")
+    >>> # ['layout wide, written by KoboToolbox', "respondent_id <- column 5 ...", ...]
+    """
+    survey = store.load_survey(engine, survey_name)
+    facts = inspect_file(path)
+    with open_responses(path, survey, fmt, kind=facts.kind, size=facts.size) as source:
+        return source.mapping.describe()
 
 
 def _refusal(path: Path, problems: list[CsvProblem], problem_count: int, bad_rows: int,
@@ -338,14 +353,14 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
     conn.execute(store.imports.update().where(store.imports.c.id == import_id).values(
         rows_read=rows_read, imported=imported, replaced=outcome.replaced,
         rejected=rejected, missing=missing))
-    names = {question_keys[i]: q.id for i, q in enumerate(source.survey.questions)}
     return ImportResult(
         survey=source.survey.name, file_name=source.path.name, sha256=facts.sha256,
         file_format=source.file_format, rows_read=rows_read, imported=imported,
         replaced=outcome.replaced, rejected=rejected, missing=missing,
         already_imported=False, import_id=import_id, imported_at=now,
         changed=outcome.changed, rejected_by_reason=dict(kinds),
-        answer_changes=_nested(outcome.delta, names), mapping=tuple(source.mapping.describe()),
+        answer_changes=_nested(outcome.delta, source.survey, question_keys),
+        mapping=tuple(source.mapping.describe()),
         notes=tuple(source.notes), dry_run=options.dry_run, survey_version=version)
 
 
@@ -358,11 +373,17 @@ def _record_answer_changes(conn: Connection, key: int, delta: Delta) -> None:
     """
 
 
-def _nested(delta: Delta, names: dict[int, str]) -> dict[str, dict[str, dict[str, int]]]:
+def _nested(delta: Delta, survey: Survey, question_keys: list[int]
+            ) -> dict[str, dict[str, dict[str, int]]]:
+    """Question id -> group -> answer -> change, in survey and design order."""
     nested: dict[str, dict[str, dict[str, int]]] = {}
-    for (question, group, answer), n in sorted(delta.items()):
-        if n:
-            nested.setdefault(names[question], {}).setdefault(str(group), {})[answer] = n
+    groups = sorted({group for _, group, _ in delta})
+    for key, question in zip(question_keys, survey.questions, strict=True):
+        for group in groups:
+            for answer in question.design.response_labels:
+                n = delta.get((key, group, answer), 0)
+                if n:
+                    nested.setdefault(question.id, {}).setdefault(str(group), {})[answer] = n
     return nested
 
 
