@@ -65,10 +65,21 @@ class CsvProblem:
     def __str__(self) -> str:
         where = f"{self.unit} {self.line}"
         if self.column is not None:
-            where += f", column {printable(self.column)}"
+            where += f", column {printable(clip(self.column))}"
         if self.value is not None:
-            where += f", value {printable(repr(self.value))}"
+            where += f", value {printable(repr(clip(self.value)))}"
         return f"{where}: {printable(self.reason)}"
+
+
+def clip(text: str, limit: int = 120) -> str:
+    """``text`` cut to about ``limit`` characters for a message, saying how long it was.
+
+    >>> clip("x" * 1000, 30)
+    'xxxxxxxxxx... (1,000 characters)'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:max(limit - 20, 1)]}... ({len(text):,} characters)"
 
 
 def summarize_kinds(counts: dict[str, int]) -> str:

@@ -47,7 +47,7 @@ from surveykit.definition.exports import (
     detect_tool,
     header_paths,
 )
-from surveykit.errors import CsvImportError, CsvProblem, printable
+from surveykit.errors import CsvImportError, CsvProblem, clip, printable
 from surveykit.vocabulary import canonical_spelling
 
 if TYPE_CHECKING:  # survey.py imports this module
@@ -67,6 +67,8 @@ MISSING = "missing"
 _PROFILE_KEYS = frozenset({"respondent_id", "group", "ignore", "columns", "labels"})
 # Problems kept for the message; all are counted.
 _KEPT = 1000
+# Excel's limit (XFD): a wider "header" is a wrong separator or not a response file.
+MAX_COLUMNS = 16_384
 _LONG = ("respondent_id", "question_id", "answer")
 
 
@@ -272,10 +274,21 @@ def map_columns(header: Sequence[str], survey: Survey, requested: str, source: s
             "PARENT_KEY column): its rows are repeats, not respondents; import the main "
             "file of the export (the one without PARENT_KEY) or the export's .zip; "
             "nothing was imported"))
+    if len(header) > MAX_COLUMNS:
+        raise CsvImportError(source, [], summary=(
+            f"{source}: the header has {len(header):,} columns, more than the {MAX_COLUMNS:,} "
+            "a spreadsheet can hold; this is not a response file (or its separator is "
+            "wrong); nothing was imported"))
     resolver = QuestionResolver(survey)
     roles: list[ColumnRole] = []
+    seen: dict[str, ColumnRole] = {}  # a header repeated many times is mapped once
     for index, raw in enumerate(header):
-        roles.append(_column_role(index, raw.strip(), profile, tool, resolver, survey))
+        name = raw.strip()
+        known = seen.get(name)
+        if known is None:
+            known = seen[name] = _column_role(index, name, profile, tool, resolver, survey)
+        roles.append(known if known.index == index else ColumnRole(
+            index, known.header, known.role, known.question, known.rule))
     for role in ("respondent_id", "group"):
         # the profile's column wins over one merely named respondent_id or group
         if any(r.role == role and r.rule.startswith("[import]") for r in roles):
@@ -349,14 +362,14 @@ def _header_problems(roles: list[ColumnRole], layout: str, survey: Survey,
             add(columns[0].header, "this column appears more than once", "repeated column")
             continue
         what = f"question {key[9:]!r}" if key.startswith("question:") else f"the {key}"
-        names = " and ".join(printable(repr(c.header)) for c in columns[:3])
+        names = " and ".join(printable(repr(clip(c.header))) for c in columns[:3])
         add(columns[1].header, (
             f"columns {names} both map to {what}; keep one, or name the other in "
             f"[import] ignore = [{_toml_key(columns[1].header)}]"), "two columns, one "
             "question" if key.startswith("question:") else "two columns, one role")
     if "respondent_id" not in by_role:
         found = [r.header for r in roles if r.role != "ignored" and r.header]
-        shown = ", ".join(printable(h) for h in found[:10]) + (
+        shown = ", ".join(printable(clip(h)) for h in found[:10]) + (
             f" and {len(found) - 10} more" if len(found) > 10 else "")
         add(None, f"no respondent_id column (found: {shown or 'none'}); name the column "
                   "respondent_id, or set [import] respondent_id = \"COLUMN\"",
@@ -390,8 +403,8 @@ def _header_problems(roles: list[ColumnRole], layout: str, survey: Survey,
 
 
 def _toml_key(header: str) -> str:
-    """A header as a quoted TOML key, escaped for the terminal too."""
-    escaped = header.replace("\\", "\\\\").replace('"', '\\"')
+    """A header as a quoted TOML key, escaped for the terminal too (and clipped if huge)."""
+    escaped = clip(header).replace("\\", "\\\\").replace('"', '\\"')
     return printable(f'"{escaped}"')
 
 
@@ -405,7 +418,8 @@ def _raise_header(source: str, problems: list[CsvProblem], roles: list[ColumnRol
         count = sum(1 for role in roles if role.role == "unmapped")
         unmapped = next(p for p in problems if p.kind == "column no rule maps")
         more = f" (and {count - 1} more)" if count > 1 else ""
-        summary = (f"{source}: column {printable(repr(unmapped.column))}{more} maps to no "
+        summary = (f"{source}: column {printable(repr(clip(unmapped.column or '')))}{more} "
+                   "maps to no "
                    f"question of survey {survey.name!r}: set [import.columns] "
                    f"{_toml_key(unmapped.column or '')} = \"QUESTION_ID\", or [import] ignore "
                    f"= [{_toml_key(unmapped.column or '')}] in the survey file and run "
