@@ -302,7 +302,10 @@ class Estimate:
         best = float(self.shares[index])
 
         def excess(value: float) -> float:
-            return maximize(problem, fixed={index: value}).loglik - cutoff
+            loglik = maximize(problem, fixed={index: value}).loglik
+            # a share the answers rule out has likelihood 0: far below the cutoff, but finite
+            # so that the root finder can interpolate
+            return (loglik if math.isfinite(loglik) else cutoff - 1e6) - cutoff
 
         low = 0.0 if best <= 0 or excess(0.0) >= 0 else optimize.brentq(
             excess, 0.0, best, xtol=1e-12, rtol=1e-12)

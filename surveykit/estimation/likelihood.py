@@ -175,6 +175,17 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
         x[k:] = np.clip(eta, problem.low, problem.high)
         active[k:] |= at_low | at_high
     value = problem.loglik(x)
+    if not math.isfinite(value):
+        # an observed answer has probability 0 here and nothing free can change that
+        # (e.g. a profile point that pins every share): the likelihood is 0
+        if not any(not active[i] for i in range(size)):
+            return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=-math.inf, converged=True,
+                       iterations=0)
+        x = _interior(problem, x, active)
+        value = problem.loglik(x)
+        if not math.isfinite(value):
+            return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=-math.inf, converged=False,
+                       iterations=0)
     iterations = 0
     converged = False
     releases = 0
@@ -201,7 +212,7 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
                     trial_value = problem.loglik(trial)
                     if np.isfinite(trial_value):
                         step, new_x, new_value = 1.0, trial, trial_value
-                if step > 0:
+                if step > 0 and not np.array_equal(new_x, x):
                     x, value = new_x, new_value
                     if constrained and step >= limit[0] and limit[1] is not None:
                         _land_on_bound(problem, x, limit[1], active)
@@ -219,6 +230,20 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
         releases += 1
     return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=problem.loglik(x),
                converged=converged, iterations=iterations)
+
+
+def _interior(problem: LikelihoodProblem, x: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """A start with every free share positive and free nuisance values mid-range."""
+    k = problem.states
+    x = x.copy()
+    movable = [s for s in range(k) if not active[s]]
+    if movable:
+        mass = 1.0 - sum(x[s] for s in range(k) if s not in movable)
+        x[movable] = mass / len(movable)
+    for j in range(problem.nuisance):
+        if not active[k + j]:
+            x[k + j] = (problem.low[j] + problem.high[j]) / 2
+    return x
 
 
 def _directions(k: int, size: int, active: np.ndarray, pivot: int | None) -> np.ndarray:
@@ -277,11 +302,14 @@ def _step_limit(problem: LikelihoodProblem, x: np.ndarray, d: np.ndarray, active
 def _line_search(problem: LikelihoodProblem, x: np.ndarray, d: np.ndarray, value: float,
                  slope: float, limit: tuple[float, object]) -> tuple[float, np.ndarray, float]:
     """Backtracking (Armijo) from min(1, limit); returns (0, x, value) when nothing helps."""
-    step = min(1.0, limit[0])
+    first = step = min(1.0, limit[0])
     for _ in range(60):
         trial = x + step * d
         trial_value = problem.loglik(trial)
-        if trial_value >= value + 1e-4 * step * slope and np.isfinite(trial_value):
+        # equality passes only for the first step: a tiny step that changes nothing (the
+        # likelihood is flat to rounding) is no progress, and the caller then decides
+        if np.isfinite(trial_value) and (trial_value > value + 1e-4 * step * slope
+                                         or (step == first and trial_value >= value)):
             return step, trial, trial_value
         step /= 2
     return 0.0, x, value

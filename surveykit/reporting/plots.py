@@ -46,24 +46,41 @@ def _to_svg(fig) -> str:
     return _XML_PROLOGUE.sub("", buffer.getvalue(), count=1)
 
 
+def _forest_rows(report) -> list[tuple[str, float | None, tuple[float, float] | None]]:
+    """(label, estimate, interval) rows: one per yes/no question, one per category otherwise."""
+    rows = []
+    for q in report.questions:
+        e = q.estimate
+        if e is None:
+            rows.append((q.id, None, None))
+        elif q.design.is_binary:
+            rows.append((q.id, e.pi_mle, tuple(q.interval)))
+        else:
+            for category in q.design.category_labels:
+                interval = e.confidence_interval(report.level, q.method, category)
+                rows.append((f"{q.id}: {category}", e.share(category), tuple(interval)))
+    return rows
+
+
 def forest_plot_svg(report) -> str:
-    """Each question's pi_mle with its confidence interval, one row per question."""
-    rows = [q for q in report.questions if q.estimate is not None]
-    fig, ax = _figure(7.0, 0.9 + 0.45 * max(1, len(report.questions)))
-    labels = [q.id for q in report.questions]
-    positions = np.arange(len(labels))[::-1]
-    for position, q in zip(positions, report.questions, strict=True):
-        if q.estimate is None:
+    """Each question's estimate with its confidence interval, one row per question (one per
+    category for k-category designs)."""
+    rows = _forest_rows(report)
+    fig, ax = _figure(7.0, 0.9 + 0.45 * max(1, len(rows)))
+    positions = np.arange(len(rows))[::-1]
+    for position, (_, value, interval) in zip(positions, rows, strict=True):
+        if value is None:
             ax.text(0.5, position, "no estimate", ha="center", va="center", color="0.5")
             continue
-        ax.plot([q.interval.low, q.interval.high], [position, position], color="#1f5f8b", lw=2)
-        ax.plot(q.estimate.pi_mle, position, "o", color="#1f5f8b", ms=7)
-    ax.set_yticks(positions, labels)
+        ax.plot(list(interval), [position, position], color="#1f5f8b", lw=2)
+        ax.plot(value, position, "o", color="#1f5f8b", ms=7)
+    ax.set_yticks(positions, [label for label, _, _ in rows])
     ax.set_xlim(0, 1)
-    ax.set_ylim(-0.7, len(labels) - 0.3)
-    ax.set_xlabel(f"estimated prevalence pi (maximum likelihood, {report.level:.0%} interval)")
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel(f"estimated share (maximum likelihood, {report.level:.0%} interval)")
     ax.grid(axis="x", color="0.9")
-    ax.set_title(f"Estimates for {len(rows)} of {len(labels)} questions")
+    estimated = sum(q.estimate is not None for q in report.questions)
+    ax.set_title(f"Estimates for {estimated} of {len(report.questions)} questions")
     return _to_svg(fig)
 
 
@@ -126,10 +143,34 @@ def plot_privacy_accuracy(mechanism: GeneralizedWarner, *, n: int, pi: float, ti
     return fig
 
 
+def generalized_warner_equivalent(design) -> GeneralizedWarner | None:
+    """The generalized Warner mechanism with the same matrix, for symmetric one-group yes/no
+    designs (Warner with or without don't know, crosswise); None for the others."""
+    if isinstance(design, GeneralizedWarner):
+        return design
+    from surveykit.estimation.binomial import binomial_map
+
+    if binomial_map(design) is None:
+        return None
+    matrix = design.matrix()[0]
+    yes = design.state_labels.index("yes")
+    truthful, opposite = float(matrix[0, yes]), float(matrix[0, 1 - yes])
+    symmetric = np.isclose(matrix[1, 1 - yes], truthful) and np.isclose(matrix[1, yes], opposite)
+    if not symmetric or truthful == opposite:
+        return None
+    # a design that says "yes" more often for "no" (crosswise with p < 1/2) is the same
+    # mechanism with its answers renamed: same privacy, same precision
+    return GeneralizedWarner(p=max(truthful, opposite), q=min(truthful, opposite))
+
+
 def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
-    """The privacy-accuracy trade-off of a question's design family, as inline SVG."""
+    """The privacy-accuracy trade-off of a question's design family, as inline SVG; empty
+    for designs outside the generalized Warner family (no curve is drawn for them)."""
+    mechanism = generalized_warner_equivalent(question.design)
+    if mechanism is None:
+        return ""
     n = max(question.answered, 1)
-    return _to_svg(plot_privacy_accuracy(question.mechanism, n=n, pi=pi,
+    return _to_svg(plot_privacy_accuracy(mechanism, n=n, pi=pi,
                                          title=f"{question.id}: n = {n:,}, pi = {pi:g}"))
 
 
