@@ -167,9 +167,9 @@ def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
     """The privacy-accuracy trade-off of a question's design family, as inline SVG; empty
     for designs outside the generalized Warner family (no curve is drawn for them)."""
     mechanism = generalized_warner_equivalent(question.design)
-    if mechanism is None:
-        return ""
-    n = max(question.answered, 1)
+    if mechanism is None or question.answered == 0:
+        return ""  # no family curve for this design, or no answers yet to size it by
+    n = question.answered
     return _to_svg(plot_privacy_accuracy(mechanism, n=n, pi=pi,
                                          title=f"{question.id}: n = {n:,}, pi = {pi:g}"))
 
