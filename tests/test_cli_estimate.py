@@ -110,4 +110,3 @@ def test_top_level_help_lists_commands_in_workflow_order():
                  ("demo", "design", "init", "survey", "generate", "import", "report")]
     assert positions == sorted(positions)
     assert "surveykit survey add my_survey.toml" in text
-
