@@ -98,18 +98,21 @@ class LikelihoodProblem:
         pi, eta = self.split(x)
         P = self.cell_matrix(eta)
         mu = P @ pi
-        w = self.n / mu
         J = P
         if self.nuisance:
             J = np.concatenate([P, np.einsum("jcs,s->cj", self.A, pi)], axis=1)
-        gradient = J.T @ w
-        hessian = -(J.T * (self.n / mu**2)) @ J
-        if self.nuisance:
-            # d2 mu / d pi_s d eta_j = A[j, c, s]
-            cross = np.einsum("c,jcs->sj", w, self.A)
-            k = self.states
-            hessian[:k, k:] += cross
-            hessian[k:, :k] += cross.T
+        # A profile pinned where an observed cell is impossible (loglik -inf, e.g. a share
+        # fixed at 1) has no finite derivatives; they come out inf/nan, silently.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = self.n / mu
+            gradient = J.T @ w
+            hessian = -(J.T * (self.n / mu**2)) @ J
+            if self.nuisance:
+                # d2 mu / d pi_s d eta_j = A[j, c, s]
+                cross = np.einsum("c,jcs->sj", w, self.A)
+                k = self.states
+                hessian[:k, k:] += cross
+                hessian[k:, :k] += cross.T
         return gradient, hessian
 
 
