@@ -539,9 +539,19 @@ def _unconstrained(design: Design, problem: LikelihoodProblem, best, counts: np.
         shares[yes], shares[1 - yes] = pi, 1.0 - pi
         return shares
     free = maximize(problem, constrained=False, start=np.concatenate([best.pi, best.eta]))
-    if free.converged and np.all(np.isfinite(free.pi)):
+    if free.converged and np.all(np.isfinite(free.pi)) and _is_distribution(design, free):
         return free.pi
     return None
+
+
+def _is_distribution(design: Design, fit) -> bool:
+    """Whether a fit's response probabilities are probabilities in every group: without
+    bounds, answers that all fall in one cell let the free search run off to infinity
+    (the unobserved cells' probabilities go negative), and that is no root of the score."""
+    s = design.structure
+    matrix = s.base + np.tensordot(fit.eta, s.slopes, axes=1) if s.nuisance else s.base
+    cells = matrix @ fit.pi
+    return bool(np.all(np.isfinite(cells)) and cells.min() >= -1e-9 and cells.max() <= 1 + 1e-9)
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:

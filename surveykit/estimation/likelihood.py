@@ -102,8 +102,9 @@ class LikelihoodProblem:
         if self.nuisance:
             J = np.concatenate([P, np.einsum("jcs,s->cj", self.A, pi)], axis=1)
         # A profile pinned where an observed cell is impossible (loglik -inf, e.g. a share
-        # fixed at 1) has no finite derivatives; they come out inf/nan, silently.
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # fixed at 1), or a search without bounds running off, has no finite derivatives;
+        # they come out inf/nan, silently.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             w = self.n / mu
             gradient = J.T @ w
             hessian = -(J.T * (self.n / mu**2)) @ J
