@@ -18,7 +18,7 @@ from surveykit.designs.registry import (
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
 from surveykit.estimation import CI_METHODS, estimate
-from surveykit.planning import design_survey
+from surveykit.planning import design_survey, parse_free_parameters, plan_design
 from surveykit.vocabulary import canonical_spelling, response_spellings
 
 
@@ -273,11 +273,7 @@ def _estimate_lines(result, data: dict) -> list[str]:
     """The estimate as text within 80 columns: design, answers, estimates, fit, privacy."""
     design = result.design
     lines: list[str] = []
-
-    def field(label: str, text: str) -> None:
-        wrapped = textwrap.wrap(text, 80 - 16, break_on_hyphens=False) or [""]
-        lines.append(f"{label:<14}  {wrapped[0]}".rstrip())
-        lines.extend(f"{'':<16}{line}" for line in wrapped[1:])
+    field = _fielder(lines, 16)
 
     field("design", design.describe())
     field("", design.summary)
@@ -355,29 +351,202 @@ def _parameter_note(design, name: str) -> str:
     return ""
 
 
-@main.command("design")
-@click.option("--epsilon", type=float, required=True,
+class Prevalence(click.ParamType):
+    """``0.3`` (the share of yes) or ``0.2,0.5,0.3`` (one share per category)."""
+
+    name = "PI"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float | tuple):
+            return value
+        try:
+            numbers = tuple(float(item) for item in str(value).split(","))
+        except ValueError:
+            self.fail(f"{value!r} is not a prevalence (0.3) or a list of category shares "
+                      "(0.2,0.5,0.3).", param, ctx)
+        return numbers[0] if len(numbers) == 1 else numbers
+
+
+DESIGN_HELP = """Choose a design's parameters for a privacy budget, and the sample size.
+
+\b
+Any design (--design NAME, as in 'surveykit estimate --help'):
+  surveykit design --design warner --epsilon 1 --target-se 0.03
+  surveykit design --design uqtknown --param p=?,0.0833 --epsilon 2 --n 800
+  surveykit design --design sld --param p=0.1667,? --epsilon 2 \\
+      --nuisance t=0.9 --pi 0.3 --target-se 0.05
+
+With --epsilon the budget chooses the design's free parameter: Warner's p,
+the crosswise, triangular and Mangat p, equal forced-answer probabilities for
+fr, the k-RR's p, the generalized Warner's p and q at --dont-know; mark other
+entries to solve for with ? (two-group designs: the second group's p given
+the first's). The loss is the worst case over nuisance ranges unless
+--nuisance gives every nuisance parameter a value. Precision: the exact
+conditional standard error for one-group yes/no designs, the inverse Fisher
+information otherwise (groups of equal size unless --allocation).
+
+\b
+Without --design: the best generalized Warner design for the budget at the
+given don't-know rate (Corollary 3.12), with Warner's design beside it:
+  surveykit design --epsilon 1.1 --dont-know 0.2 --target-se 0.03
+"""
+
+
+@main.command("design", help=DESIGN_HELP)
+@click.option("--design", "design_name", default=None, metavar="NAME",
+              help="Any design (see 'surveykit estimate --help'); without it, the generalized "
+                   "Warner design beside Warner's.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE[,VALUE...]",
+              help="A design parameter as RRreg names it; ? marks an entry to solve for.")
+@click.option("--epsilon", type=float, default=None,
               help="Privacy budget per question (natural log), in the chosen semantics.")
-@click.option("--dont-know", type=float, default=0.0, show_default=True,
-              help="Probability of answering \"don't know\" (1 - p - q).")
-@click.option("--n", "n", type=int, default=None, help="Sample size: report the standard error.")
+@click.option("--dont-know", type=float, default=None,
+              help="Probability of answering \"don't know\" (the design's dont_know; for the "
+                   "generalized Warner 1 - p - q).  [default: 0]")
+@click.option("--n", "n", type=int, default=None,
+              help="Sample size (all groups): report the standard error.")
 @click.option("--target-se", type=float, default=None,
               help="Target standard error: find the smallest sample size that reaches it.")
-@click.option("--pi", type=float, default=0.5, show_default=True,
-              help="Prevalence to evaluate the precision at (0.5 is the worst case).")
+@click.option("--pi", type=Prevalence(), default=None,
+              help="Prevalence to evaluate the precision at, or one share per category.  "
+                   "[default: 0.5, the worst case; equal shares for k categories]")
+@click.option("--nuisance", "nuisance_texts", multiple=True, metavar="NAME=VALUE",
+              help="A nuisance parameter's value to plan at (t=0.9 for the SLD, "
+                   "pi_innocuous=0.3, gamma=0.05 for the CDM's cheaters).")
+@click.option("--allocation", default=None, metavar="SHARE,SHARE",
+              help="Shares of the respondents per group, e.g. 0.4,0.6.  [default: equal]")
 @click.option("--semantics", type=click.Choice(["shafer", "walley"]), default="shafer",
               show_default=True, help="Which privacy loss the budget limits.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
               help="Also draw the privacy-accuracy trade-off to FILE (.png, .svg or .pdf).")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
-def design_command(epsilon, dont_know, n, target_se, pi, semantics, plot_file, fmt):
-    """Choose p and q for a privacy budget, and the sample size for a precision.
+@click.pass_context
+def design_command(ctx, design_name, params, epsilon, dont_know, n, target_se, pi,
+                   nuisance_texts, allocation, semantics, plot_file, fmt):
+    if design_name is None:
+        _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi,
+                                   nuisance_texts, allocation, semantics, plot_file, fmt)
+        return
+    texts = _parameter_texts(ctx, params)
+    plan = plan_design(design_name, parse_free_parameters(design_name, texts), epsilon=epsilon,
+                       semantics=semantics, dont_know=dont_know, pi=pi,
+                       nuisance=_nuisance(ctx, nuisance_texts),
+                       allocation=_shares(ctx, allocation), n=n, target_se=target_se)
+    if plot_file is not None:
+        from surveykit.reporting.plots import save_plan_plot
 
-    The mechanism is the best one for the budget at the given don't-know rate
-    (Corollary 3.12); Warner's mechanism at the same budget is shown beside it.
+        click.echo(f"Wrote the trade-off picture to {save_plan_plot(plot_file, plan)}",
+                   err=True)
+    if fmt == "json":
+        print_json(plan.to_dict())
+        return
+    for line in _plan_lines(plan):
+        click.echo(line)
 
-    Example: surveykit design --epsilon 1.1 --dont-know 0.2 --target-se 0.03
-    """
+
+def _nuisance(ctx: click.Context, texts: tuple[str, ...]) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for text in texts:
+        name, sep, number = (part.strip() for part in text.partition("="))
+        try:
+            value = float(number)
+        except ValueError:
+            value = None
+        if not sep or not name or value is None:
+            raise click.BadParameter(f"{text!r} must be NAME=VALUE, e.g. t=0.9", ctx=ctx,
+                                     param=_option(ctx, "nuisance_texts"))
+        values[name] = value
+    return values
+
+
+def _shares(ctx: click.Context, text: str | None) -> tuple[float, ...] | None:
+    if text is None:
+        return None
+    try:
+        return tuple(float(item) for item in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} must be shares per group, e.g. 0.5,0.5", ctx=ctx,
+                                 param=_option(ctx, "allocation")) from None
+
+
+def _plan_lines(plan) -> list[str]:
+    """A plan as text within 80 columns."""
+    design = plan.design
+    lines: list[str] = []
+    field = _fielder(lines, 16)
+    at = ", ".join(f"{p.name} = {plan.nuisance[p.name]:g}" for p in design.nuisance)
+    if plan.free is not None:
+        where = "" if plan.budget_at is None else " at " + ", ".join(
+            f"{name} = {value:g}" for name, value in plan.budget_at.items())
+        lines.append(f"Design {design.model} for a {plan.semantics.capitalize()} budget of "
+                     f"{plan.budget:g}{where}")
+    else:
+        lines.append(f"Design {design.model} as given")
+    field("", design.summary)
+    lines.append("")
+    field("design", design.describe())
+    if plan.free is not None:
+        field(plan.free.label, f"{plan.value:.6g} (solved: spends the budget)")
+    losses = (f"Shafer {format_number(plan.losses['shafer'])}, "
+              f"Walley {format_number(plan.losses['walley'])}")
+    if design.nuisance:
+        ranges = ", ".join(f"{p.name} in [{p.low:g}, {p.high:g}]" for p in design.nuisance)
+        field("privacy loss", f"worst case ({ranges}): {losses}")
+        field("", f"at {at}: Shafer {format_number(plan.losses['shafer_at'])}, "
+                  f"Walley {format_number(plan.losses['walley_at'])}")
+    else:
+        field("privacy loss", losses)
+    if plan.precision is None:
+        lines.append("")
+        lines.append("Give --n or --target-se to see the precision and sample size.")
+        return lines
+    result = plan.precision
+    pi = (f"pi = {plan.pi:g}" if isinstance(plan.pi, float) else "shares " + ", ".join(
+        f"{c} {v:g}" for c, v in zip(design.category_labels, plan.pi, strict=True)))
+    behavioural = [f"{name} = {plan.nuisance[name]:g}"
+                   for name in design.structure.state_parameters.values()]
+    field("precision at", ", ".join([pi, *([at] if at else []), *behavioural]))
+    if len(result.group_sizes) > 1:
+        equal = len(set(plan.allocation)) == 1
+        field("respondents", f"{result.n:,} in {len(result.group_sizes)} groups: "
+              + ", ".join(f"{g} {size:,}" for g, size in
+                          zip(design.group_names, result.group_sizes, strict=True))
+              + (" (equal allocation)" if equal else ""))
+    else:
+        field("respondents", f"{result.n:,}")
+    how = ("exact conditional variance" if result.method == "exact"
+           else "inverse Fisher information")
+    target = f"; target {plan.target_se:g}" if plan.target_se is not None else ""
+    field("standard error", f"{format_number(result.se)} ({how}{target})")
+    if len(result.se_by_category) > 1:
+        field("", "by category: " + ", ".join(
+            f"{c} {format_number(v)}" for c, v in result.se_by_category.items()))
+    return lines
+
+
+def _fielder(lines: list[str], width: int):
+    """A function that appends ``label  text`` wrapped within 80 columns."""
+    def field(label: str, text: str) -> None:
+        wrapped = textwrap.wrap(text, 80 - width, break_on_hyphens=False) or [""]
+        lines.append(f"{label:<{width - 2}}  {wrapped[0]}".rstrip())
+        lines.extend(f"{'':<{width}}{line}" for line in wrapped[1:])
+
+    return field
+
+
+def _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi,
+                               nuisance_texts, allocation, semantics, plot_file, fmt):
+    """surveykit 0.1's form: the Corollary 3.12 design beside Warner's; output unchanged."""
+    if params or nuisance_texts or allocation is not None:
+        raise click.UsageError("--param, --nuisance and --allocation need --design NAME",
+                               ctx=ctx)
+    if epsilon is None:
+        raise click.MissingParameter(ctx=ctx, param=_option(ctx, "epsilon"))
+    if isinstance(pi, tuple):
+        raise click.BadParameter("give one prevalence (the share of yes)", ctx=ctx,
+                                 param=_option(ctx, "pi"))
+    dont_know = 0.0 if dont_know is None else dont_know
+    pi = 0.5 if pi is None else pi
     ours, warner = design_survey(epsilon=epsilon, dont_know=dont_know, semantics=semantics,
                                  n=n, target_se=target_se, pi=pi)
     if plot_file is not None:
