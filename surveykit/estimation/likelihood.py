@@ -195,17 +195,19 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
             if np.max(np.abs(dz)) > _STEP_TOLERANCE and gz @ dz > 0:
                 d = directions @ dz
                 limit = _step_limit(problem, x, d, active, constrained)
-                step, new_x, new_value = _line_search(problem, x, d, value, gz @ dz, limit)
-                if step == 0 and gz @ dz < _FLAT_DECREMENT * max(1.0, abs(value)) \
-                        and limit[0] >= 1:
+                step = 0.0
+                if gz @ dz < _FLAT_DECREMENT * max(1.0, abs(value)) and limit[0] >= 1:
                     # Near the maximum the likelihood changes less than its rounding error,
-                    # so the line search cannot see progress; Newton's full step is then
+                    # so a line search cannot see progress (it fails, or accepts a step
+                    # too small to move x, over and over); Newton's full step is then
                     # accurate (quadratic convergence) and is taken as it is.
                     trial = x + d
                     trial_value = problem.loglik(trial)
                     if np.isfinite(trial_value):
                         step, new_x, new_value = 1.0, trial, trial_value
-                if step > 0:
+                if step == 0:
+                    step, new_x, new_value = _line_search(problem, x, d, value, gz @ dz, limit)
+                if step > 0 and not np.array_equal(new_x, x):
                     x, value = new_x, new_value
                     if constrained and step >= limit[0] and limit[1] is not None:
                         _land_on_bound(problem, x, limit[1], active)
