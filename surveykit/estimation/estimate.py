@@ -639,8 +639,15 @@ def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Des
         if group_codes.shape != codes.shape:
             raise ParameterError(
                 f"groups has {group_codes.size} entries for {codes.size} responses")
-        combined = group_codes.astype(np.int64) * size + codes
-        counts = np.bincount(combined.ravel(), minlength=size * len(design.group_names))
+        # group * size + response in the smallest integer type that holds it: with int8
+        # codes the combination costs two passes over bytes, not three over int64s
+        cells = size * len(design.group_names)
+        dtype = next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                     if cells - 1 <= np.iinfo(t).max)
+        combined = group_codes.astype(dtype)
+        combined *= size
+        combined += codes.astype(dtype, copy=False)
+        counts = np.bincount(combined.ravel(), minlength=cells)
         counts = counts.reshape(len(design.group_names), size)
     return fit_counts(design, counts)
 
