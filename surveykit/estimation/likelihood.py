@@ -118,7 +118,8 @@ class LikelihoodProblem:
 
 
 def maximize(problem: LikelihoodProblem, *, fixed: dict[int, float] | None = None,
-             constrained: bool = True, start: np.ndarray | None = None) -> Fit:
+             constrained: bool = True, start: np.ndarray | None = None,
+             max_iterations: int = _MAX_ITERATIONS) -> Fit:
     """The maximum of the log-likelihood, from deterministic starting values.
 
     ``fixed`` holds parameters at given values (index into pi + eta; used for
@@ -129,10 +130,11 @@ def maximize(problem: LikelihoodProblem, *, fixed: dict[int, float] | None = Non
     """
     fixed = fixed or {}
     if start is not None:
-        return _newton(problem, np.array(start, dtype=float), fixed, constrained)
+        return _newton(problem, np.array(start, dtype=float), fixed, constrained,
+                       max_iterations)
     best: Fit | None = None
     for x0 in _starts(problem, fixed):
-        fit = _newton(problem, x0, fixed, constrained)
+        fit = _newton(problem, x0, fixed, constrained, max_iterations)
         if best is None or (fit.loglik > best.loglik + 1e-9 * max(1.0, abs(best.loglik))):
             best = fit
     assert best is not None
@@ -163,7 +165,7 @@ def _starts(problem: LikelihoodProblem, fixed: dict[int, float]):
 
 
 def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
-            constrained: bool) -> Fit:
+            constrained: bool, max_iterations: int = _MAX_ITERATIONS) -> Fit:
     k, size = problem.states, problem.size
     for i, v in fixed.items():
         x[i] = v
@@ -182,7 +184,7 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
     iterations = 0
     converged = False
     releases = 0
-    while iterations < _MAX_ITERATIONS:
+    while iterations < max_iterations:
         iterations += 1
         free_pi = [s for s in range(k) if not active[s]]
         pivot = max(free_pi, key=lambda s: x[s]) if free_pi else None
