@@ -367,16 +367,36 @@ def solve_for_budget(free: FreeParameter, *, epsilon: float, semantics: str = "s
     epsilon = _check_budget(epsilon)
     if semantics not in ("shafer", "walley"):
         raise ParameterError(f"semantics ({semantics!r}) must be 'shafer' or 'walley'")
-    points: list[tuple[float, float]] = []
-    last_error: ParameterError | None = None
-    for x in np.linspace(free.low, free.high, _SCAN_POINTS + 1):
+    errors: list[ParameterError] = []
+
+    def loss_at(x: float) -> float | None:
         try:
-            points.append((float(x), _loss(free.build(float(x)), semantics, nuisance)))
+            return _loss(free.build(x), semantics, nuisance)
         except ParameterError as error:  # outside the design's valid range (e.g. p = 1/2)
-            last_error = error
+            errors.append(error)
+            return None
+
+    scan = [(float(x), loss_at(float(x)))
+            for x in np.linspace(free.low, free.high, _SCAN_POINTS + 1)]
+    points = [(x, loss) for x, loss in scan if loss is not None]
+    # where the valid range ends between two grid points, walk up to its edge: the budget's
+    # boundary may lie there (a Walley budget near p = q with a large don't-know share)
+    for (x0, l0), (x1, l1) in zip(scan, scan[1:], strict=False):
+        if (l0 is None) != (l1 is None):
+            valid, invalid = (x0, x1) if l1 is None else (x1, x0)
+            for _ in range(_BISECTIONS):
+                middle = (valid + invalid) / 2
+                if middle in (valid, invalid):
+                    break
+                if loss_at(middle) is None:
+                    invalid = middle
+                else:
+                    valid = middle
+            points.append((valid, loss_at(valid)))
+    points.sort()
     if not points:
         raise ParameterError(f"no value of {free.label} gives a valid {free.model!r} design"
-                             + (f": {last_error}" if last_error else ""))
+                             + (f": {errors[-1]}" if errors else ""))
     candidates: list[float] = []
     for (x0, l0), (x1, l1) in zip(points, points[1:], strict=False):
         if (l0 <= epsilon) != (l1 <= epsilon):
