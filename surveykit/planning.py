@@ -853,8 +853,9 @@ def trade_off_curve(plan: Plan, *, n: int, points: int = 80
             rows.append((float(x), loss, se))
     if not rows:
         return []
-    losses = np.array([r[1] for r in rows])
-    turn = int(np.argmin(losses))
+    # the branches meet at the least informative value (Warner's p = 1/2, the SLD's
+    # p[1] = p[0]), where the standard error peaks
+    turn = int(np.argmax([r[2] for r in rows]))
     branches = [rows[: turn + 1], rows[turn:]]
     return [(np.array([r[1] for r in b]), np.array([r[2] for r in b]))
             for b in branches if len(b) > 1]

@@ -267,7 +267,7 @@ def test_cli_plans_any_design_within_80_columns():
     lines = result.stdout.splitlines()
     assert max(map(len, lines)) <= 80
     assert lines[0] == "Design sld for a Shafer budget of 2 at t = 0.9"
-    assert "p[1]            0.738906 (solved: spends the budget)" in lines
+    assert "solved          p[1] = 0.738906 (spends the budget)" in lines
     assert "privacy loss    worst case (t in [0, 1]): Shafer inf, Walley inf" in lines
     assert "                at t = 0.9: Shafer 2.0000, Walley 2.0000" in lines
     assert "respondents     912 in 2 groups: 1 456, 2 456 (equal allocation)" in lines

@@ -377,10 +377,11 @@ Any design (--design NAME, as in 'surveykit estimate --help'):
       --nuisance t=0.9 --pi 0.3 --target-se 0.05
 
 With --epsilon the budget chooses the design's free parameter: Warner's p,
-the crosswise, triangular and Mangat p, equal forced-answer probabilities for
-fr, the k-RR's p, the generalized Warner's p and q at --dont-know; mark other
-entries to solve for with ? (two-group designs: the second group's p given
-the first's). The loss is the worst case over nuisance ranges unless
+the crosswise p, equal forced-answer probabilities for fr, the k-RR's p, the
+generalized Warner's p and q at --dont-know; mark other entries to solve for
+with ? (two-group designs: the second group's p given the first's).
+Triangular, Mangat and CDM designs protect only one answer: their loss is
+unbounded whatever p. The loss is the worst case over nuisance ranges unless
 --nuisance gives every nuisance parameter a value. Precision: the exact
 conditional standard error for one-group yes/no designs, the inverse Fisher
 information otherwise (groups of equal size unless --allocation).
@@ -409,7 +410,7 @@ given don't-know rate (Corollary 3.12), with Warner's design beside it:
               help="Target standard error: find the smallest sample size that reaches it.")
 @click.option("--pi", type=Prevalence(), default=None,
               help="Prevalence to evaluate the precision at, or one share per category.  "
-                   "[default: 0.5, the worst case; equal shares for k categories]")
+                   "[default: 0.5; equal shares for k categories]")
 @click.option("--nuisance", "nuisance_texts", multiple=True, metavar="NAME=VALUE",
               help="A nuisance parameter's value to plan at (t=0.9 for the SLD, "
                    "pi_innocuous=0.3, gamma=0.05 for the CDM's cheaters).")
@@ -486,7 +487,7 @@ def _plan_lines(plan) -> list[str]:
     lines.append("")
     field("design", design.describe())
     if plan.free is not None:
-        field(plan.free.label, f"{plan.value:.6g} (solved: spends the budget)")
+        field("solved", f"{plan.free.label} = {plan.value:.6g} (spends the budget)")
     losses = (f"Shafer {format_number(plan.losses['shafer'])}, "
               f"Walley {format_number(plan.losses['walley'])}")
     if design.nuisance:

@@ -177,15 +177,20 @@ def save_plan_plot(path, plan) -> Path:
         raise ParameterError("--plot draws the trade-off along the design's free parameter: "
                              "give --epsilon")
     n = plan.n if plan.n is not None else DEFAULT_PLOT_N
-    fig, ax = _figure(6.4, 4.2)
-    for i, (losses, ses) in enumerate(trade_off_curve(plan, n=n)):
-        ax.plot(losses, ses, color="#1f5f8b", lw=2,
-                label=f"{plan.design.model}: every {plan.free.label}" if i == 0 else None)
     from surveykit.planning import precision
 
     spent = plan.budget if plan.budget is not None else float("nan")
     se = precision(plan.design, n=n, pi=plan.pi, nuisance=plan.nuisance,
                    allocation=plan.allocation).se
+    fig, ax = _figure(6.4, 4.2)
+    curves = trade_off_curve(plan, n=n)
+    for i, (losses, ses) in enumerate(curves):
+        ax.plot(losses, ses, color="#1f5f8b", lw=2,
+                label=f"{plan.design.model}: every {plan.free.label}" if i == 0 else None)
+    if curves:
+        # near the uninformative value the error explodes; show a decade or so above the plan
+        lowest = min(float(ses.min()) for _, ses in curves)
+        ax.set_ylim(min(lowest, se) / 1.3, max(se * 20, lowest * 2))
     ax.plot(spent, se, "o", color="black", ms=7,
             label=f"chosen: {plan.free.label} = {plan.value:.4g}")
     if plan.target_se is not None:
