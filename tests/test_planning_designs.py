@@ -356,3 +356,24 @@ def test_cli_plot_needs_a_free_parameter(tmp_path):
     assert result.exit_code == 2
     assert result.stderr.strip() == (
         "Error: --plot draws the trade-off along the design's free parameter: give --epsilon")
+
+
+def test_console_script_plans_and_fails_cleanly():
+    import subprocess
+    import sys
+
+    ok = subprocess.run(["surveykit", "design", "--design", "warner", "--epsilon", "1",
+                         "--target-se", "0.03", "--format", "json"], capture_output=True,
+                        text=True)
+    assert ok.returncode == 0, ok.stderr
+    data = json.loads(ok.stdout)
+    assert data["solved"] == {"parameter": "p", "value": pytest.approx(math.exp(1) /
+                                                                        (1 + math.exp(1)))}
+    assert data["n"] == plan_design("warner", epsilon=1.0, target_se=0.03).n
+    bad = subprocess.run([sys.executable, "-m", "surveykit", "design", "--design", "mangat",
+                          "--epsilon", "1"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "Error: design 'mangat' loses unbounded privacy (Shafer) for every p: respondents in "
+        "state 'yes' never answer 'no', so that answer rules the state out; no value meets a "
+        "finite budget"]
