@@ -278,16 +278,13 @@ def free_parameter(name: str, parameters: Mapping[str, object] | None = None, *,
     >>> free_parameter("fr").label
     'p[0] = p[1]'
     """
-    cls = design_class(name)
-    model = cls.model
+    model = design_class(name).model
     parameters = dict(parameters or {})
-    if dont_know is not None:
-        if model == "generalized_warner":
-            pass
-        elif "dont_know" in parameters:
-            raise ParameterError("give the don't-know probability once (dont_know)")
-        else:
-            parameters["dont_know"] = dont_know
+    if model != "generalized_warner":
+        parameters = _with_dont_know(parameters, dont_know)
+    elif dont_know is not None and _has_free(parameters):
+        raise ParameterError("design 'generalized_warner' has no dont_know parameter: its "
+                             "don't-know probability is 1 - p - q")
     if _has_free(parameters):
         return FreeParameter(model, parameters, 0.0, 1.0)
     chosen = {"warner": ("p", 0.5, 1.0), "crosswise": ("p", 0.0, 0.5),
@@ -334,6 +331,18 @@ def free_parameter(name: str, parameters: Mapping[str, object] | None = None, *,
     raise ParameterError(
         f"design {model!r} has no parameter to solve for a budget; drop --epsilon to see "
         "its privacy loss and precision as given")
+
+
+def _with_dont_know(parameters: Mapping[str, object], dont_know: float | None
+                    ) -> dict[str, object]:
+    """The parameters with ``dont_know`` added (it may be given once, either way)."""
+    out = dict(parameters)
+    if dont_know is not None:
+        if "dont_know" in out:
+            raise ParameterError(f"dont_know is given twice ({dont_know:g} and "
+                                 f"{out['dont_know']:g}); give it once")
+        out["dont_know"] = dont_know
+    return out
 
 
 def _loss(design: RRDesign, semantics: str, nuisance: Mapping[str, float] | None) -> float:
@@ -799,11 +808,7 @@ def plan_design(name: str, parameters: Mapping[str, object] | None = None, *,
     else:
         if _has_free(parameters):
             raise ParameterError("entries marked ? are solved for a budget: give --epsilon")
-        if dont_know is not None:
-            if "dont_know" in parameters:
-                raise ParameterError("give the don't-know probability once (dont_know)")
-            parameters["dont_know"] = dont_know
-        design = make_design(name, **parameters)
+        design = make_design(name, **_with_dont_know(parameters, dont_know))
     values = nuisance_values(design, nuisance)
     at = {p.name: values[p.name] for p in design.nuisance}
     losses = {"shafer": design.epsilon_shafer, "walley": design.epsilon_walley}
