@@ -21,6 +21,7 @@ __all__ = [
     "privacy_accuracy_curve",
     "privacy_accuracy_svg",
     "save_design_plot",
+    "save_plan_plot",
 ]
 
 _XML_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
@@ -192,6 +193,60 @@ def save_design_plot(path, ours, warner) -> Path:
     fig = plot_privacy_accuracy(ours.mechanism, n=n, pi=ours.pi, title=title,
                                 warner=warner.mechanism, target_se=ours.target_se,
                                 size=(6.4, 4.2))
+    fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
+                else None)
+    plt.close(fig)
+    return path
+
+
+def save_plan_plot(path, plan) -> Path:
+    """Write a plan's privacy-accuracy picture to ``path`` (.png, .svg or .pdf): the standard
+    error against the privacy loss along the design's free parameter, the plan marked.
+
+    The curve comes from :func:`surveykit.planning.trade_off_curve` (no arithmetic here).
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    from surveykit.planning import trade_off_curve
+
+    path = Path(path)
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in ("png", "svg", "pdf"):
+        raise ParameterError(f"--plot {str(path)!r} must end in .png, .svg or .pdf")
+    if plan.free is None:
+        raise ParameterError("--plot draws the trade-off along the design's free parameter: "
+                             "give --epsilon")
+    n = plan.n if plan.n is not None else DEFAULT_PLOT_N
+    from surveykit.planning import precision
+
+    spent = plan.budget if plan.budget is not None else float("nan")
+    se = precision(plan.design, n=n, pi=plan.pi, nuisance=plan.nuisance,
+                   allocation=plan.allocation).se
+    fig, ax = _figure(6.4, 4.2)
+    curves = trade_off_curve(plan, n=n)
+    for i, (losses, ses) in enumerate(curves):
+        ax.plot(losses, ses, color="#1f5f8b", lw=2,
+                label=f"{plan.design.model}: every {plan.free.label}" if i == 0 else None)
+    if curves:
+        # near the uninformative value the error explodes; show a decade or so above the plan
+        lowest = min(float(ses.min()) for _, ses in curves)
+        ax.set_ylim(min(lowest, se) / 1.3, max(se * 20, lowest * 2))
+    ax.plot(spent, se, "o", color="black", ms=7,
+            label=f"chosen: {plan.free.label} = {plan.value:.4g}")
+    if plan.target_se is not None:
+        ax.axhline(plan.target_se, color="0.4", lw=1, ls=":",
+                   label=f"target se {plan.target_se:g}")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_locator(LogLocator(subs=()))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+    ax.set_xlabel(f"privacy loss epsilon ({plan.semantics.capitalize()}, nats)")
+    ax.set_ylabel("standard error")
+    ax.set_title(f"{plan.design.model}, {plan.semantics.capitalize()} budget {plan.budget:g}: "
+                 f"n = {n:,}", fontsize=10)
+    ax.grid(color="0.92")
+    ax.legend(fontsize=7.5, frameon=False)
     fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
                 else None)
     plt.close(fig)
