@@ -93,7 +93,7 @@ DEVICE_RISKS: tuple[str, ...] = (
 
 # XLSForm columns, in the order written; the localized ones get "::Language (code)".
 _SURVEY_COLUMNS = ("type", "name", "label", "hint", "required", "relevant", "constraint",
-                   "constraint_message", "calculation", "default", "trigger", "appearance")
+                   "constraint_message", "calculation", "default", "appearance")
 _LOCALIZED = frozenset({"label", "hint", "constraint_message"})
 _CHOICE_COLUMNS = ("list_name", "name", "label")
 _SETTINGS_COLUMNS = ("form_title", "form_id", "version", "instance_name", "default_language")
@@ -425,11 +425,12 @@ def _device_rows(builder: _Builder, question, view: QuestionView,
         choose = "''"
         for number in range(len(per_group), 0, -1):
             choose = f"if({_ref('group')} = '{number}', {per_group[number - 1]}, {choose})"
+    # The draw is a dynamic default: drawn once, when the form first loads. once() only
+    # draws again when the draw is gone: a draft saved after the answer does not hold it
+    # (it was not relevant), so clearing the answer of a reopened draft needs a new one.
+    # Relevance keeps the draw out of every finalized submission (the answer is required).
     builder.add(qid, type="calculate", name=draw, relevant=unanswered, default="random()",
-                # a draft reopened after the answer no longer holds the draw (it was not
-                # relevant when saved); clearing the answer then draws again
-                calculation=f"if({_ref(draw)} = '', random(), {_ref(draw)})",
-                trigger=_ref(qid))
+                calculation="once(random())")
     builder.add(qid, type="calculate", name=code, relevant=unanswered,
                 calculation=f"if({_ref(draw)} = '', '', {choose})")
     for number, text in enumerate(rules, start=1):
