@@ -15,10 +15,13 @@ reason; under CI (``CI=true``) it fails them, because .ci/run installs both.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,9 +103,17 @@ class HarnessError(AssertionError):
 
 
 class JavaRosa:
-    """FillForm.java compiled once into ``classes`` (a session's temporary folder)."""
+    """FillForm.java compiled into ``classes``; :meth:`shared` compiles once per session."""
 
     name = "javarosa"
+
+    @staticmethod
+    @functools.cache
+    def shared() -> JavaRosa:
+        """The harness compiled once for the whole test session (javac takes seconds)."""
+        classes = Path(tempfile.mkdtemp(prefix="surveykit-javarosa-"))
+        atexit.register(shutil.rmtree, classes, ignore_errors=True)
+        return JavaRosa(classes)
 
     def __init__(self, classes: Path) -> None:
         self.jar = pyxform_jar()

@@ -118,16 +118,9 @@ def xforms(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def clients(tmp_path_factory) -> dict[str, object]:
-    """The two engines, started lazily: JavaRosa is compiled once per session."""
-    made: dict[str, object] = {}
-
-    def get(name: str):
-        if name not in made:
-            made[name] = (JavaRosa(tmp_path_factory.mktemp("javarosa")) if name == "javarosa"
-                          else WebForms())
-        return made[name]
-    return get
+def clients():
+    """The two engines by name; JavaRosa's harness is compiled once per session."""
+    return lambda name: JavaRosa.shared() if name == "javarosa" else WebForms()
 
 
 def _draws(document: str) -> dict[str, str]:
