@@ -240,7 +240,7 @@ class _Builder:
             raise ParameterError(
                 f"question id {owner!r}: the form needs the field name {name!r} for "
                 f"{self.names[name]}; rename the question in the survey file")
-        self.names[name] = owner
+        self.names[name] = f"question {owner!r}"
         self.rows.append(cells)
 
     def choice_list(self, responses: tuple[str, ...], wording: Mapping[str, str]) -> str:
