@@ -137,7 +137,7 @@ def _expected_rule(case: Case, question_id: str, draw: float) -> str:
     for instruction in instructions:
         cumulative += instruction.probability
         if draw < float(cumulative) or instruction is instructions[-1]:
-            return instruction_text(instruction, case.wording)
+            return instruction_text(instruction, case.wording, question.innocuous)
     raise AssertionError("unreachable")
 
 
@@ -227,6 +227,17 @@ def test_two_dice_table_and_french_labels_reach_the_respondent(client_name, xfor
     assert "First die 2, Second die shows 1–5: Answer truthfully." in table
     assert "First die 2, Second die shows 6: Give the opposite of the true answer." in table
     assert "« A & B »" in table
+
+
+@pytest.mark.parametrize("client_name", CLIENTS)
+def test_say_rule_names_the_answer_as_the_form_labels_it(client_name, xforms, clients, tmp_path):
+    case = CASES["groups-device"]
+    fill = clients(client_name).fill(xforms["groups-device"], tmp_path, case.answers)[0]
+    rules = {text for name, text in fill.shown("fill").items() if "_rule_" in name}
+    assert rules <= {"Question 1. Your rule: Answer truthfully.",
+                     'Question 1. Your rule: Answer "Yes", whatever the truth is.',
+                     "Question 2. Your rule: Answer truthfully.",
+                     'Question 2. Your rule: Answer "Yes", whatever the truth is.'}
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)

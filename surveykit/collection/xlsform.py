@@ -375,20 +375,25 @@ def _self_rows(builder: _Builder, view: QuestionView, groups: tuple[str, ...]) -
     builder.add(view.id, type="note", name=f"{view.id}_die", label=builder.texts(label))
 
 
-def instruction_text(instruction: Instruction, wording: Mapping[str, str]) -> str:
-    """The respondent-facing text of one instruction, from the wording keys ``rule_KIND``.
+def instruction_text(instruction: Instruction, wording: Mapping[str, str],
+                     innocuous: str | None = None) -> str:
+    """The respondent-facing text of one instruction: the wording key ``rule_KIND``,
+    with ``{answer}`` (the answer a ``say`` rule names, as the form labels it) and
+    ``{innocuous}`` (the innocuous question) filled in.
 
     >>> from fractions import Fraction
-    >>> instruction_text(Instruction("opposite", Fraction(1, 5)),
-    ...                  {"rule_opposite": "Give the opposite of the true answer."})
-    'Give the opposite of the true answer.'
+    >>> instruction_text(Instruction("say", Fraction(1, 5), say="yes"),
+    ...                  {"rule_say": 'Answer "{answer}".', "answer_yes": "Yes"})
+    'Answer "Yes".'
     """
     key = f"rule_{instruction.kind}"
     if key not in wording:
         raise ParameterError(
             f"no respondent wording for the instruction {instruction.code!r} (wording key "
             f"{key!r}); surveykit words truthful, opposite and dont_know rules so far")
-    return wording[key]
+    answer = instruction.say or ""
+    answer = wording.get(_ANSWER_WORDING.get(answer, ""), answer)
+    return wording[key].format(answer=answer, innocuous=innocuous or "")
 
 
 def _device_rows(builder: _Builder, question, view: QuestionView,
@@ -408,7 +413,7 @@ def _device_rows(builder: _Builder, question, view: QuestionView,
         instructions = [i for i in design.protocol.for_group(g) if i.probability > 0]
         codes = []
         for instruction in instructions:
-            text = instruction_text(instruction, view.wording)
+            text = instruction_text(instruction, view.wording, question.innocuous)
             if text not in rules:
                 rules.append(text)
             codes.append(str(rules.index(text) + 1))
