@@ -1,11 +1,19 @@
-"""surveykit: randomized-response surveys with a "don't know" option.
+"""surveykit: randomized-response surveys, every design, with a "don't know" option.
 
 >>> from surveykit import GeneralizedWarner, estimate
 >>> e = estimate(yes=30, no=50, dont_know=20, mechanism=GeneralizedWarner(p=0.6, q=0.2))
 >>> round(e.pi_mle, 3)
 0.25
+
+In a notebook, a stored survey's report is one call (the database is a path or
+a SQLAlchemy URL)::
+
+    from surveykit import report_for_survey
+    report_for_survey("surveykit.db", "academic_integrity").to_frame()
 """
 
+from surveykit.counts import Counts
+from surveykit.designs import Design, design_names, make_design
 from surveykit.designs.warner import GeneralizedWarner, Warner
 from surveykit.errors import EstimationError, ParameterError, SurveykitError
 from surveykit.estimation import (
@@ -18,18 +26,46 @@ from surveykit.privacy.evidential import EvidentialMechanism, compose, post_proc
 
 __version__ = "0.1.0"
 
+# The store and the report pull in SQLAlchemy, Jinja and matplotlib; they load on first use,
+# so `import surveykit` (and every CLI command) stays fast.
+_LAZY = {
+    "open_engine": "surveykit.store",
+    "report_for_survey": "surveykit.reporting.report",
+    "Report": "surveykit.reporting.report",
+    "load_survey_file": "surveykit.definition.survey",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'surveykit' has no attribute {name!r}")
+
+
 __all__ = [
     "ConfidenceInterval",
+    "Counts",
+    "Design",
     "Estimate",
     "EstimationError",
     "EvidentialMechanism",
     "GeneralizedWarner",
     "ParameterError",
+    "Report",
     "SurveykitError",
     "Warner",
     "__version__",
     "compose",
+    "design_names",
     "estimate",
     "estimate_from_labels",
+    "load_survey_file",
+    "make_design",
+    "open_engine",
     "post_process",
+    "report_for_survey",
 ]

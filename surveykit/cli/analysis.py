@@ -2,33 +2,159 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, format_number, main, print_json
+from surveykit.cli.app import FORMAT_TEXT_JSON, count, format_number, main, print_json
+from surveykit.designs.registry import (
+    ALIASES,
+    EXAMPLES,
+    PRESETS,
+    make_design,
+    parameter_names,
+    parse_parameters,
+)
 from surveykit.designs.warner import GeneralizedWarner
-from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD, estimate
-from surveykit.planning import design_survey
+from surveykit.errors import ParameterError
+from surveykit.estimation import CI_METHODS, estimate
+from surveykit.planning import design_survey, parse_free_parameters, plan_design
+from surveykit.vocabulary import canonical_spelling, response_spellings
 
 
-@main.command("estimate")
-@click.option("--yes", "yes", type=int, required=True, help="Number of 'yes' answers.")
-@click.option("--no", "no", type=int, required=True, help="Number of 'no' answers.")
-@click.option("--dont-know", type=int, required=True, help="Number of \"don't know\" answers.")
-@click.option("--p", "p", type=float, required=True, help="Probability of answering truthfully.")
-@click.option("--q", "q", type=float, required=True,
-              help="Probability of giving the opposite answer (don't know = 1 - p - q).")
+def _designs_epilog() -> str:
+    """Every preset with its one-line summary, an example and its other parameters."""
+    # click indents the epilog by 2; names take 20 columns; the rest must fit in 80
+    indent, width = " " * 20, 80 - 2 - 20
+    lines = ["Designs (--design NAME; names and parameters as in R's RRreg):", "", "\b"]
+    for name, cls in PRESETS.items():
+        example = EXAMPLES.get(name, {})
+        design = make_design(name, **parse_parameters(name, example))
+        summary = textwrap.wrap(cls.summary, width) or [""]
+        lines.append(f"{name:<20}{summary[0]}")
+        lines += [indent + line for line in summary[1:]]
+        given = " ".join(f"--param {_shell_word(f'{key}={value}')}"
+                         for key, value in example.items())
+        groups = len(design.group_names)
+        usage = (f"e.g. {given}" if given else "no parameters needed") + (
+            f" ({groups} groups)" if groups > 1 else "")
+        others = [key for key in parameter_names(cls) if key not in example]
+        if others:
+            usage += f"; also {', '.join(others)}"
+        lines += [indent + line for line in textwrap.wrap(usage, width,
+                                                          break_on_hyphens=False)]
+    by_design: dict[str, list[str]] = {}
+    for alias, name in ALIASES.items():
+        by_design.setdefault(name, []).append(alias)
+    aliases = "; ".join(f"{name}: {', '.join(names)}" for name, names in by_design.items())
+    lines += ["", "\b", "Long names:"]
+    lines += textwrap.wrap(aliases, 78, break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+def _shell_word(text: str) -> str:
+    """Quote text for a POSIX shell when it holds ; or | (a custom matrix)."""
+    return f"'{text}'" if any(c in text for c in ";|") else text
+
+
+ESTIMATE_HELP = """Estimate the true share from randomized answers, for any design.
+
+\b
+Any design; groups are 1, 2, ... in the order of p, as in RRreg:
+  surveykit estimate --design sld --param p=0.1667,0.8333 \\
+      --counts 1:yes=60,no=40 --counts 2:yes=35,no=65
+  surveykit estimate --design fr --param p=0.1,0.2 --dont-know 0.2 \\
+      --counts yes=312,no=451,dont_know=237
+
+\b
+The generalized Warner design, surveykit 0.1's form:
+  surveykit estimate --yes 30 --no 50 --dont-know 20 --p 0.6 --q 0.2
+
+--dont-know means two things: with --design it is the design's probability
+of telling a respondent to answer "don't know" (the same as --param
+dont_know=D; the count of such answers goes in --counts dont_know=N); in the
+0.1 form it is the number of "don't know" answers.
+"""
+
+
+@main.command("estimate", help=ESTIMATE_HELP, epilog=_designs_epilog())
+@click.option("--design", "design_name", default=None, metavar="NAME",
+              help="The design (listed below); without it, the 0.1 form --yes/--no/--p/--q.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE[,VALUE...]",
+              help="A design parameter, as RRreg names it (repeat for each): "
+                   "--param p=0.1667,0.8333 --param dont_know=0.2.")
+@click.option("--counts", "count_texts", multiple=True, metavar="[GROUP:]LABEL=N,...",
+              help="Answers of one group (repeat once per group, group 1 first, or name the "
+                   "group: 2:yes=35,no=65). Yes/no designs take yes/no (or 1/0) and dont_know.")
+@click.option("--dont-know", "dont_know", default=None, metavar="D",
+              help="With --design: the designed probability of \"don't know\" (a probability). "
+                   "In the 0.1 form: the number of \"don't know\" answers (a count).")
+@click.option("--yes", "yes", type=int, default=None,
+              help="0.1 form: number of 'yes' answers.")
+@click.option("--no", "no", type=int, default=None, help="0.1 form: number of 'no' answers.")
+@click.option("--p", "p", type=float, default=None,
+              help="0.1 form: probability of answering truthfully.")
+@click.option("--q", "q", type=float, default=None,
+              help="0.1 form: probability of giving the opposite answer "
+                   "(don't know = 1 - p - q).")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Confidence level of the interval.")
-@click.option("--method", type=click.Choice(CI_METHODS), default=DEFAULT_CI_METHOD,
-              show_default=True, help="Confidence interval method.")
+@click.option("--method", type=click.Choice(CI_METHODS), default=None,
+              help="Confidence interval method  [default: wilson-cc for one-group yes/no "
+                   "designs, likelihood-ratio otherwise]")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
-def estimate_command(yes, no, dont_know, p, q, level, method, fmt):
-    """Estimate the prevalence pi from yes / no / don't-know counts.
+@click.pass_context
+def estimate_command(ctx, design_name, params, count_texts, dont_know, yes, no, p, q, level,
+                     method, fmt):
+    if design_name is None:
+        _estimate_generalized_warner(ctx, params, count_texts, dont_know, yes, no, p, q, level,
+                                     method, fmt)
+        return
+    old = [name for name, value in (("--yes", yes), ("--no", no), ("--p", p), ("--q", q))
+           if value is not None]
+    if old:
+        raise click.UsageError(
+            f"{', '.join(old)} belong{'s' if len(old) == 1 else ''} to the 0.1 form without "
+            "--design; with --design give the answers as --counts yes=N,no=N,dont_know=N and "
+            "the design's parameters as --param KEY=VALUE", ctx=ctx)
+    texts = _parameter_texts(ctx, params)
+    if dont_know is not None:
+        if "dont_know" in texts:
+            raise click.UsageError(
+                f"--dont-know ({dont_know}) and --param dont_know={texts['dont_know']} both "
+                "give the don't-know probability; give one", ctx=ctx)
+        texts["dont_know"] = dont_know
+    design = make_design(design_name, **parse_parameters(design_name, texts))
+    if not count_texts:
+        example = " ".join(f"--counts {g}:yes=N,no=N" for g in design.group_names) \
+            if len(design.group_names) > 1 else "--counts yes=N,no=N,dont_know=N"
+        raise click.UsageError(f"give the answers with --counts, one per group: {example}",
+                               ctx=ctx)
+    result = estimate(design=design, counts=_design_counts(ctx, design, count_texts))
+    data = result.to_dict(level=level, method=method)
+    if fmt == "json":
+        print_json(data)
+        return
+    for line in _estimate_lines(result, data):
+        click.echo(line)
 
-    Example: surveykit estimate --yes 30 --no 50 --dont-know 20 --p 0.6 --q 0.2
-    """
+
+def _estimate_generalized_warner(ctx, params, count_texts, dont_know, yes, no, p, q, level,
+                                 method, fmt):
+    """surveykit 0.1's form: --yes --no --dont-know (a count) --p --q; output unchanged."""
+    if params or count_texts:
+        raise click.UsageError("--param and --counts need --design NAME", ctx=ctx)
+    for name, value in (("yes", yes), ("no", no), ("dont_know", dont_know), ("p", p), ("q", q)):
+        if value is None:
+            raise click.MissingParameter(ctx=ctx, param=_option(ctx, name))
+    try:
+        dont_know = int(dont_know)
+    except ValueError:
+        raise click.BadParameter(f"{dont_know!r} is not a valid integer.", ctx=ctx,
+                                 param=_option(ctx, "dont_know")) from None
     result = estimate(yes=yes, no=no, dont_know=dont_know,
                       mechanism=GeneralizedWarner(p=p, q=q))
+    method = result.default_method() if method is None else method
     data = result.to_dict(level=level, method=method)
     if fmt == "json":
         print_json(data)
@@ -50,29 +176,378 @@ def estimate_command(yes, no, dont_know, p, q, level, method, fmt):
         click.echo(f"{label:<{width}}  {value}")
 
 
-@main.command("design")
-@click.option("--epsilon", type=float, required=True,
+def _option(ctx: click.Context, name: str) -> click.Parameter:
+    return next(param for param in ctx.command.params if param.name == name)
+
+
+def _parameter_texts(ctx: click.Context, params: tuple[str, ...]) -> dict[str, str]:
+    """``("p=0.1,0.2", "dont_know=0.2")`` -> ``{"p": "0.1,0.2", "dont_know": "0.2"}``."""
+    texts: dict[str, str] = {}
+    for text in params:
+        key, sep, value = text.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise click.BadParameter(f"{text!r} must be KEY=VALUE, e.g. p=0.1667,0.8333",
+                                     ctx=ctx, param=_option(ctx, "params"))
+        if key in texts:
+            raise click.BadParameter(
+                f"{key} is given twice ({key}={texts[key]} and {key}={value}); give it once",
+                ctx=ctx, param=_option(ctx, "params"))
+        texts[key] = value
+    return texts
+
+
+def _design_counts(ctx: click.Context, design, count_texts: tuple[str, ...]
+                   ) -> dict[str, dict[str, int]]:
+    """One ``--counts`` per group -> ``{group: {label: n}}``, groups as the design names them.
+
+    Unnamed groups are numbered in order (the first --counts is group 1); named ones
+    (``2:yes=35,no=65``) go by number or name. The labels themselves are checked by the
+    estimator, which knows the design's answers.
+    """
+    param = _option(ctx, "count_texts")
+    parsed = [_parse_counts(ctx, param, text) for text in count_texts]
+    named = [group is not None for group, _ in parsed]
+    if any(named) and not all(named):
+        raise click.BadParameter(
+            "name the group in every --counts (1:yes=60,no=40) or in none (then the first "
+            "--counts is group 1)", ctx=ctx, param=param)
+    names = design.group_names
+    if len(parsed) != len(names):
+        example = " ".join(f"--counts {g}:yes=N,no=N" for g in names)
+        raise ParameterError(
+            f"design {design.model!r} has {count(len(names), 'group')}, so it takes "
+            f"{len(names)} --counts (one per group, group 1 first); got {len(parsed)}"
+            + (f": {example}" if len(names) > 1 else ""))
+    spellings = response_spellings(design.response_labels)
+    table: dict[str, dict[str, int]] = {}
+    for position, (group, row) in enumerate(parsed):
+        name = names[design.group_index(group) if group is not None else position]
+        if name in table:
+            raise ParameterError(f"--counts: group {group} is given twice; give one --counts "
+                                 "per group")
+        answers: dict[str, str] = {}
+        for label in row:
+            answer = spellings.get(canonical_spelling(label))
+            if answer in answers:
+                raise ParameterError(
+                    f"--counts {count_texts[position]!r}: {answers[answer]!r} and {label!r} "
+                    f"are both the answer {answer!r}; give each answer once")
+            answers[answer] = label
+        table[name] = row
+    return table
+
+
+def _parse_counts(ctx: click.Context, param: click.Parameter, text: str
+                  ) -> tuple[str | None, dict[str, int]]:
+    """``"2:yes=35,no=65"`` -> ``("2", {"yes": 35, "no": 65})``."""
+    group: str | None = None
+    body = text
+    colon, equals = text.find(":"), text.find("=")
+    if colon != -1 and (equals == -1 or colon < equals):
+        group, body = text[:colon].strip(), text[colon + 1:]
+        if not group:
+            raise click.BadParameter(f"{text!r}: the group before ':' is empty; write "
+                                     "GROUP:LABEL=N,... (e.g. 2:yes=35,no=65)", ctx=ctx,
+                                     param=param)
+    row: dict[str, int] = {}
+    for item in body.split(","):
+        label, sep, number = item.partition("=")
+        label, number = label.strip(), number.strip()
+        if not sep or not label:
+            raise click.BadParameter(
+                f"{text!r}: {item.strip()!r} must be LABEL=N, e.g. yes=30,no=50,dont_know=20",
+                ctx=ctx, param=param)
+        if not number.isdigit():
+            raise click.BadParameter(
+                f"{text!r}: the count of {label!r} ({number!r}) must be a whole number, "
+                "0 or more", ctx=ctx, param=param)
+        if label in row:
+            raise click.BadParameter(f"{text!r}: {label!r} is given twice; give each answer "
+                                     "once", ctx=ctx, param=param)
+        row[label] = int(number)
+    return group, row
+
+
+def _estimate_lines(result, data: dict) -> list[str]:
+    """The estimate as text within 80 columns: design, answers, estimates, fit, privacy."""
+    design = result.design
+    lines: list[str] = []
+    field = _fielder(lines, 16)
+
+    field("design", design.describe())
+    field("", design.summary)
+    multi = len(design.group_names) > 1
+    for g, group in enumerate(design.group_names):
+        row = result.counts[g]
+        parts = [f"{_answer(label)} {int(n)}" for label, n in
+                 zip(design.response_labels, row, strict=True)
+                 if n or label != "dont_know" or design.designed_dont_know > 0]
+        text = ", ".join(parts) + f" (n = {int(row.sum()):,})"
+        field("answers" if g == 0 else "", f"group {group}: {text}" if multi else text)
+    if multi:
+        field("", f"n = {result.n:,} in {len(design.group_names)} groups")
+    lines.append("")
+    interval = f"{data['ci_level']:.0%} CI ({data['ci_method']})"
+    header = f"{'':<14}  {'estimate':>9}  {'std. error':>10}  {interval}"
+    lines.append(header.rstrip())
+    # a yes/no design's "no" share is 1 - pi, unless behavioural states (cheaters) share it
+    plain = design.is_binary and design.state_labels == design.category_labels
+    for entry in data["estimates"][:1] if plain else data["estimates"]:
+        label = "pi (yes)" if entry["category"] == "yes" and design.is_binary \
+            else entry["category"]
+        lines.append(f"{label[:14]:<14}  {format_number(entry['estimate']):>9}  "
+                     f"{_se(entry['se']):>10}  [{format_number(entry['ci_low'])}, "
+                     f"{format_number(entry['ci_high'])}]")
+    for name, values in data["parameters"].items():
+        estimate_text = "n/a" if values["estimate"] is None else format_number(values["estimate"])
+        note = textwrap.wrap(_parameter_note(design, name), 80 - 39) or [""]
+        lines.append(f"{name[:14]:<14}  {estimate_text:>9}  {_se(values['se']):>10}  "
+                     f"{note[0]}".rstrip())
+        lines.extend(f"{'':<39}{line}" for line in note[1:])
+    pi_hat = data["pi_hat"]
+    if design.is_binary and pi_hat is not None and data["pi_mle"] is not None \
+            and abs(pi_hat - data["pi_mle"]) > 1e-12:
+        field("", f"unconstrained pi_hat = {pi_hat:.4f}: outside [0, 1], so the estimate "
+                  "sits on the boundary")
+    lines.append("")
+    fit = data.get("fit")
+    if fit is not None:
+        field("fit", f"G2 = {fit['g2']:.3f} on {count(fit['df'], 'degree')} of freedom, "
+                     f"p = {fit['p_value']:.3g}")
+    else:
+        field("fit", "no test (df = 0: as many parameters as free answer shares)")
+    losses = (f"Shafer {format_number(data['epsilon_shafer'])}, "
+              f"Walley {format_number(data['epsilon_walley'])}")
+    if design.nuisance:
+        ranges = ", ".join(f"{p.name} in [{p.low:g}, {p.high:g}]" for p in design.nuisance)
+        values = ", ".join(f"{p.name} = {v:.4g}" for p, v in
+                           zip(design.nuisance, result.nuisance, strict=True))
+        field("privacy loss", f"worst case ({ranges}): {losses}")
+        field("", f"at the estimate ({values}): "
+                  f"Shafer {format_number(data['epsilon_shafer_at_estimate'])}, Walley "
+                  f"{format_number(data['epsilon_walley_at_estimate'])}")
+    else:
+        field("privacy loss", losses)
+    for warning in data["warnings"]:
+        field("warning", warning)
+    return lines
+
+
+def _answer(label: str) -> str:
+    return "don't know" if label == "dont_know" else label
+
+
+def _se(value: float | None) -> str:
+    return "n/a" if value is None else format_number(value)
+
+
+def _parameter_note(design, name: str) -> str:
+    for parameter in design.nuisance:
+        if parameter.name == name:
+            return parameter.description
+    if name == "gamma":
+        return "share of cheaters (answer no whatever they are told)"
+    return ""
+
+
+class Prevalence(click.ParamType):
+    """``0.3`` (the share of yes) or ``0.2,0.5,0.3`` (one share per category)."""
+
+    name = "PI"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float | tuple):
+            return value
+        try:
+            numbers = tuple(float(item) for item in str(value).split(","))
+        except ValueError:
+            self.fail(f"{value!r} is not a prevalence (0.3) or a list of category shares "
+                      "(0.2,0.5,0.3).", param, ctx)
+        return numbers[0] if len(numbers) == 1 else numbers
+
+
+DESIGN_HELP = """Choose a design's parameters for a privacy budget, and the sample size.
+
+\b
+Any design (--design NAME, as in 'surveykit estimate --help'):
+  surveykit design --design warner --epsilon 1 --target-se 0.03
+  surveykit design --design uqtknown --param p=?,0.0833 --epsilon 2 --n 800
+  surveykit design --design sld --param p=0.1667,? --epsilon 2 \\
+      --nuisance t=0.9 --pi 0.3 --target-se 0.05
+
+With --epsilon the budget chooses the design's free parameter: Warner's p,
+the crosswise p, equal forced-answer probabilities for fr, the k-RR's p, the
+generalized Warner's p and q at --dont-know; mark other entries to solve for
+with ? (two-group designs: the second group's p given the first's).
+Triangular, Mangat and CDM designs protect only one answer: their loss is
+unbounded whatever p. The loss is the worst case over nuisance ranges unless
+--nuisance gives every nuisance parameter a value. Precision: the exact
+conditional standard error for one-group yes/no designs, the inverse Fisher
+information otherwise (groups of equal size unless --allocation).
+
+\b
+Without --design: the best generalized Warner design for the budget at the
+given don't-know rate (Corollary 3.12), with Warner's design beside it:
+  surveykit design --epsilon 1.1 --dont-know 0.2 --target-se 0.03
+"""
+
+
+@main.command("design", help=DESIGN_HELP)
+@click.option("--design", "design_name", default=None, metavar="NAME",
+              help="Any design (see 'surveykit estimate --help'); without it, the generalized "
+                   "Warner design beside Warner's.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE[,VALUE...]",
+              help="A design parameter as RRreg names it; ? marks an entry to solve for.")
+@click.option("--epsilon", type=float, default=None,
               help="Privacy budget per question (natural log), in the chosen semantics.")
-@click.option("--dont-know", type=float, default=0.0, show_default=True,
-              help="Probability of answering \"don't know\" (1 - p - q).")
-@click.option("--n", "n", type=int, default=None, help="Sample size: report the standard error.")
+@click.option("--dont-know", type=float, default=None,
+              help="Probability of answering \"don't know\" (the design's dont_know; for the "
+                   "generalized Warner 1 - p - q).  [default: 0]")
+@click.option("--n", "n", type=int, default=None,
+              help="Sample size (all groups): report the standard error.")
 @click.option("--target-se", type=float, default=None,
               help="Target standard error: find the smallest sample size that reaches it.")
-@click.option("--pi", type=float, default=0.5, show_default=True,
-              help="Prevalence to evaluate the precision at (0.5 is the worst case).")
+@click.option("--pi", type=Prevalence(), default=None,
+              help="Prevalence to evaluate the precision at, or one share per category.  "
+                   "[default: 0.5; equal shares for k categories]")
+@click.option("--nuisance", "nuisance_texts", multiple=True, metavar="NAME=VALUE",
+              help="A nuisance parameter's value to plan at (t=0.9 for the SLD, "
+                   "pi_innocuous=0.3, gamma=0.05 for the CDM's cheaters).")
+@click.option("--allocation", default=None, metavar="SHARE,SHARE",
+              help="Shares of the respondents per group, e.g. 0.4,0.6.  [default: equal]")
 @click.option("--semantics", type=click.Choice(["shafer", "walley"]), default="shafer",
               show_default=True, help="Which privacy loss the budget limits.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
               help="Also draw the privacy-accuracy trade-off to FILE (.png, .svg or .pdf).")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
-def design_command(epsilon, dont_know, n, target_se, pi, semantics, plot_file, fmt):
-    """Choose p and q for a privacy budget, and the sample size for a precision.
+@click.pass_context
+def design_command(ctx, design_name, params, epsilon, dont_know, n, target_se, pi,
+                   nuisance_texts, allocation, semantics, plot_file, fmt):
+    if design_name is None:
+        _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi,
+                                   nuisance_texts, allocation, semantics, plot_file, fmt)
+        return
+    texts = _parameter_texts(ctx, params)
+    plan = plan_design(design_name, parse_free_parameters(design_name, texts), epsilon=epsilon,
+                       semantics=semantics, dont_know=dont_know, pi=pi,
+                       nuisance=_nuisance(ctx, nuisance_texts),
+                       allocation=_shares(ctx, allocation), n=n, target_se=target_se)
+    if plot_file is not None:
+        from surveykit.reporting.plots import save_plan_plot
 
-    The mechanism is the best one for the budget at the given don't-know rate
-    (Corollary 3.12); Warner's mechanism at the same budget is shown beside it.
+        click.echo(f"Wrote the trade-off picture to {save_plan_plot(plot_file, plan)}",
+                   err=True)
+    if fmt == "json":
+        print_json(plan.to_dict())
+        return
+    for line in _plan_lines(plan):
+        click.echo(line)
 
-    Example: surveykit design --epsilon 1.1 --dont-know 0.2 --target-se 0.03
-    """
+
+def _nuisance(ctx: click.Context, texts: tuple[str, ...]) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for text in texts:
+        name, sep, number = (part.strip() for part in text.partition("="))
+        try:
+            value = float(number)
+        except ValueError:
+            value = None
+        if not sep or not name or value is None:
+            raise click.BadParameter(f"{text!r} must be NAME=VALUE, e.g. t=0.9", ctx=ctx,
+                                     param=_option(ctx, "nuisance_texts"))
+        values[name] = value
+    return values
+
+
+def _shares(ctx: click.Context, text: str | None) -> tuple[float, ...] | None:
+    if text is None:
+        return None
+    try:
+        return tuple(float(item) for item in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} must be shares per group, e.g. 0.5,0.5", ctx=ctx,
+                                 param=_option(ctx, "allocation")) from None
+
+
+def _plan_lines(plan) -> list[str]:
+    """A plan as text within 80 columns."""
+    design = plan.design
+    lines: list[str] = []
+    field = _fielder(lines, 16)
+    at = ", ".join(f"{p.name} = {plan.nuisance[p.name]:g}" for p in design.nuisance)
+    if plan.free is not None:
+        where = "" if plan.budget_at is None else " at " + ", ".join(
+            f"{name} = {value:g}" for name, value in plan.budget_at.items())
+        lines.append(f"Design {design.model} for a {plan.semantics.capitalize()} budget of "
+                     f"{plan.budget:g}{where}")
+    else:
+        lines.append(f"Design {design.model} as given")
+    field("", design.summary)
+    lines.append("")
+    field("design", design.describe())
+    if plan.free is not None:
+        field("solved", f"{plan.free.label} = {plan.value:.6g} (spends the budget)")
+    losses = (f"Shafer {format_number(plan.losses['shafer'])}, "
+              f"Walley {format_number(plan.losses['walley'])}")
+    if design.nuisance:
+        ranges = ", ".join(f"{p.name} in [{p.low:g}, {p.high:g}]" for p in design.nuisance)
+        field("privacy loss", f"worst case ({ranges}): {losses}")
+        field("", f"at {at}: Shafer {format_number(plan.losses['shafer_at'])}, "
+                  f"Walley {format_number(plan.losses['walley_at'])}")
+    else:
+        field("privacy loss", losses)
+    if plan.precision is None:
+        lines.append("")
+        lines.append("Give --n or --target-se to see the precision and sample size.")
+        return lines
+    result = plan.precision
+    pi = (f"pi = {plan.pi:g}" if isinstance(plan.pi, float) else "shares " + ", ".join(
+        f"{c} {v:g}" for c, v in zip(design.category_labels, plan.pi, strict=True)))
+    behavioural = [f"{name} = {plan.nuisance[name]:g}"
+                   for name in design.structure.state_parameters.values()]
+    field("precision at", ", ".join([pi, *([at] if at else []), *behavioural]))
+    if len(result.group_sizes) > 1:
+        equal = len(set(plan.allocation)) == 1
+        field("respondents", f"{result.n:,} in {len(result.group_sizes)} groups: "
+              + ", ".join(f"{g} {size:,}" for g, size in
+                          zip(design.group_names, result.group_sizes, strict=True))
+              + (" (equal allocation)" if equal else ""))
+    else:
+        field("respondents", f"{result.n:,}")
+    how = ("exact conditional variance" if result.method == "exact"
+           else "inverse Fisher information")
+    target = f"; target {plan.target_se:g}" if plan.target_se is not None else ""
+    field("standard error", f"{format_number(result.se)} ({how}{target})")
+    if len(result.se_by_category) > 1:
+        field("", "by category: " + ", ".join(
+            f"{c} {format_number(v)}" for c, v in result.se_by_category.items()))
+    return lines
+
+
+def _fielder(lines: list[str], width: int):
+    """A function that appends ``label  text`` wrapped within 80 columns."""
+    def field(label: str, text: str) -> None:
+        wrapped = textwrap.wrap(text, 80 - width, break_on_hyphens=False) or [""]
+        lines.append(f"{label:<{width - 2}}  {wrapped[0]}".rstrip())
+        lines.extend(f"{'':<{width}}{line}" for line in wrapped[1:])
+
+    return field
+
+
+def _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi,
+                               nuisance_texts, allocation, semantics, plot_file, fmt):
+    """surveykit 0.1's form: the Corollary 3.12 design beside Warner's; output unchanged."""
+    if params or nuisance_texts or allocation is not None:
+        raise click.UsageError("--param, --nuisance and --allocation need --design NAME",
+                               ctx=ctx)
+    if epsilon is None:
+        raise click.MissingParameter(ctx=ctx, param=_option(ctx, "epsilon"))
+    if isinstance(pi, tuple):
+        raise click.BadParameter("give one prevalence (the share of yes)", ctx=ctx,
+                                 param=_option(ctx, "pi"))
+    dont_know = 0.0 if dont_know is None else dont_know
+    pi = 0.5 if pi is None else pi
     ours, warner = design_survey(epsilon=epsilon, dont_know=dont_know, semantics=semantics,
                                  n=n, target_se=target_se, pi=pi)
     if plot_file is not None:

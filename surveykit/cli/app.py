@@ -60,12 +60,16 @@ def format_number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
+# Click 8.2+ raises this for a group called without a command (no_args_is_help)
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class SurveykitGroup(click.Group):
     """A group whose errors are one line: ``Error: ...`` (status 2 or 1)."""
 
     # --help lists the commands in the order of the work, not alphabetically
-    WORKFLOW = ("demo", "design", "init", "survey", "generate", "import", "counts", "report",
-                "estimate", "reproduce")
+    WORKFLOW = ("demo", "design", "init", "survey", "generate", "export", "import", "counts",
+                "report", "estimate", "reproduce")
 
     def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: D102 - Click hook
         names = super().list_commands(ctx)
@@ -82,6 +86,10 @@ class SurveykitGroup(click.Group):
         except click.exceptions.Abort:
             click.echo("Aborted.", err=True)
             sys.exit(1)
+        except _NO_ARGS_IS_HELP as exc:
+            # `surveykit` or `surveykit survey` alone: the help is what was asked for
+            click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
+            sys.exit(0)
         except click.UsageError as exc:
             hint = ""
             if exc.ctx is not None:

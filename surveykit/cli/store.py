@@ -245,6 +245,19 @@ def counts_command(survey_name, db_url, fmt):
     if fmt == "json":
         print_json({"survey": survey_name, "questions": [c.to_dict() for c in counts]})
         return
-    header = ("question", "yes", "no", "dont_know", "missing", "")
-    echo_table(header, [(c.question_id, str(c.yes), str(c.no), str(c.dont_know),
-                          str(c.missing), "") for c in counts])
+    simple = all(set(c.answers()) <= {"yes", "no", "dont_know"} and len(c.counts.groups) <= 1
+                 for c in counts)
+    if simple:
+        header = ("question", "yes", "no", "dont_know", "missing", "")
+        echo_table(header, [(c.question_id, str(c.yes), str(c.no), str(c.dont_know),
+                              str(c.missing), "") for c in counts])
+        return
+    # other answers or several groups: one line per question and group
+    rows = []
+    for c in counts:
+        groups = c.counts.to_dict() or {"-": {}}
+        for i, (group, answers) in enumerate(groups.items()):
+            shown = ", ".join(f"{label} {n}" for label, n in answers.items()) or "none"
+            rows.append((c.question_id if i == 0 else "", group,
+                         str(c.missing) if i == 0 else "", shown))
+    echo_table(("question", "group", "missing", "answers"), rows)

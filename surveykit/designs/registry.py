@@ -30,7 +30,7 @@ from surveykit.designs.unrelated import (
 from surveykit.designs.warner import GeneralizedWarner, Kuk, Warner
 from surveykit.errors import ParameterError
 
-__all__ = ["ALIASES", "PRESETS", "design_class", "design_names", "make_design",
+__all__ = ["ALIASES", "EXAMPLES", "PRESETS", "design_class", "design_names", "make_design",
            "parameter_names", "parse_parameters"]
 
 #: Presets by their RRreg name (lower case), in the order docs list them.
@@ -124,17 +124,25 @@ def make_design(name: str, **parameters: object) -> Design:
     return cls(**values)
 
 
+#: A typical parameter set per preset, spelled as ``--param KEY=VALUE`` takes it (text).
+EXAMPLES: Mapping[str, Mapping[str, str]] = {
+    "warner": {"p": "0.7"}, "generalized_warner": {"p": "0.6", "q": "0.2"},
+    "fr": {"p": "0.1,0.2"}, "uqtknown": {"p": "0.7,0.0833"}, "uqtunknown": {"p": "0.8,0.3"},
+    "mangat": {"p": "0.7"}, "kuk": {"p": "0.7,0.3", "repetitions": "3"},
+    "crosswise": {"p": "0.25"}, "triangular": {"p": "0.25"}, "cdm": {"p": "0.3,0.7"},
+    "cdmsym": {"p": "0.2,0.1,0.1,0.2"}, "sld": {"p": "0.1667,0.8333"},
+    "grr": {"epsilon": "1", "categories": "a,b,c"}, "direct": {},
+    "custom": {"matrix": "0.8,0.3;0.2,0.7"},
+}
+_NOTES = {"fr": ": forced no, forced yes"}
+
+
 def _hint(cls: type[Design]) -> str:
-    examples = {
-        "warner": "e.g. p=0.7", "generalized_warner": "e.g. p=0.6, q=0.2",
-        "fr": "e.g. p=0.1,0.2: forced no, forced yes", "uqtknown": "e.g. p=0.7,0.0833",
-        "uqtunknown": "e.g. p=0.8,0.3", "mangat": "e.g. p=0.7",
-        "kuk": "e.g. p=0.7,0.3 and repetitions=3", "crosswise": "e.g. p=0.25",
-        "triangular": "e.g. p=0.25", "cdm": "e.g. p=0.3,0.7", "cdmsym": "e.g. p=0.2,0.1,0.1,0.2",
-        "sld": "e.g. p=0.1667,0.8333", "grr": "e.g. epsilon=1 and categories=a,b,c",
-        "direct": "no parameters needed", "custom": "e.g. matrix=0.8,0.3;0.2,0.7",
-    }
-    return examples.get(cls.model, "see docs/designs.md")
+    example = EXAMPLES.get(cls.model)
+    if not example:
+        return "no parameters needed" if example is not None else "see docs/designs.md"
+    return ("e.g. " + " and ".join(f"{key}={value}" for key, value in example.items())
+            + _NOTES.get(cls.model, ""))
 
 
 def parse_parameters(name: str, texts: Mapping[str, str]) -> dict[str, object]:

@@ -98,23 +98,28 @@ class LikelihoodProblem:
         pi, eta = self.split(x)
         P = self.cell_matrix(eta)
         mu = P @ pi
-        w = self.n / mu
         J = P
         if self.nuisance:
             J = np.concatenate([P, np.einsum("jcs,s->cj", self.A, pi)], axis=1)
-        gradient = J.T @ w
-        hessian = -(J.T * (self.n / mu**2)) @ J
-        if self.nuisance:
-            # d2 mu / d pi_s d eta_j = A[j, c, s]
-            cross = np.einsum("c,jcs->sj", w, self.A)
-            k = self.states
-            hessian[:k, k:] += cross
-            hessian[k:, :k] += cross.T
+        # A profile pinned where an observed cell is impossible (loglik -inf, e.g. a share
+        # fixed at 1), or a search without bounds running off, has no finite derivatives;
+        # they come out inf/nan, silently.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            w = self.n / mu
+            gradient = J.T @ w
+            hessian = -(J.T * (self.n / mu**2)) @ J
+            if self.nuisance:
+                # d2 mu / d pi_s d eta_j = A[j, c, s]
+                cross = np.einsum("c,jcs->sj", w, self.A)
+                k = self.states
+                hessian[:k, k:] += cross
+                hessian[k:, :k] += cross.T
         return gradient, hessian
 
 
 def maximize(problem: LikelihoodProblem, *, fixed: dict[int, float] | None = None,
-             constrained: bool = True, start: np.ndarray | None = None) -> Fit:
+             constrained: bool = True, start: np.ndarray | None = None,
+             max_iterations: int = _MAX_ITERATIONS) -> Fit:
     """The maximum of the log-likelihood, from deterministic starting values.
 
     ``fixed`` holds parameters at given values (index into pi + eta; used for
@@ -125,10 +130,11 @@ def maximize(problem: LikelihoodProblem, *, fixed: dict[int, float] | None = Non
     """
     fixed = fixed or {}
     if start is not None:
-        return _newton(problem, np.array(start, dtype=float), fixed, constrained)
+        return _newton(problem, np.array(start, dtype=float), fixed, constrained,
+                       max_iterations)
     best: Fit | None = None
     for x0 in _starts(problem, fixed):
-        fit = _newton(problem, x0, fixed, constrained)
+        fit = _newton(problem, x0, fixed, constrained, max_iterations)
         if best is None or (fit.loglik > best.loglik + 1e-9 * max(1.0, abs(best.loglik))):
             best = fit
     assert best is not None
@@ -159,7 +165,7 @@ def _starts(problem: LikelihoodProblem, fixed: dict[int, float]):
 
 
 def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
-            constrained: bool) -> Fit:
+            constrained: bool, max_iterations: int = _MAX_ITERATIONS) -> Fit:
     k, size = problem.states, problem.size
     for i, v in fixed.items():
         x[i] = v
@@ -175,10 +181,21 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
         x[k:] = np.clip(eta, problem.low, problem.high)
         active[k:] |= at_low | at_high
     value = problem.loglik(x)
+    if not math.isfinite(value):
+        # an observed answer has probability 0 here and nothing free can change that
+        # (e.g. a profile point that pins every share): the likelihood is 0
+        if not any(not active[i] for i in range(size)):
+            return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=-math.inf, converged=True,
+                       iterations=0)
+        x = _interior(problem, x, active)
+        value = problem.loglik(x)
+        if not math.isfinite(value):
+            return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=-math.inf, converged=False,
+                       iterations=0)
     iterations = 0
     converged = False
     releases = 0
-    while iterations < _MAX_ITERATIONS:
+    while iterations < max_iterations:
         iterations += 1
         free_pi = [s for s in range(k) if not active[s]]
         pivot = max(free_pi, key=lambda s: x[s]) if free_pi else None
@@ -191,17 +208,19 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
             if np.max(np.abs(dz)) > _STEP_TOLERANCE and gz @ dz > 0:
                 d = directions @ dz
                 limit = _step_limit(problem, x, d, active, constrained)
-                step, new_x, new_value = _line_search(problem, x, d, value, gz @ dz, limit)
-                if step == 0 and gz @ dz < _FLAT_DECREMENT * max(1.0, abs(value)) \
-                        and limit[0] >= 1:
+                step = 0.0
+                if gz @ dz < _FLAT_DECREMENT * max(1.0, abs(value)) and limit[0] >= 1:
                     # Near the maximum the likelihood changes less than its rounding error,
-                    # so the line search cannot see progress; Newton's full step is then
+                    # so a line search cannot see progress (it fails, or accepts a step
+                    # too small to move x, over and over); Newton's full step is then
                     # accurate (quadratic convergence) and is taken as it is.
                     trial = x + d
                     trial_value = problem.loglik(trial)
                     if np.isfinite(trial_value):
                         step, new_x, new_value = 1.0, trial, trial_value
-                if step > 0:
+                if step == 0:
+                    step, new_x, new_value = _line_search(problem, x, d, value, gz @ dz, limit)
+                if step > 0 and not np.array_equal(new_x, x):
                     x, value = new_x, new_value
                     if constrained and step >= limit[0] and limit[1] is not None:
                         _land_on_bound(problem, x, limit[1], active)
@@ -219,6 +238,20 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
         releases += 1
     return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=problem.loglik(x),
                converged=converged, iterations=iterations)
+
+
+def _interior(problem: LikelihoodProblem, x: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """A start with every free share positive and free nuisance values mid-range."""
+    k = problem.states
+    x = x.copy()
+    movable = [s for s in range(k) if not active[s]]
+    if movable:
+        mass = 1.0 - sum(x[s] for s in range(k) if s not in movable)
+        x[movable] = mass / len(movable)
+    for j in range(problem.nuisance):
+        if not active[k + j]:
+            x[k + j] = (problem.low[j] + problem.high[j]) / 2
+    return x
 
 
 def _directions(k: int, size: int, active: np.ndarray, pivot: int | None) -> np.ndarray:
@@ -277,11 +310,14 @@ def _step_limit(problem: LikelihoodProblem, x: np.ndarray, d: np.ndarray, active
 def _line_search(problem: LikelihoodProblem, x: np.ndarray, d: np.ndarray, value: float,
                  slope: float, limit: tuple[float, object]) -> tuple[float, np.ndarray, float]:
     """Backtracking (Armijo) from min(1, limit); returns (0, x, value) when nothing helps."""
-    step = min(1.0, limit[0])
+    first = step = min(1.0, limit[0])
     for _ in range(60):
         trial = x + step * d
         trial_value = problem.loglik(trial)
-        if trial_value >= value + 1e-4 * step * slope and np.isfinite(trial_value):
+        # equality passes only for the first step: a tiny step that changes nothing (the
+        # likelihood is flat to rounding) is no progress, and the caller then decides
+        if np.isfinite(trial_value) and (trial_value > value + 1e-4 * step * slope
+                                         or (step == first and trial_value >= value)):
             return step, trial, trial_value
         step /= 2
     return 0.0, x, value

@@ -21,6 +21,7 @@ __all__ = [
     "privacy_accuracy_curve",
     "privacy_accuracy_svg",
     "save_design_plot",
+    "save_plan_plot",
 ]
 
 _XML_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
@@ -46,24 +47,41 @@ def _to_svg(fig) -> str:
     return _XML_PROLOGUE.sub("", buffer.getvalue(), count=1)
 
 
+def _forest_rows(report) -> list[tuple[str, float | None, tuple[float, float] | None]]:
+    """(label, estimate, interval) rows: one per yes/no question, one per category otherwise."""
+    rows = []
+    for q in report.questions:
+        e = q.estimate
+        if e is None:
+            rows.append((q.id, None, None))
+        elif q.design.is_binary:
+            rows.append((q.id, e.pi_mle, tuple(q.interval)))
+        else:
+            for category in q.design.category_labels:
+                interval = e.confidence_interval(report.level, q.method, category)
+                rows.append((f"{q.id}: {category}", e.share(category), tuple(interval)))
+    return rows
+
+
 def forest_plot_svg(report) -> str:
-    """Each question's pi_mle with its confidence interval, one row per question."""
-    rows = [q for q in report.questions if q.estimate is not None]
-    fig, ax = _figure(7.0, 0.9 + 0.45 * max(1, len(report.questions)))
-    labels = [q.id for q in report.questions]
-    positions = np.arange(len(labels))[::-1]
-    for position, q in zip(positions, report.questions, strict=True):
-        if q.estimate is None:
+    """Each question's estimate with its confidence interval, one row per question (one per
+    category for k-category designs)."""
+    rows = _forest_rows(report)
+    fig, ax = _figure(7.0, 0.9 + 0.45 * max(1, len(rows)))
+    positions = np.arange(len(rows))[::-1]
+    for position, (_, value, interval) in zip(positions, rows, strict=True):
+        if value is None:
             ax.text(0.5, position, "no estimate", ha="center", va="center", color="0.5")
             continue
-        ax.plot([q.interval.low, q.interval.high], [position, position], color="#1f5f8b", lw=2)
-        ax.plot(q.estimate.pi_mle, position, "o", color="#1f5f8b", ms=7)
-    ax.set_yticks(positions, labels)
+        ax.plot(list(interval), [position, position], color="#1f5f8b", lw=2)
+        ax.plot(value, position, "o", color="#1f5f8b", ms=7)
+    ax.set_yticks(positions, [label for label, _, _ in rows])
     ax.set_xlim(0, 1)
-    ax.set_ylim(-0.7, len(labels) - 0.3)
-    ax.set_xlabel(f"estimated prevalence pi (maximum likelihood, {report.level:.0%} interval)")
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel(f"estimated share (maximum likelihood, {report.level:.0%} interval)")
     ax.grid(axis="x", color="0.9")
-    ax.set_title(f"Estimates for {len(rows)} of {len(labels)} questions")
+    estimated = sum(q.estimate is not None for q in report.questions)
+    ax.set_title(f"Estimates for {estimated} of {len(report.questions)} questions")
     return _to_svg(fig)
 
 
@@ -126,10 +144,34 @@ def plot_privacy_accuracy(mechanism: GeneralizedWarner, *, n: int, pi: float, ti
     return fig
 
 
+def generalized_warner_equivalent(design) -> GeneralizedWarner | None:
+    """The generalized Warner mechanism with the same matrix, for symmetric one-group yes/no
+    designs (Warner with or without don't know, crosswise); None for the others."""
+    if isinstance(design, GeneralizedWarner):
+        return design
+    from surveykit.estimation.binomial import binomial_map
+
+    if binomial_map(design) is None:
+        return None
+    matrix = design.matrix()[0]
+    yes = design.state_labels.index("yes")
+    truthful, opposite = float(matrix[0, yes]), float(matrix[0, 1 - yes])
+    symmetric = np.isclose(matrix[1, 1 - yes], truthful) and np.isclose(matrix[1, yes], opposite)
+    if not symmetric or truthful == opposite:
+        return None
+    # a design that says "yes" more often for "no" (crosswise with p < 1/2) is the same
+    # mechanism with its answers renamed: same privacy, same precision
+    return GeneralizedWarner(p=max(truthful, opposite), q=min(truthful, opposite))
+
+
 def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
-    """The privacy-accuracy trade-off of a question's design family, as inline SVG."""
-    n = max(question.answered, 1)
-    return _to_svg(plot_privacy_accuracy(question.mechanism, n=n, pi=pi,
+    """The privacy-accuracy trade-off of a question's design family, as inline SVG; empty
+    for designs outside the generalized Warner family (no curve is drawn for them)."""
+    mechanism = generalized_warner_equivalent(question.design)
+    if mechanism is None or question.answered == 0:
+        return ""  # no family curve for this design, or no answers yet to size it by
+    n = question.answered
+    return _to_svg(plot_privacy_accuracy(mechanism, n=n, pi=pi,
                                          title=f"{question.id}: n = {n:,}, pi = {pi:g}"))
 
 
@@ -151,6 +193,60 @@ def save_design_plot(path, ours, warner) -> Path:
     fig = plot_privacy_accuracy(ours.mechanism, n=n, pi=ours.pi, title=title,
                                 warner=warner.mechanism, target_se=ours.target_se,
                                 size=(6.4, 4.2))
+    fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
+                else None)
+    plt.close(fig)
+    return path
+
+
+def save_plan_plot(path, plan) -> Path:
+    """Write a plan's privacy-accuracy picture to ``path`` (.png, .svg or .pdf): the standard
+    error against the privacy loss along the design's free parameter, the plan marked.
+
+    The curve comes from :func:`surveykit.planning.trade_off_curve` (no arithmetic here).
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    from surveykit.planning import trade_off_curve
+
+    path = Path(path)
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in ("png", "svg", "pdf"):
+        raise ParameterError(f"--plot {str(path)!r} must end in .png, .svg or .pdf")
+    if plan.free is None:
+        raise ParameterError("--plot draws the trade-off along the design's free parameter: "
+                             "give --epsilon")
+    n = plan.n if plan.n is not None else DEFAULT_PLOT_N
+    from surveykit.planning import precision
+
+    spent = plan.budget if plan.budget is not None else float("nan")
+    se = precision(plan.design, n=n, pi=plan.pi, nuisance=plan.nuisance,
+                   allocation=plan.allocation).se
+    fig, ax = _figure(6.4, 4.2)
+    curves = trade_off_curve(plan, n=n)
+    for i, (losses, ses) in enumerate(curves):
+        ax.plot(losses, ses, color="#1f5f8b", lw=2,
+                label=f"{plan.design.model}: every {plan.free.label}" if i == 0 else None)
+    if curves:
+        # near the uninformative value the error explodes; show a decade or so above the plan
+        lowest = min(float(ses.min()) for _, ses in curves)
+        ax.set_ylim(min(lowest, se) / 1.3, max(se * 20, lowest * 2))
+    ax.plot(spent, se, "o", color="black", ms=7,
+            label=f"chosen: {plan.free.label} = {plan.value:.4g}")
+    if plan.target_se is not None:
+        ax.axhline(plan.target_se, color="0.4", lw=1, ls=":",
+                   label=f"target se {plan.target_se:g}")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_locator(LogLocator(subs=()))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+    ax.set_xlabel(f"privacy loss epsilon ({plan.semantics.capitalize()}, nats)")
+    ax.set_ylabel("standard error")
+    ax.set_title(f"{plan.design.model}, {plan.semantics.capitalize()} budget {plan.budget:g}: "
+                 f"n = {n:,}", fontsize=10)
+    ax.grid(color="0.92")
+    ax.legend(fontsize=7.5, frameon=False)
     fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
                 else None)
     plt.close(fig)

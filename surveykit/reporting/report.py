@@ -30,6 +30,7 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from os import PathLike
 
 from markupsafe import Markup
 
@@ -221,6 +222,26 @@ class Report:
                 row.pop(key, None)
             rows.append(row)
         return pd.DataFrame(rows).set_index("id")
+
+    def _repr_html_(self) -> str:
+        """A table of the estimates, for Jupyter (every user text escaped)."""
+        from markupsafe import escape
+
+        rows = []
+        for q in self.questions:
+            e = q.estimate
+            binary = e is not None and q.design.is_binary
+            ci = (f"[{_num(q.interval.low, 3)}, {_num(q.interval.high, 3)}]"
+                  if q.interval is not None and binary else "-")
+            rows.append(
+                f"<tr><td>{escape(q.id)}</td><td>{escape(q.design.describe())}</td>"
+                f"<td>{_num(e.pi_mle if binary else None, 3)}</td><td>{ci}</td>"
+                f"<td>{_num(e.se if binary else None, 3)}</td><td>{q.answered:,}</td>"
+                f"<td>{len(q.warnings)}</td></tr>")
+        return (f"<p><b>{escape(self.title)}</b> ({escape(self.survey)}): "
+                f"{self.level:.0%} intervals</p><table><thead><tr><th>question</th>"
+                "<th>design</th><th>pi_mle</th><th>interval</th><th>se</th><th>answers</th>"
+                "<th>warnings</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
     def to_dict(self) -> dict:
         """Plain data for JSON; infinite losses (no protection) become null."""
@@ -447,11 +468,18 @@ def _fit_warning(result: Estimate) -> list[str]:
             "the design's parameters and whether respondents followed their instructions."]
 
 
-def report_for_survey(engine, survey_name: str, *, level: float = 0.95,
+def report_for_survey(database, survey_name: str, *, level: float = 0.95,
                       method: str | None = None) -> Report:
-    """Read a stored survey's counts (one SQL aggregation) and build its report."""
+    """Read a stored survey's counts (one SQL aggregation) and build its report.
+
+    ``database`` is an engine, an SQLite path or any SQLAlchemy URL, as the
+    CLI's ``--db`` takes it.
+
+    >>> # report_for_survey("surveykit.db", "academic_integrity").to_frame()
+    """
     from surveykit import store
 
+    engine = store.open_engine(database) if isinstance(database, str | PathLike) else database
     survey = store.load_survey(engine, survey_name)
     counts = store.count_responses(engine, survey_name)
     issued = store.issued_respondent_count(engine, survey_name)
@@ -470,7 +498,9 @@ def _num(value: float | None, digits: int = 3) -> str:
         return "-"
     if math.isinf(value):
         return "inf"
-    return f"{value:.{digits}f}"
+    text = f"{value:.{digits}f}"
+    # -1e-17 is zero at this precision: print 0.000, not -0.000
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def _wrap(text: str, indent: str) -> list[str]:
@@ -628,6 +658,7 @@ def report_context(report: Report) -> dict:
             "no": Markup(f"{q.no:,}"),
             "dont_know": Markup(f"{q.dont_know:,}"),
             "missing": Markup(f"{q.missing:,}"),
+            "answered": Markup(f"{q.answered:,}"),
             "dont_know_designed": Markup(_percent(q.dont_know_designed)),
             "dont_know_observed": Markup(_percent(q.dont_know_observed)
             if q.dont_know_observed is not None else "-"),

@@ -1,0 +1,58 @@
+"""Exporting a survey for field tools: ``surveykit export xlsform``."""
+
+from __future__ import annotations
+
+import click
+
+from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json
+
+
+@main.group("export", cls=click.Group)
+def export_group() -> None:
+    """Export a stored survey for other tools (ODK, KoboToolbox, Enketo)."""
+
+
+@export_group.command("xlsform")
+@click.option("--survey", "survey_name", required=True, metavar="NAME",
+              help="A survey added with 'surveykit survey add'.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="The XLSForm workbook to write (.xlsx); an earlier one is replaced.")
+@click.option("--randomize", type=click.Choice(["self", "device"]), default="self",
+              show_default=True,
+              help="self: respondents roll dice and the form shows the die table (private "
+                   "on every client); device: the form draws each rule (not private on "
+                   "ODK Collect, needs --acknowledge-risk).")
+@click.option("--acknowledge-risk", is_flag=True,
+              help="Write the --randomize device form despite its two limits "
+                   "(docs/field-collection.md).")
+@click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR", help="Folder with your own wording.json (e.g. a translation).")
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def export_xlsform_command(survey_name, out, randomize, acknowledge_risk, templates_dir, db_url,
+                           fmt):
+    """Write the survey as an XLSForm for ODK Collect, KoboToolbox, Enketo and Web Forms.
+
+    The form asks the respondent id (checked), the group for multi-group
+    surveys, and each question as a choice of the design's answers. By
+    default respondents roll dice in private and the form shows which faces
+    mean which rule, so the device never knows the rule. docs/field-collection.md
+    explains deploying the form and what is private on which client.
+
+    Example: surveykit export xlsform --survey academic_integrity --out form.xlsx
+    """
+    from surveykit.collection.xlsform import export_xlsform
+    from surveykit.store import open_engine
+
+    result = export_xlsform(open_engine(db_url), survey_name, out=out, randomize=randomize,
+                            acknowledge_risk=acknowledge_risk, templates_dir=templates_dir)
+    if fmt == "json":
+        print_json(result.to_dict())
+        return
+    how = ("respondents roll dice (self-randomized)" if randomize == "self"
+           else "the device draws each rule")
+    click.echo(f"wrote {result.path}: XLSForm {result.form_id!r} version {result.version}, "
+               f"{len(result.answer_fields)} question(s), {how}")
+    for number, risk in enumerate(result.risks, start=1):
+        click.echo(f"Limit {number}: {risk}")
+    click.echo("Upload it to ODK Central or KoboToolbox (docs/field-collection.md).")

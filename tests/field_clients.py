@@ -1,0 +1,171 @@
+"""The field tools, run for real in the tests: pyxform + ODK Validate, JavaRosa, Web Forms.
+
+* :func:`convert` turns an XLSForm into an XForm with pyxform and validates it
+  with ODK Validate (JavaRosa), exactly as ODK Central and KoboToolbox do on
+  upload (pyxform's ``xls2xform_convert(..., validate=True)``).
+* :class:`JavaRosa` compiles ``tests/field/javarosa/FillForm.java`` once against
+  the JavaRosa jar that pyxform ships and runs it: ODK Collect's engine.
+* :class:`WebForms` runs ``tests/webforms/fill-form.mjs`` under Node with
+  ``@getodk/xforms-engine`` (``npm ci`` in tests/webforms): ODK Web Forms' engine.
+
+Both harnesses fill a form the same way and write the same files
+(:class:`Fill`). A missing Java or Node skips these tests on a laptop, with the
+reason; under CI (``CI=true``) it fails them, because .ci/run installs both.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+JAVA_SOURCE = HERE / "field" / "javarosa" / "FillForm.java"
+WEBFORMS_DIR = HERE / "webforms"
+# A harness run fills a handful of forms; anything near this means it hangs.
+TIMEOUT = 120
+
+
+def missing(what: str) -> None:
+    """Skip (laptop) or fail (CI) because ``what`` is not installed."""
+    message = f"{what} (.ci/run installs it; see docs/field-collection.md, 'Tests')"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI must have {message}")
+    pytest.skip(f"needs {message}")
+
+
+def pyxform_jar() -> Path:
+    """ODK Validate as pyxform ships it: JavaRosa and its dependencies in one jar."""
+    try:
+        from pyxform.validators import odk_validate
+    except ImportError:
+        missing("pyxform (pip install -e '.[test]')")
+    return Path(odk_validate.ODK_VALIDATE_PATH)
+
+
+def convert(xlsform: Path, xform: Path) -> list[str]:
+    """XLSForm -> XForm with pyxform, then ODK Validate; returns pyxform's warnings."""
+    pyxform_jar()
+    if shutil.which("java") is None:
+        missing("Java (apt-get install openjdk-17-jre-headless)")
+    from pyxform.xls2xform import xls2xform_convert
+
+    return xls2xform_convert(str(xlsform), str(xform), validate=True)
+
+
+@dataclass(frozen=True)
+class Fill:
+    """What one filled instance left behind (see FillForm.java for the steps)."""
+
+    start: str            # the draft saved right after the form opened
+    again_cleared: str    # the draft just after the first answer was cleared
+    answered: str         # the draft with every question answered
+    reopen_cleared: str   # the reopened draft, first answer cleared again
+    submission: str       # the finalized submission
+    events: tuple[tuple[str, str, str], ...]  # (step, field name, text shown or given)
+
+    def shown(self, step: str) -> dict[str, str]:
+        """Field name -> text of every note shown in ``step`` (fill, back, again, reopen)."""
+        return {name: text for s, name, text in self.events
+                if s == step and not text.startswith("ANSWER ")}
+
+
+def read_fills(out: Path, runs: int) -> list[Fill]:
+    fills = []
+    for run in range(1, runs + 1):
+        def text(stem: str, run: int = run) -> str:
+            return (out / f"{stem}-{run}.xml").read_text(encoding="utf-8")
+        events = tuple(
+            tuple(line.split("\t", 2))
+            for line in (out / f"events-{run}.tsv").read_text(encoding="utf-8").splitlines()
+            if line)
+        fills.append(Fill(start=text("start"), again_cleared=text("again-cleared"),
+                          answered=text("answered"), reopen_cleared=text("reopen-cleared"),
+                          submission=text("submission"), events=events))
+    return fills
+
+
+def _pairs(answers: dict[str, str]) -> list[str]:
+    return [f"{name}={value}" for name, value in answers.items()]
+
+
+class HarnessError(AssertionError):
+    """A harness run failed: the client refused an answer or the form broke."""
+
+
+class JavaRosa:
+    """FillForm.java compiled into ``classes``; :meth:`shared` compiles once per session."""
+
+    name = "javarosa"
+
+    @staticmethod
+    @functools.cache
+    def shared() -> JavaRosa:
+        """The harness compiled once for the whole test session (javac takes seconds)."""
+        classes = Path(tempfile.mkdtemp(prefix="surveykit-javarosa-"))
+        atexit.register(shutil.rmtree, classes, ignore_errors=True)
+        return JavaRosa(classes)
+
+    def __init__(self, classes: Path) -> None:
+        self.jar = pyxform_jar()
+        if shutil.which("java") is None or shutil.which("javac") is None:
+            missing("a Java 17 JDK (apt-get install openjdk-17-jdk-headless)")
+        self.classes = classes
+        subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", str(self.jar),
+                        str(JAVA_SOURCE)], check=True, capture_output=True, timeout=TIMEOUT)
+
+    def fill(self, xform: Path, out: Path, answers: dict[str, str], runs: int = 1
+             ) -> list[Fill]:
+        """Fill ``runs`` instances of ``xform`` in one JVM (one Collect session)."""
+        out.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            ["java", "-cp", f"{self.jar}{os.pathsep}{self.classes}", "FillForm", str(xform),
+             str(out), str(runs), *_pairs(answers)],
+            capture_output=True, text=True, timeout=TIMEOUT)
+        if done.returncode != 0:
+            raise HarnessError(done.stderr.strip().splitlines()[0] if done.stderr else
+                               f"exit {done.returncode}")
+        return read_fills(out, runs)
+
+
+class WebForms:
+    """fill-form.mjs under Node with the engine that ``npm ci`` put in tests/webforms."""
+
+    name = "webforms"
+
+    def __init__(self) -> None:
+        if shutil.which("node") is None:
+            missing("Node.js 20 or later (apt-get install nodejs npm)")
+        if not (WEBFORMS_DIR / "node_modules" / "@getodk" / "xforms-engine").is_dir():
+            missing("@getodk/xforms-engine (run 'npm ci' in tests/webforms)")
+
+    def fill(self, xform: Path, out: Path, answers: dict[str, str], runs: int = 1
+             ) -> list[Fill]:
+        out.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            ["node", str(WEBFORMS_DIR / "fill-form.mjs"), str(xform), str(out), str(runs),
+             *_pairs(answers)],
+            capture_output=True, text=True, timeout=TIMEOUT, cwd=WEBFORMS_DIR)
+        if done.returncode != 0:
+            lines = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
+            raise HarnessError(lines[0] if lines else f"exit {done.returncode}")
+        return read_fills(out, runs)
+
+
+def leaves(document: str) -> dict[str, str]:
+    """Element name -> text of every leaf of an instance document (no namespaces)."""
+    root = ET.fromstring(document.encode("utf-8"))
+    found: dict[str, str] = {}
+    for element in root.iter():
+        if len(element) == 0:
+            found[re.sub(r"^\{.*\}", "", element.tag)] = (element.text or "").strip()
+    return found

@@ -1,0 +1,158 @@
+// Fills an XForm in @getodk/xforms-engine, the engine of ODK Web Forms, the way a
+// respondent does, and writes what the client would keep at each step: the same
+// steps and files as tests/field/javarosa/FillForm.java (see there).
+//
+// Usage: node fill-form.mjs FORM.xml OUTDIR RUNS NAME=FIRST[/SECOND] ...
+//
+// The engine has no screens: a respondent's pass over the form is a walk over its
+// controls in document order; "going back" is the same walk in reverse. A draft is
+// the instance payload the engine prepares before the form is complete (what a
+// client stores to resume later); reopening it is restoreInstance.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { JSDOM } from 'jsdom';
+
+// The engine expects a browser: give it jsdom's window, and hide Node's `process` while
+// it loads so that it takes its browser code paths.
+const dom = new JSDOM('<!doctype html><html><body></body></html>', { url: 'http://localhost/' });
+for (const key of Object.getOwnPropertyNames(dom.window)) {
+  if (!(key in globalThis)) {
+    try {
+      globalThis[key] = dom.window[key];
+    } catch {
+      // read-only globals stay Node's
+    }
+  }
+}
+const nodeProcess = globalThis.process;
+delete globalThis.process;
+let engine;
+try {
+  engine = await import('@getodk/xforms-engine');
+} finally {
+  globalThis.process = nodeProcess;
+}
+
+const [formPath, outDir, runsText, ...pairs] = process.argv.slice(2);
+const first = new Map();
+const second = new Map();
+let firstQuestion = null;
+for (const pair of pairs) {
+  const eq = pair.indexOf('=');
+  const name = pair.slice(0, eq);
+  const [one, two] = pair.slice(eq + 1).split('/', 2);
+  first.set(name, one);
+  second.set(name, two ?? one);
+  if (firstQuestion === null && name !== 'respondent_id' && name !== 'group') {
+    firstQuestion = name;
+  }
+}
+
+const xml = readFileSync(formPath, 'utf8');
+const form = await engine.loadForm(xml);
+if (form.status === 'failure') {
+  throw form.error;
+}
+
+const nameOf = (node) => node.currentState.reference.split('/').pop();
+const controls = (root) => {
+  const found = [];
+  const walk = (node) => {
+    if (['note', 'input', 'select'].includes(node.nodeType)) {
+      found.push(node);
+    }
+    for (const child of node.currentState.children ?? []) {
+      walk(child);
+    }
+  };
+  walk(root);
+  return found;
+};
+
+async function payloadXML(root) {
+  const payload = await root.prepareInstancePayload();
+  return { payload, xml: await payload.data[0].get('xml_submission_file').text() };
+}
+
+function filler(run) {
+  const lines = [];
+  const log = (step, name, text) => {
+    lines.push(`${step}\t${name}\t${String(text).replaceAll('\n', '\\n')}`);
+  };
+  const answer = (node, step, value) => {
+    if (value === undefined) {
+      throw new Error(`no answer given for ${nameOf(node)}`);
+    }
+    if (node.nodeType === 'select') {
+      if (node.getValueOption(value) === null) {
+        throw new Error(`${nameOf(node)} has no choice ${value}`);
+      }
+      node.selectValue(value);
+    } else {
+      node.setValue(value);
+    }
+    const violation = node.validationState.violation;
+    if (violation !== null) {
+      log(step, nameOf(node), `REFUSED ${violation.condition} ${value}`);
+      throw new Error(`${nameOf(node)} refused ${value} (${violation.condition})`);
+    }
+    log(step, nameOf(node), `ANSWER ${value}`);
+  };
+  const visit = (node, step, answers) => {
+    if (!node.currentState.relevant) {
+      return;
+    }
+    if (node.nodeType === 'note') {
+      log(step, nameOf(node), node.currentState.label?.asString ?? '');
+    } else {
+      answer(node, step, answers.get(nameOf(node)));
+    }
+  };
+  // Clear the first question, show the notes just before it again, answer again.
+  const clearAndAnswerAgain = async (root, step) => {
+    const nodes = controls(root);
+    const index = nodes.findIndex((node) => nameOf(node) === firstQuestion);
+    nodes[index].selectValue(null);
+    writeFileSync(join(outDir, `${step}-cleared-${run}.xml`), (await payloadXML(root)).xml);
+    const shown = [];
+    for (let i = index - 1; i >= 0 && nodes[i].nodeType === 'note'; i--) {
+      if (nodes[i].currentState.relevant) {
+        shown.unshift(nodes[i]);
+      }
+    }
+    for (const note of shown) {
+      log(step, nameOf(note), note.currentState.label?.asString ?? '');
+    }
+    answer(nodes[index], step, second.get(firstQuestion));
+  };
+  return { lines, visit, clearAndAnswerAgain };
+}
+
+const runs = Number(runsText);
+for (let run = 1; run <= runs; run++) {
+  const { lines, visit, clearAndAnswerAgain } = filler(run);
+  const instance = form.createInstance();
+  const root = instance.root;
+  writeFileSync(join(outDir, `start-${run}.xml`), (await payloadXML(root)).xml);
+  for (const node of controls(root)) {
+    visit(node, 'fill', first);
+  }
+  for (const node of controls(root).reverse()) {
+    if (node.nodeType === 'note' && node.currentState.relevant) {
+      lines.push(`back\t${nameOf(node)}\t${(node.currentState.label?.asString ?? '').replaceAll('\n', '\\n')}`);
+    }
+  }
+  await clearAndAnswerAgain(root, 'again');
+  const draft = await payloadXML(root);
+  writeFileSync(join(outDir, `answered-${run}.xml`), draft.xml);
+
+  const reopened = await form.restoreInstance({ data: draft.payload.data });
+  await clearAndAnswerAgain(reopened.root, 'reopen');
+  const final = await payloadXML(reopened.root);
+  if (final.payload.status !== 'ready' || (final.payload.violations ?? []).length > 0) {
+    throw new Error(`form is not complete: ${final.payload.status}`);
+  }
+  writeFileSync(join(outDir, `submission-${run}.xml`), final.xml);
+  writeFileSync(join(outDir, `events-${run}.tsv`), lines.join('\n') + '\n');
+}
