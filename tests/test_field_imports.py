@@ -101,6 +101,37 @@ def test_the_zip_reads_the_main_file_and_sets_the_repeat_group_file_aside(engine
         ".zip; nothing was imported")
 
 
+@pytest.mark.parametrize("randomize", ["self", "device"])
+@pytest.mark.parametrize("separator, metadata", [
+    ("/", ["start", "end", "meta/instanceID", "_id", "_uuid", "_submission_time", "_index"]),
+    ("-", ["SubmissionDate", "meta-instanceID", "KEY", "SubmitterID", "SubmitterName",
+           "AttachmentsPresent", "AttachmentsExpected", "Status", "ReviewState", "DeviceID",
+           "Edits", "FormVersion"]),
+])
+def test_an_export_of_the_form_export_xlsform_wrote_imports_as_it_is(engine, tmp_path,
+                                                                     randomize, separator,
+                                                                     metadata):
+    """Every field of the form becomes a column (notes, draws and codes empty), in a
+    group path as KoboToolbox (/) or ODK Central (-) writes it, beside their metadata."""
+    from surveykit.collection.xlsform import build_xlsform
+
+    survey = parse_survey(SAMPLE_TOML)
+    store.add_survey(engine, survey)
+    form = build_xlsform(survey, randomize=randomize)
+    fields = [row["name"] for row in form.survey if row.get("type") not in ("begin group",
+                                                                          "end group")]
+    header = [*metadata[:1], *(f"data{separator}{name}" for name in fields), *metadata[1:]]
+    answers = {"respondent_id": "F-1", "exam_cheating": "yes", "plagiarism": "no",
+               "contract_cheating": "dont_know", "fabricated_data": "no"}
+    row = [answers.get(name.rsplit(separator, 1)[-1], "") for name in header]
+    path = tmp_path / "export.csv"
+    path.write_text(",".join(header) + "\n" + ",".join(row) + "\n", encoding="utf-8")
+    result = import_responses(engine, path, SURVEY)
+    assert (result.imported, result.rejected) == (4, 0)
+    assert "ignored (a note or draw of surveykit's XLSForm): 'data" + separator + "intro'" in \
+        " ".join(result.mapping)
+
+
 def test_a_group_column_read_by_name_from_a_workbook(engine):
     store.add_survey(engine, parse_survey((EXPORTS / "two_groups.toml").read_text("utf-8")))
     result = import_responses(engine, EXPORTS / "kobotoolbox_groups.xlsx", "two_groups")

@@ -233,6 +233,17 @@ class QuestionResolver:
         self._profile = {header: ids[question]
                          for header, question in survey.profile.columns.items()}
 
+    def is_form_field(self, name: str) -> bool:
+        """A field of the XLSForm ``surveykit export xlsform`` writes that is not an answer:
+        the intro note, a question's die table, draw, code or rule notes (empty in exports)."""
+        if name == "intro":
+            return True
+        stem, _, suffix = name.rpartition("_")
+        if suffix.isdigit():  # QUESTION_rule_N
+            stem, _, rule = stem.rpartition("_")
+            return rule == "rule" and stem in self._by_id
+        return suffix in ("die", "draw", "code") and stem in self._by_id
+
     def resolve(self, name: str) -> tuple[int, str] | None:
         """(question index, the rule that matched) or None."""
         folded = canonical_header(name)
@@ -339,6 +350,8 @@ def _column_role(index: int, name: str, profile: ImportProfile, tool: ExportTool
         return ColumnRole(index, name, "question", survey.questions[question].id, rule)
     if tool is not None and any(canonical_header(p) in tool.metadata for p in header_paths(name)):
         return ColumnRole(index, name, "ignored", rule=f"{tool.name} metadata")
+    if any(resolver.is_form_field(path) for path in header_paths(name)):
+        return ColumnRole(index, name, "ignored", rule="a note or draw of surveykit's XLSForm")
     if name.startswith("_"):
         return ColumnRole(index, name, "ignored", rule="name starts with '_'")
     return ColumnRole(index, name, "unmapped")
