@@ -1,7 +1,9 @@
-"""Benchmark: importing a long-format response CSV, against a raw sqlite3 baseline.
+"""Benchmark: importing a long-format response CSV, against a raw baseline on the same database.
 
 Writes a CSV of ``--rows`` long-format responses (respondent_id, question_id,
 answer) into a temporary directory, then in this one process:
+
+SQLite (default):
 
 1. times ``surveykit.store.importer.import_responses`` into a fresh, migrated SQLite
    database (everything included: hashing, validation, answer normalization,
@@ -12,12 +14,24 @@ answer) into a temporary directory, then in this one process:
 3. prints both, their ratio (goal: <= 2.5) and the process's peak memory
    (ru_maxrss) after the surveykit import (goal for 10,000,000 rows: < 300 MB).
 
+PostgreSQL (``--postgres URL``), each run in a fresh schema built by the migrations:
+
+1. times ``import_responses`` as above;
+2. times a raw ``COPY responses (...) FROM STDIN`` of the same rows, already in
+   the table's form (survey, question and import keys resolved, not timed),
+   into the same table, foreign keys and all, in one transaction;
+3. prints both, the speed ratio (goal: surveykit at least half of COPY's speed)
+   and, to show where the time goes, a COPY into the same table without its
+   foreign keys (PostgreSQL checks each foreign key row by row).
+
 Usage::
 
-    python benchmarks/bench_import.py                 # 1,000,000 rows
+    python benchmarks/bench_import.py                 # 1,000,000 rows into SQLite
     python benchmarks/bench_import.py --rows 10000000 # the memory check
+    python benchmarks/bench_import.py --postgres postgresql://postgres@127.0.0.1:54329/db
 
-This is a script, not a test: timings depend on the machine.
+This is a script, not a test: timings depend on the machine. Each figure is the
+best of ``--repeats`` runs, the runs of surveykit and baseline interleaved.
 """
 
 from __future__ import annotations
@@ -107,6 +121,94 @@ def time_baseline(csv_path: Path, workdir: Path) -> tuple[float, int]:
     return elapsed, count
 
 
+COPY_COLUMNS = "survey_id, question_id, respondent_id, answer, group_number, import_id"
+
+
+def _fresh_schema(url: str):
+    """An engine on a new, migrated PostgreSQL schema holding the survey; and a dropper."""
+    import uuid
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(store.resolve_url(url))
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    engine = store.open_engine(make_url(store.resolve_url(url)).update_query_dict(
+        {"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False))
+    store.init_database(engine)
+    store.add_survey(engine, parse_survey(SURVEY, "bench"))
+
+    def drop() -> None:
+        engine.dispose()
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+    return engine, drop
+
+
+def time_postgres_surveykit(csv_path: Path, url: str) -> float:
+    engine, drop = _fresh_schema(url)
+    try:
+        start = time.perf_counter()
+        import_responses(engine, csv_path, "bench")
+        return time.perf_counter() - start
+    finally:
+        drop()
+
+
+def time_postgres_copy(csv_path: Path, url: str, *, foreign_keys: bool = True) -> float:
+    """A raw COPY of the same rows, in the table's own form, into the same table."""
+    from sqlalchemy import text
+
+    engine, drop = _fresh_schema(url)
+    try:
+        with engine.begin() as conn:
+            key = conn.execute(text("SELECT id FROM surveys")).scalar_one()
+            import_id = conn.execute(text(
+                "INSERT INTO imports (survey_id, survey_version, file_name, sha256, file_format,"
+                " rows_read, imported, replaced, rejected, missing, imported_at) VALUES "
+                "(:key, 1, 'raw', 'raw', 'long', 0, 0, 0, 0, 0, now()) RETURNING id"),
+                {"key": key}).scalar_one()
+            question_keys = dict(conn.execute(text("SELECT name, id FROM questions")).all())
+            if not foreign_keys:
+                for (name,) in conn.execute(text(
+                        "SELECT conname FROM pg_constraint WHERE contype = 'f' AND "
+                        "conrelid = 'responses'::regclass")).all():
+                    conn.execute(text(f"ALTER TABLE responses DROP CONSTRAINT {name}"))
+        with csv_path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.reader(handle)
+            next(reader)
+            data = "".join(f"{key}\t{question_keys[q]}\t{r}\t{a}\t1\t{import_id}\n"
+                           for r, q, a in reader).encode()
+        with engine.connect() as conn:
+            raw = conn.connection.dbapi_connection
+            start = time.perf_counter()
+            with raw.cursor() as cursor, cursor.copy(
+                    f"COPY responses ({COPY_COLUMNS}) FROM STDIN") as copy:
+                for offset in range(0, len(data), 1 << 20):
+                    copy.write(data[offset:offset + (1 << 20)])
+            raw.commit()
+            return time.perf_counter() - start
+    finally:
+        drop()
+
+
+def main_postgres(csv_path: Path, rows: int, url: str, repeats: int) -> None:
+    ours = baseline = float("inf")
+    for _ in range(repeats):
+        ours = min(ours, time_postgres_surveykit(csv_path, url))
+        baseline = min(baseline, time_postgres_copy(csv_path, url))
+    bare = time_postgres_copy(csv_path, url, foreign_keys=False)
+    print(f"surveykit import:         {ours:8.2f} s  ({rows / ours:,.0f} rows/s)")
+    print(f"raw COPY, same table:     {baseline:8.2f} s  ({rows / baseline:,.0f} rows/s)")
+    print(f"speed surveykit / COPY: {baseline / ours:.2f} (goal: >= 0.5)")
+    print(f"raw COPY without the table's foreign keys: {bare:8.2f} s  ({rows / bare:,.0f} "
+          "rows/s; PostgreSQL checks foreign keys row by row)")
+
+
 def peak_memory_mb() -> float:
     # ru_maxrss is in kilobytes on Linux (bytes on macOS).
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -119,6 +221,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="long-format rows to generate (default 1,000,000)")
     parser.add_argument("--skip-baseline", action="store_true",
                         help="only the surveykit import (e.g. for the memory check)")
+    parser.add_argument("--postgres", metavar="URL", default=None,
+                        help="benchmark PostgreSQL at URL against a raw COPY instead of SQLite")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of each measurement; the best is printed (default 1)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="surveykit-bench-") as tmp:
         workdir = Path(tmp)
@@ -127,6 +233,9 @@ def main(argv: list[str] | None = None) -> None:
         write_csv(csv_path, args.rows)
         size_mb = csv_path.stat().st_size / 1e6
         print(f"wrote {args.rows:,} rows ({size_mb:.1f} MB) in {time.perf_counter() - start:.1f} s")
+        if args.postgres:
+            main_postgres(csv_path, args.rows, args.postgres, args.repeats)
+            return
         ours, imported = time_surveykit(csv_path, workdir)
         peak = peak_memory_mb()
         print(f"surveykit import:      {ours:8.2f} s  ({imported:,} answers, "

@@ -520,7 +520,7 @@ def test_cli_counts_on_a_missing_database_says_to_run_init(tmp_path):
 
 
 @pytest.mark.parametrize("command", [["init"], ["survey"], ["survey", "add"], ["survey", "list"],
-                                     ["import"], ["counts"]])
+                                     ["survey", "update"], ["import"], ["counts"]])
 def test_store_commands_have_help_that_documents_the_database(command):
     result = cli(*command, "--help")
     assert result.exit_code == 0

@@ -213,3 +213,53 @@ def test_downgrade_to_0_1_keeps_generalized_warner_answers(database_url, sample_
     assert tallies == {"T": 30, "L": 10, "D": 9}
     assert tuple(p_q) == (0.7, 0.15)
     engine.dispose()
+
+
+# -- 0002 -> 0003: survey versions, one foreign key from responses ---------------------------
+
+
+def test_0003_moves_each_source_to_version_1_and_back(database_url, sample_survey, tmp_path):
+    engine = store.open_engine(database_url)
+    migrate.upgrade(engine, "0001")
+    expected = _fill_a_0_1_database(engine, sample_survey)
+    migrate.upgrade(engine, "0002")
+    migrate.upgrade(engine, "0003")
+    migrate.check(engine)
+    with engine.connect() as conn:
+        versions = conn.execute(text("SELECT survey_id, version, source FROM survey_versions")
+                                ).all()
+        imported = conn.execute(text("SELECT survey_version FROM imports")).scalars().all()
+    assert [tuple(v) for v in versions] == [(1, 1, sample_survey.source)]
+    assert imported == [1]
+    counts = {c.question_id: c for c in store.count_responses(engine, sample_survey.name)}
+    assert counts["exam_cheating"].counts.to_dict() == {"1": expected["exam_cheating"]}
+    # a second version, then back to 0002: the survey keeps its newest definition
+    from surveykit.definition.survey import parse_survey
+
+    newer = parse_survey(sample_survey.source + '\n[import]\nrespondent_id = "Id"\n')
+    assert store.update_survey(engine, newer).version == 2
+    migrate.downgrade(engine, "0002")
+    with engine.connect() as conn:
+        source = conn.execute(text("SELECT source FROM surveys")).scalar_one()
+        answers = conn.execute(text("SELECT count(*) FROM responses")).scalar_one()
+    assert source == newer.source
+    assert answers == sum(sum(a.values()) for a in expected.values())
+    engine.dispose()
+
+
+def test_responses_refer_to_a_question_of_their_own_survey(survey_engine):
+    other = store.load_survey(survey_engine, "academic_integrity")
+    from dataclasses import replace
+
+    store.add_survey(survey_engine, replace(other, name="second", source=other.source.replace(
+        'name = "academic_integrity"', 'name = "second"')))
+    with survey_engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO imports (survey_id, survey_version, file_name, sha256, file_format, "
+            "rows_read, imported, replaced, rejected, missing, imported_at) VALUES "
+            "(1, 1, 'f', 'x', 'long', 0, 0, 0, 0, 0, CURRENT_TIMESTAMP)"))
+    # question 5 exists, but belongs to survey 2: the composite key refuses the pair
+    with pytest.raises(Exception, match=r"(?i)foreign key"):
+        with survey_engine.begin() as conn:
+            conn.execute(text("INSERT INTO responses (survey_id, question_id, respondent_id, "
+                              "answer, group_number, import_id) VALUES (1, 5, 'r', 'yes', 1, 1)"))

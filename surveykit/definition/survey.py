@@ -34,6 +34,11 @@ parameterized as in R's RRreg). Example::
     [questions.aliases]              # optional raw answer -> one of the design's answers
     "si" = "yes"
 
+    [import]                         # optional: how field exports map (see
+    respondent_id = "Questionnaire"  # surveykit.definition.profile); the only
+    [import.labels]                  # part, with added aliases, that
+    "Oui" = "yes"                    # 'surveykit survey update' may change
+
 Designs that ask an innocuous question (uqtknown, uqtunknown, crosswise,
 triangular) need its text, ``innocuous``. Multi-group designs (sld, cdm,
 uqtunknown, ...) give each respondent one group for the whole questionnaire,
