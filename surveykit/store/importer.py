@@ -307,7 +307,7 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
     question_keys = _question_keys(conn, key, source.survey)
     writer = _writer(conn, key, import_id, options.replace)
     check = _issued_check(conn, key)
-    rows_read = rejected = missing = 0
+    rows_read = rejected = missing = problem_count = 0
     kinds: Counter = Counter()
     labels: Counter = Counter()
     shown: list[CsvProblem] = []
@@ -323,6 +323,7 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
                 for fields, problems in chunk.rejected:
                     kinds.update(_row_kinds(problems))
                     labels.update(_bad_labels(problems))
+                    problem_count += len(problems)
                     shown.extend(problems[:max(0, MAX_PROBLEMS_KEPT - len(shown))])
                     if rejects is not None:
                         rejects.writerow([*(neutralize_formula(cell) for cell in fields),
@@ -346,10 +347,11 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
     imported = outcome.affected - outcome.replaced
     if rejected and not imported and not outcome.replaced:
         # Recording the file would make a corrected re-import a no-op ("already imported").
-        raise _refusal(source.path, shown, len(shown), rejected, kinds, labels,
+        raise _refusal(source.path, shown, problem_count, rejected, kinds, labels,
                        "every row was rejected, so the file is not recorded as imported; fix "
                        "the rows (or the survey's [import] profile) and import it again")
-    _record_answer_changes(conn, key, outcome.delta)
+    # outcome.delta: how this import changes the stored counts per (question, group, answer),
+    # final and checked; a table of kept counts is updated here, in this transaction.
     conn.execute(store.imports.update().where(store.imports.c.id == import_id).values(
         rows_read=rows_read, imported=imported, replaced=outcome.replaced,
         rejected=rejected, missing=missing))
@@ -362,15 +364,6 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
         answer_changes=_nested(outcome.delta, source.survey, question_keys),
         mapping=tuple(source.mapping.describe()),
         notes=tuple(source.notes), dry_run=options.dry_run, survey_version=version)
-
-
-def _record_answer_changes(conn: Connection, key: int, delta: Delta) -> None:
-    """Where a table of counts kept per (question, group, answer) gets this import's change.
-
-    Called once per import, inside its transaction, after the answers are
-    written and checked; ``delta`` holds only non-zero changes. Nothing is
-    kept yet: counts are still computed by ``count_responses``.
-    """
 
 
 def _nested(delta: Delta, survey: Survey, question_keys: list[int]
