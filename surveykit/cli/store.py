@@ -152,8 +152,8 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
 
     CSV (UTF-8 with or without BOM; comma, semicolon or tab), Excel (.xlsx,
     .xls: the first sheet) or an ODK Central .zip; long or wide layout.
-    Exports of KoboToolbox, ODK Central, Google Forms and LimeSurvey import as
-    they are: their metadata columns are ignored, group prefixes
+    Exports of KoboToolbox, ODK Central, Google Forms and LimeSurvey are read
+    as exported: their metadata columns are ignored, group prefixes
     (group/question, group-question) stripped, question texts matched; the
     survey's [import] profile maps the rest. Answers are yes/y/1/true,
     no/n/0/false, dont_know/don't know/dk (any case), the design's other
