@@ -130,7 +130,9 @@ def test_text_summary_names_the_files_and_the_counts(database, tmp_path):
     assert lines[1] == f"wrote 3 slips file(s) to {tmp_path / 'out'}: slips-00001.html ... " \
                        "slips-00003.html"
     assert lines[2] == f"issued 40 respondent ids for survey 'integrity' in sqlite:///{database}"
-    assert lines[3].startswith("codes for exam: T ")
+    assert re.fullmatch(r"instructions for exam: truthful \d+, opposite \d+, dont_know \d+",
+                        lines[3]), lines[3]
+    assert lines[4].startswith("instructions for paid: truthful ")
 
 
 def test_key_file_is_written_only_on_request_with_a_loud_warning(database, tmp_path):
@@ -142,7 +144,8 @@ def test_key_file_is_written_only_on_request_with_a_loud_warning(database, tmp_p
     assert "undoes the protection of randomized response" in result.stderr
     with key.open(newline="", encoding="utf-8") as stream:
         rows = list(csv.DictReader(stream))
-    assert len(rows) == 24 and {r["code"] for r in rows} <= {"T", "L", "D"}
+    assert len(rows) == 24 and {r["code"] for r in rows} <= set(NAMES.values())
+    assert {r["group"] for r in rows} == {"1"}
     ids = {r["respondent_id"] for r in rows}
     # the database still pairs no id with a code
     tables = every_table(database)

@@ -20,7 +20,7 @@ from markdown_it import MarkdownIt
 
 from surveykit.collection.dice import DieDesignError
 from surveykit.collection.generation import write_questionnaires
-from surveykit.collection.questionnaire import build_layout, build_slip
+from surveykit.collection.questionnaire import build_layout
 from surveykit.collection.randomizer import seeded_source
 from surveykit.collection.render import (
     TemplateRenderError,
@@ -79,9 +79,13 @@ answer_dont_know = "Ne sais pas"
 """
 
 
-def render_part(survey, part: str, fmt: str, mode: str = "slips", **context) -> str:
+def render_part(survey, part: str, fmt: str, mode: str = "slips", *, group: int = 0,
+                **context) -> str:
+    """Render one template part; ``respondent_ids`` become pages of survey group ``group``."""
     environment = make_environment()
     layout = build_layout(survey, mode=mode, wording_defaults=load_wording_defaults(environment))
+    ids = context.get("respondent_ids", [])
+    context.setdefault("pages", layout.pages(ids, [group] * len(ids)))
     return get_template(environment, part, fmt).render(layout=layout, **context)
 
 
@@ -140,17 +144,19 @@ def test_key_file_lists_every_code_and_agrees_with_slips_and_tallies(survey, tmp
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     with key.open(newline="", encoding="utf-8") as stream:
         rows = list(csv.DictReader(stream))
-    assert list(rows[0]) == ["respondent_id", "question_id", "code"]
+    assert list(rows[0]) == ["respondent_id", "group", "question_id", "code"]
     assert len(rows) == 25 * 2
     assert [r["respondent_id"] for r in rows[::2]] == list(result.respondent_ids)
+    assert {r["group"] for r in rows} == {"1"}
     for question in ("exam", "paid"):
         codes = [r["code"] for r in rows if r["question_id"] == question]
-        assert {c: codes.count(c) for c in "TLD"} == result.code_tallies[question]
+        tally = result.instruction_tallies[question][1]
+        assert {c: codes.count(c) for c in tally} == tally
+        assert set(codes) <= {"truthful", "opposite", "dont_know"}
     # slip k of the file is respondent k's slip: its rules follow the key file's codes
-    rules = {"T": "rule-truthful", "L": "rule-opposite", "D": "rule-dont_know"}
     slip_rules = re.findall(r'class="rule (rule-\w+)"', (tmp_path / "out" / "slips-00001.html")
                             .read_text(encoding="utf-8"))
-    assert slip_rules == [rules[r["code"]] for r in rows]
+    assert slip_rules == [f"rule-{r['code']}" for r in rows]
 
 
 def test_key_file_inside_the_output_folder_or_over_an_old_key_is_refused(survey, tmp_path):
@@ -201,9 +207,9 @@ def test_question_text_with_html_is_escaped_in_html():
         assert "<script>" not in html and "<b>tag</b>" not in html and "<i>with</i>" not in html
         assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; *bold*" in html
         assert "&amp;amp;" in html
-    slips = render_part(hostile, "slips", "html", slips=[build_slip(
+    slips = render_part(hostile, "slips", "html", slips=[
         build_layout(hostile, mode="slips",
-                     wording_defaults=load_wording_defaults(make_environment())), ["T"])])
+                     wording_defaults=load_wording_defaults(make_environment())).slip(0, [0])])
     assert "<script>" not in slips and "&lt;script&gt;" in slips
 
 
@@ -266,8 +272,9 @@ def test_die_mode_with_an_unrealizable_design_names_the_question_and_the_nearest
         tmp_path):
     odd = parse_survey(SURVEY_TOML.replace("p = 0.5\nq = 0.25", "p = 0.333\nq = 0.111"), "x")
     with pytest.raises(DieDesignError, match=r"^question 'paid': no die in d2, .* nearest "
-                                             r"design with no more privacy loss: p = 0.333333 "
-                                             r"\(1/3\), q = 0.111111 \(1/9\) with two d6"):
+                                             r"design with no more privacy loss: p = "
+                                             r"0.3333333333333333 \(1/3\), q = "
+                                             r"0.1111111111111111 \(1/9\) with two d6"):
         write_questionnaires(odd, respondents=1, out_dir=tmp_path, mode="die")
     assert not list(tmp_path.iterdir())
 
