@@ -35,7 +35,7 @@ from surveykit.reporting.report import Report, render_report, report_for_survey
 from surveykit.resources import locate_resource
 from surveykit.store.importer import import_responses
 
-__all__ = ["DEMO_PREVALENCE", "DemoResult", "fresh_directory", "run_demo"]
+__all__ = ["DEMO_PREVALENCE", "DemoResult", "fresh_directory", "run_demo", "simulate_answers"]
 
 #: The true prevalences the simulated respondents are drawn with.
 DEMO_PREVALENCE: Mapping[str, float] = {
@@ -112,7 +112,7 @@ def _respond(design: Design, group: int, instructions: tuple[Instruction, ...],
     return labels[int(rng.choice(len(labels), p=shares / shares.sum()))]
 
 
-def _simulate_answers(key_file: Path, responses: Path, survey, truth: Mapping[str, float],
+def simulate_answers(key_file: Path, responses: Path, survey, truth: Mapping[str, float],
                       rng: np.random.Generator) -> None:
     """Answers that follow each respondent's instructions, written as a wide CSV."""
     groups = len(survey.groups)
@@ -183,7 +183,7 @@ def run_demo(directory: Path, *, respondents: int = 2000, seed: int | None = Non
                                 key_file=key_file, progress=progress)
         responses = directory / "responses.csv"
         try:
-            _simulate_answers(key_file, responses, survey, truth,
+            simulate_answers(key_file, responses, survey, truth,
                               np.random.default_rng(seed))
         finally:
             key_file.unlink(missing_ok=True)  # the codes must not outlive the simulation

@@ -5,23 +5,16 @@ printed slips, the die tables, and (later) the XLSForm and the web page. The
 texts come from the merged wording (``templates/wording.json``, then the
 survey's ``[wording]``, then the question's ``wording``):
 
-========================  ==================================================  ============
-key                       default                                             placeholders
-========================  ==================================================  ============
-``rule_truthful``         Answer truthfully.
-``rule_opposite``         Give the opposite of the true answer.
-``rule_dont_know``        Answer "don't know", whatever the truth is.
-``rule_say``              Answer "{answer}", whatever the truth is.           answer
-``rule_sensitive``        Answer the question truthfully.
-``rule_innocuous``        Answer this other question truthfully instead:      innocuous
-                          {innocuous}
-``rule_table``            If your true answer is {state}, answer {response}.  state,
-                                                                              response
-``die_answer``            Answer "{answer}".                                  answer
-``die_state``             If your true answer is {state}:                     state
-``die_count``             Roll the die {repetitions} times and count the      repetitions,
-                          rolls that show {faces}. Mark that number.          faces
-========================  ==================================================  ============
+* ``rule_truthful``, ``rule_opposite``, ``rule_dont_know``, ``rule_sensitive``
+  (answer the question, or the combined question, truthfully): no placeholders;
+* ``rule_say`` -- Answer "{answer}", whatever the truth is;
+* ``rule_innocuous`` -- Answer this other question truthfully instead: {innocuous};
+* ``rule_table`` -- If your true answer is {state}, answer {response}. (one
+  sentence per true state, for Kuk's cards and custom matrices on slips);
+* ``die_answer`` -- Answer "{answer}". (a face of a per-state die table);
+* ``die_state`` -- If your true answer is {state}: (heading of a per-state table);
+* ``die_count`` -- Roll the {die} {repetitions} times and count the rolls that
+  show {faces}. Mark that number. (Kuk's cards drawn several times).
 
 Placeholders are filled with :meth:`str.format`; a text with a placeholder
 the key does not know (``{answr}``) is refused when the layout is built, so a
@@ -63,7 +56,7 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "rule_table": frozenset({"state", "response"}),
     "die_answer": frozenset({"answer"}),
     "die_state": frozenset({"state"}),
-    "die_count": frozenset({"repetitions", "faces"}),
+    "die_count": frozenset({"die", "repetitions", "faces"}),
 })
 
 #: Designs whose sheet asks one combined question (wording keys ``{model}_instructions``,

@@ -283,7 +283,8 @@ def _die_view(die: GroupDie, question, wording: Mapping[str, str]) -> DieView:
         heading = fill(wording, "die_state", state=state_text(table.state, wording))
         if die.kind == "count":
             red = table.table.rows()[0].spans[0]
-            count = fill(wording, "die_count", repetitions=die.repetitions,
+            count = fill(wording, "die_count", die=f"d{die.dice[0]}",
+                         repetitions=die.repetitions,
                          faces=format_faces(red, wording_text(wording, "die_none")))
             tables.append(DieTableView(heading=heading, rows=(), count=count))
             continue
