@@ -405,6 +405,8 @@ def test_text_summary_prints_instruction_counts_per_group(groups_database, tmp_p
     assert lines[6] == "instructions for tax, group short: sensitive 5"
     assert any(line.startswith("instructions for fare, group long: table:yes=0;no=0 ")
                for line in lines)
+    assert lines[-1] == ("Give each respondent a sheet and a slip of the same form version; "
+                         "shuffle the slips within each version.")
 
 
 def test_die_mode_of_a_multi_group_survey_stores_the_groups_and_no_counts(groups_database,

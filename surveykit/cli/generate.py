@@ -87,3 +87,6 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     if mode == "slips":
         click.echo("Print sheets-* and slips-* separately; each respondent keeps a slip and "
                    "hands in only the sheet (docs/questionnaires.md).")
+        if len(names) > 1:
+            click.echo("Give each respondent a sheet and a slip of the same form version; "
+                       "shuffle the slips within each version.")
