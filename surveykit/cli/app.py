@@ -64,8 +64,8 @@ class SurveykitGroup(click.Group):
     """A group whose errors are one line: ``Error: ...`` (status 2 or 1)."""
 
     # --help lists the commands in the order of the work, not alphabetically
-    WORKFLOW = ("demo", "design", "init", "survey", "generate", "import", "counts", "report",
-                "estimate", "reproduce")
+    WORKFLOW = ("demo", "design", "init", "survey", "generate", "serve", "import", "counts",
+                "report", "estimate", "reproduce")
 
     def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: D102 - Click hook
         names = super().list_commands(ctx)
