@@ -125,19 +125,19 @@ def web_import_name(moment: datetime) -> tuple[str, str]:
 def canonical_web_id(value: object) -> str:
     """The id a browser sent, trimmed and (if it reads as an issued id) in printed form.
 
-    Raises SubmissionError unless it is 1 to 200 letters, digits and ``. _ : @ + -``.
+    Raises SubmissionError unless it then is 1 to 200 letters, digits and ``. _ : @ + -``.
 
-    >>> canonical_web_id(" 7kq2-m9xd-4frt-8b "), canonical_web_id("class3-017")
+    >>> canonical_web_id(" 7kq2 m9xd 4frt 8b "), canonical_web_id("class3-017")
     ('7KQ2-M9XD-4FRT-8B', 'class3-017')
     """
     if not isinstance(value, str):
         raise SubmissionError("respondent_id must be a text")
-    text = value.strip()
+    text = canonical_respondent_id(value.strip())
     if not _WEB_ID.match(text):
         raise SubmissionError(
             f"respondent_id must be 1 to {RESPONDENT_ID_LENGTH} letters, digits and . _ : @ + - "
             "(starting with a letter or digit)")
-    return canonical_respondent_id(text)
+    return text
 
 
 @dataclass(frozen=True)
