@@ -113,6 +113,8 @@ def running_cli(db_url: str, survey: str, *options: str,
             process.wait(timeout=20)
         for pump in pumps:
             pump.join(timeout=5)
+        process.stdout.close()
+        process.stderr.close()
 
 
 @contextmanager
