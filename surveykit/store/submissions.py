@@ -154,6 +154,9 @@ class Submissions:
     question_keys: Mapping[str, int]
     _labels: Mapping[str, frozenset[str]] = field(repr=False)
     _lock: threading.Lock | None = field(repr=False, compare=False)
+    # Facts that never change once true, kept to save round trips: the web import record
+    # of each day (once committed) and whether the survey has issued ids.
+    _known: dict[str, int | bool] = field(default_factory=dict, repr=False, compare=False)
 
     def check(self, respondent_id: object) -> RespondentStatus:
         """The canonical id, its group and whether it has answers; NotIssuedError if refused."""
@@ -197,12 +200,15 @@ class Submissions:
                     survey=self.survey.name, respondent_id=respondent_id, group=group,
                     answers=0, already_recorded=True,
                     import_id=min(key for _, key in existing.values()))
-            import_id = self._web_import(conn, moment)
-            conn.execute(store.responses.insert(), [
+            file_name, digest = web_import_name(moment)
+            import_id = self._known.get(digest) or self._web_import(conn, file_name, digest,
+                                                                     moment)
+            # one multi-row INSERT: one round trip whatever the number of questions
+            conn.execute(store.responses.insert().values([
                 {"survey_id": self.survey_key, "question_id": self.question_keys[name],
                  "respondent_id": respondent_id, "answer": answer, "group_number": group,
                  "import_id": import_id}
-                for name, answer in wanted.items()])
+                for name, answer in wanted.items()]))
             imports = store.imports
             # Last statement of the transaction: on PostgreSQL this row's lock is held
             # only until the commit that follows.
@@ -210,6 +216,7 @@ class Submissions:
                 rows_read=imports.c.rows_read + 1,
                 imported=imports.c.imported + len(wanted),
                 missing=imports.c.missing + len(self.question_keys) - len(wanted)))
+        self._known[digest] = import_id  # committed: it exists from now on
         return SubmissionResult(survey=self.survey.name, respondent_id=respondent_id,
                                 group=group, answers=len(wanted), already_recorded=False,
                                 import_id=import_id)
@@ -251,9 +258,10 @@ class Submissions:
                     f"this respondent id was issued without a group, but survey "
                     f"{self.survey.name!r} has multi-group designs; issue ids with groups")
             return 1
-        issued = conn.execute(select(respondents.c.respondent_id).where(
-            respondents.c.survey_id == self.survey_key).limit(1)).first()
-        if issued is not None:
+        if not self._known.get("issued"):  # ids are never withdrawn once issued
+            self._known["issued"] = conn.execute(select(respondents.c.respondent_id).where(
+                respondents.c.survey_id == self.survey_key).limit(1)).first() is not None
+        if self._known["issued"]:
             raise NotIssuedError(f"this respondent id was not issued for survey "
                                  f"{self.survey.name!r}")
         if several:
@@ -273,9 +281,9 @@ class Submissions:
             responses.c.respondent_id == respondent_id))
         return {names[question]: (answer, import_id) for question, answer, import_id in rows}
 
-    def _web_import(self, conn: Connection, moment: datetime) -> int:
+    def _web_import(self, conn: Connection, file_name: str, digest: str,
+                    moment: datetime) -> int:
         imports = store.imports
-        file_name, digest = web_import_name(moment)
         wanted = select(imports.c.id).where(imports.c.survey_id == self.survey_key,
                                             imports.c.sha256 == digest)
         found = conn.execute(wanted).scalar()
