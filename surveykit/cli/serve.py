@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import click
 
 from surveykit.cli.app import db_option, main
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, SurveykitError
 
 _TLS_WARNING = ("Warning: --public serves plain HTTP. Put a reverse proxy with TLS (HTTPS) in "
                 "front of it (docs/web-collection.md): without TLS anybody on the network path "
@@ -63,6 +63,13 @@ def serve_command(survey_name, db_url, host, port, public, allowed_hosts, close_
         return
     if not survey_name:
         raise click.UsageError("Missing option '--survey'.")
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise SurveykitError(
+            f"surveykit serve needs the web extra ({exc.name} is missing): "
+            "pip install 'surveykit[web]'") from None
     from surveykit.web.server import is_loopback, parse_close_at
 
     if not is_loopback(host) and not public:
