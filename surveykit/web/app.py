@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from anyio import to_thread
+from anyio import CapacityLimiter, to_thread
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
@@ -73,6 +73,10 @@ DEFAULT_MAX_BODY = 64 * 1024
 DEFAULT_RATE_LIMIT = 60
 #: Host headers accepted when the server listens on loopback (guards against DNS rebinding).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+# Worker threads that may use the database at once: below SQLAlchemy's default pool
+# (5 connections + 10 overflow), so no request times out waiting for a connection.
+_DATABASE_THREADS = 10
 
 access_log = logging.getLogger("surveykit.web.access")
 error_log = logging.getLogger("surveykit.web")
@@ -188,6 +192,8 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     tally = tally if tally is not None else SubmissionTally()
     now = clock or (lambda: datetime.now(UTC))
     form_data = form.to_dict()
+    # Store calls wait here rather than for a pooled connection (whose wait has a timeout).
+    database_threads = CapacityLimiter(_DATABASE_THREADS)
 
     def is_open() -> bool:
         return close_at is None or now() < close_at
@@ -234,7 +240,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     async def store_call(function, *args):
         """Run a blocking store call in a worker thread; database trouble becomes 503."""
         try:
-            return await to_thread.run_sync(function, *args)
+            return await to_thread.run_sync(function, *args, limiter=database_threads)
         except (SubmissionError, NotIssuedError, SubmissionConflict):
             raise
         except (StoreError, SQLAlchemyError) as exc:
@@ -264,8 +270,9 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     async def start(request: Request) -> Response:
         async def act(data: dict) -> Response:
             status = await store_call(submissions.check, data["respondent_id"])
-            if status.answered:
-                raise SubmissionConflict("answers for this respondent id are already recorded")
+            if status.answered:  # told before answering, not counted as a conflict
+                return _error(409, "answers for this respondent id are already recorded",
+                              "answered")
             return JSONResponse({"respondent_id": status.respondent_id, "group": status.group})
         return await answer(request, ("respondent_id",), act)
 
