@@ -162,10 +162,14 @@ def test_web_answers_go_to_one_import_record_per_utc_day(survey_engine: Engine):
     imports = database.imports
     with survey_engine.connect() as conn:
         rows = conn.execute(select(imports.c.file_name, imports.c.file_format,
-                                   imports.c.rows_read, imports.c.imported, imports.c.missing)
+                                   imports.c.rows_read, imports.c.imported, imports.c.missing,
+                                   imports.c.imported_at)
                             .order_by(imports.c.id)).all()
-    assert [tuple(row) for row in rows] == [("web 2026-11-23", "web", 2, 5, 3),
-                                            ("web 2026-11-24", "web", 1, 4, 0)]
+    assert [tuple(row[:5]) for row in rows] == [("web 2026-11-23", "web", 2, 5, 3),
+                                                ("web 2026-11-24", "web", 1, 4, 0)]
+    # dated by the day only: no stored time tells when a respondent answered
+    assert [database.as_utc(row[5]) for row in rows] == [
+        datetime(2026, 11, 23, tzinfo=UTC), datetime(2026, 11, 24, tzinfo=UTC)]
     summary = store.list_surveys(survey_engine)[0]
     assert (summary.respondents, summary.answers, summary.imports) == (3, 9, 2)
 

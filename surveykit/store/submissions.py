@@ -23,7 +23,9 @@ SHA-256 of the text ``surveykit web YYYY-MM-DD`` (no file has that content),
 so (survey, sha256) stays unique and concurrent first submissions of a day
 create it once (INSERT ... ON CONFLICT DO NOTHING). Each submission adds 1
 to its ``rows_read`` (one respondent, like a wide row), the answers stored to
-``imported`` and the questions left out to ``missing``. ``counts`` and
+``imported`` and the questions left out to ``missing``; its ``imported_at``
+is the day's midnight UTC, so no stored time dates any respondent's answers.
+``counts`` and
 ``report`` read ``responses`` only, so they see web answers exactly like
 imported ones; ``survey list`` counts one import per day of web collection.
 
@@ -289,10 +291,12 @@ class Submissions:
         found = conn.execute(wanted).scalar()
         if found is not None:
             return found
+        # the day's midnight (UTC), not the first submission's time: no answer is dated
+        day = moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
         conn.execute(store.dialect_insert(conn, imports).values(
             survey_id=self.survey_key, file_name=file_name, sha256=digest,
             file_format=WEB_FORMAT, rows_read=0, imported=0, replaced=0, rejected=0,
-            missing=0, imported_at=moment,
+            missing=0, imported_at=day,
         ).on_conflict_do_nothing(index_elements=[imports.c.survey_id, imports.c.sha256]))
         return conn.execute(wanted).scalar_one()
 
