@@ -13,9 +13,11 @@ runs 500.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -81,6 +83,15 @@ async def _load(url: str, ids: list[str], answers: dict[str, dict[str, str]],
                    submit=submitted)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _other(label: str) -> str:
     return LABELS[(LABELS.index(label) + 1) % len(LABELS)]
 
@@ -104,12 +115,19 @@ def run_and_check(engine: Engine, database_url: str, respondents: int, capsys) -
     answers = {i: {q: rng.choice(LABELS) for q in QUESTIONS} for i in ids}
     repeats, conflicts = ids[: respondents // 5], ids[respondents // 5: respondents * 3 // 10]
     with running_cli(database_url, "academic_integrity", "--rate-limit", "0") as server:
+        cpu_before, client_before = _cpu_seconds(server.process.pid), time.process_time()
         run = asyncio.run(_load(server.url, ids, answers, repeats, conflicts, seed=respondents))
+        cpu = _cpu_seconds(server.process.pid) - cpu_before
+        client_cpu = time.process_time() - client_before
         before_exit = snapshot(engine)
     with capsys.disabled():
+        # CPU time is what the server itself spent: it does not depend on other processes
+        # sharing the machine, as the wall-clock rate does.
         print(f"\n  web load, {engine.dialect.name}: {respondents} respondents "
               f"(+{len(repeats)} repeats, +{len(conflicts)} conflicting) in {run.seconds:.2f} s: "
-              f"{run.per_second:.0f} submissions/s")
+              f"{run.per_second:.0f} submissions/s; server CPU {1000 * cpu / respondents:.1f} ms "
+              f"per respondent, client CPU {client_cpu:.1f} s "
+              f"(load average {os.getloadavg()[0]:.1f})")
     # nothing lost, nothing counted twice, duplicates refused
     stored = _stored(engine)
     assert sorted(stored) == ids
