@@ -23,10 +23,9 @@ from surveykit.store.submissions import (
     open_submissions,
     record_submission,
 )
+from tests.web_support import ANSWERS, snapshot
 
 NOON = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
-ANSWERS = {"exam_cheating": "yes", "plagiarism": "no", "contract_cheating": "dont_know",
-           "fabricated_data": "no"}
 TWO_GROUPS = """
 name = "groups"
 title = "Two groups"
@@ -41,16 +40,6 @@ text = "Ever?"
 id = "q2"
 text = "Twice?"
 """
-
-
-def snapshot(engine: Engine) -> dict[str, list[tuple]]:
-    """Every row of the tables a submission may touch, in a stable order."""
-    tables = {"responses": database.responses, "imports": database.imports,
-              "respondents": database.respondents}
-    with engine.connect() as conn:
-        return {name: sorted(tuple(str(v) for v in row)
-                             for row in conn.execute(select(table)))
-                for name, table in tables.items()}
 
 
 def test_a_submission_stores_every_answer_and_counts_see_it_like_an_import(

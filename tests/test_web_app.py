@@ -21,8 +21,7 @@ from surveykit.store import database
 from surveykit.web.app import create_app
 from surveykit.web.assets import SCRIPT, load_asset
 from surveykit.web.security import CSRF_COOKIE
-from tests.test_submissions import ANSWERS, snapshot
-from tests.web_support import serving
+from tests.web_support import ANSWERS, serving, snapshot
 
 ISSUED = "7KQ2-M9XD-4FRT-8B"
 

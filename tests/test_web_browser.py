@@ -30,8 +30,7 @@ from surveykit.definition.survey import parse_survey
 from surveykit.store import database
 from surveykit.web.app import create_app
 from surveykit.web.assets import SCRIPT, load_asset
-from tests.test_webform import MIXED
-from tests.web_support import launch_chromium, running_cli, serving
+from tests.web_support import MIXED, launch_chromium, running_cli, serving
 
 DOCS_SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "web-collection.png"
 WORDING = load_wording_defaults(make_environment())

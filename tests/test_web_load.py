@@ -26,8 +26,7 @@ from sqlalchemy import Engine, func, select
 from surveykit import store
 from surveykit.store import database
 from surveykit.web.security import CSRF_COOKIE
-from tests.test_submissions import snapshot
-from tests.web_support import running_cli
+from tests.web_support import running_cli, snapshot
 
 # The whole run (all requests) must finish within this many seconds.
 TIME_LIMIT = 240

@@ -12,56 +12,11 @@ from surveykit.collection.webform import GRID_BITS, build_web_form, grid_thresho
 from surveykit.definition.survey import parse_survey
 from surveykit.designs.registry import PRESETS, make_design, parameter_names
 from surveykit.errors import ParameterError
+from tests.web_support import MIXED
 
 GRID = 1 << GRID_BITS
 WORDING = load_wording_defaults(make_environment())
 
-# One question per protocol kind and instruction kind (parameters as in RRreg's examples).
-MIXED = """
-name = "mixed"
-title = "Mixed designs"
-[[questions]]
-id = "warner"
-text = "Ever?"
-[questions.mechanism]
-p = 0.6
-q = 0.2
-[[questions]]
-id = "forced"
-text = "Forced?"
-[questions.design]
-model = "fr"
-p = [0.1, 0.2]
-dont_know = 0.1
-[[questions]]
-id = "cards"
-text = "Cards?"
-[questions.design]
-model = "kuk"
-p = [0.7, 0.3]
-[[questions]]
-id = "cross"
-text = "Crosswise?"
-[questions.design]
-model = "crosswise"
-p = 0.25
-dont_know = 0.1
-innocuous = "Is your mother's birthday in January, February or March?"
-[[questions]]
-id = "unrelated"
-text = "Unrelated?"
-[questions.design]
-model = "uqtknown"
-p = [0.7, 0.25]
-innocuous = "Were you born in spring?"
-[[questions]]
-id = "colour"
-text = "Which colour?"
-[questions.design]
-model = "grr"
-p = 0.7
-categories = ["red", "green", "blue"]
-"""
 
 
 def form_of(text: str):

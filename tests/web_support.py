@@ -5,7 +5,8 @@
   app with test-only options (a clock, a small body limit);
 * :func:`running_cli`: ``surveykit serve`` as a subprocess, as users run it;
 * :func:`launch_chromium`: Debian's chromium driven by Playwright. Under CI
-  (CI=true) a missing browser fails the test; elsewhere it skips.
+  (CI=true) a missing browser fails the test; elsewhere it skips;
+* :func:`snapshot`, ``ANSWERS``, ``MIXED``: shared by the web tests.
 """
 
 from __future__ import annotations
@@ -23,6 +24,71 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+ANSWERS = {"exam_cheating": "yes", "plagiarism": "no", "contract_cheating": "dont_know",
+           "fabricated_data": "no"}
+
+# One question per protocol kind and instruction kind (parameters as in RRreg's examples).
+MIXED = """
+name = "mixed"
+title = "Mixed designs"
+[[questions]]
+id = "warner"
+text = "Ever?"
+[questions.mechanism]
+p = 0.6
+q = 0.2
+[[questions]]
+id = "forced"
+text = "Forced?"
+[questions.design]
+model = "fr"
+p = [0.1, 0.2]
+dont_know = 0.1
+[[questions]]
+id = "cards"
+text = "Cards?"
+[questions.design]
+model = "kuk"
+p = [0.7, 0.3]
+[[questions]]
+id = "cross"
+text = "Crosswise?"
+[questions.design]
+model = "crosswise"
+p = 0.25
+dont_know = 0.1
+innocuous = "Is your mother's birthday in January, February or March?"
+[[questions]]
+id = "unrelated"
+text = "Unrelated?"
+[questions.design]
+model = "uqtknown"
+p = [0.7, 0.25]
+innocuous = "Were you born in spring?"
+[[questions]]
+id = "colour"
+text = "Which colour?"
+[questions.design]
+model = "grr"
+p = 0.7
+categories = ["red", "green", "blue"]
+"""
+
+
+def snapshot(engine) -> dict[str, list[tuple]]:
+    """Every row of the tables a submission may touch, in a stable order."""
+    from sqlalchemy import select
+
+    from surveykit.store import database
+
+    tables = {"responses": database.responses, "imports": database.imports,
+              "respondents": database.respondents}
+    with engine.connect() as conn:
+        return {name: sorted(tuple(str(v) for v in row)
+                             for row in conn.execute(select(table)))
+                for name, table in tables.items()}
+
 
 CHROMIUM = Path("/usr/bin/chromium")
 # The flags this machine needs (no sandbox as root, no network beyond loopback).
