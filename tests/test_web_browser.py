@@ -346,3 +346,27 @@ def test_the_page_on_a_phone_with_its_script_hash(browser, sqlite_url: str, tmp_
             shutil.copyfile(shot, DOCS_SCREENSHOT)
         watched.close()
     engine.dispose()
+
+
+def test_a_script_that_differs_from_the_published_hash_does_not_run(browser, sqlite_url: str):
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    add(engine, SAMPLE.read_text(encoding="utf-8"))
+    original = load_asset(SCRIPT).content
+    # what a tampered server or cache would serve: the same script drawing with Math.random
+    tampered = original.replace(b"crypto.getRandomValues(words);",
+                                b"words[0] = Math.random() * 2 ** 32;")
+    assert tampered != original
+    with served(engine, "academic_integrity") as url:
+        watched = Watched(browser)
+        watched.page.route(f"**/static/{SCRIPT}", lambda route: route.fulfill(
+            status=200, body=tampered, content_type="text/javascript"))
+        watched.page.goto(url)
+        for _ in range(100):  # the browser reports the refusal on the console
+            if any("integrity" in error for error in watched.errors):
+                break
+            watched.page.wait_for_timeout(100)
+        assert any("integrity" in error for error in watched.errors), watched.errors
+        assert watched.page.locator("#start").is_hidden()  # the page never starts
+        watched.close()
+    engine.dispose()
