@@ -106,7 +106,7 @@ def run_server(app, sock: socket.socket, *, status: TextIO | None = None,
     config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False,
                             date_header=True, proxy_headers=True,
                             timeout_keep_alive=_KEEP_ALIVE_SECONDS,
-                            limit_concurrency=_MAX_CONNECTIONS, lifespan="off")
+                            limit_concurrency=_MAX_CONNECTIONS, lifespan="off", ws="none")
     server = uvicorn.Server(config)
     stop = threading.Event()
     printer = threading.Thread(target=_count_printer, daemon=True,
