@@ -4,14 +4,16 @@
 2. add the sample survey (``sample_data/academic_integrity.toml``);
 3. generate questionnaires for the respondents (slips and answer sheets);
 4. simulate the respondents: each has a true status drawn with a stated
-   prevalence per question, and answers as their code says (T: truthfully,
-   L: the opposite, D: "don't know"); a few leave a question blank;
+   prevalence per question, and answers as the instruction drawn for them
+   says (answer truthfully, the opposite, "don't know", ...; any design); a
+   few leave a question blank;
 5. import the answers (a wide CSV, as a spreadsheet or ODK export would give);
 6. write the report (text and HTML), and compare the estimates with the truth.
 
-Simulating needs each respondent's codes, which exist only on their slips. The
-demo therefore asks ``generate`` for a key file, reads it to simulate, and
-deletes it at once: a real survey never needs one.
+Simulating needs each respondent's instructions, which exist only on their
+slips. The demo therefore asks ``generate`` for a key file (respondent id,
+group, question, instruction code), reads it to simulate, and deletes it at
+once: a real survey never needs one.
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ import numpy as np
 
 from surveykit import store
 from surveykit.collection.generation import generate_questionnaires
+from surveykit.collection.randomizer import question_protocols
 from surveykit.definition.survey import load_survey_file
+from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Instruction
 from surveykit.errors import ParameterError
 from surveykit.reporting.report import Report, render_report, report_for_survey
 from surveykit.resources import locate_resource
 from surveykit.store.importer import import_responses
 
-__all__ = ["DEMO_PREVALENCE", "DemoResult", "fresh_directory", "run_demo"]
+__all__ = ["DEMO_PREVALENCE", "DemoResult", "fresh_directory", "run_demo", "simulate_answers"]
 
 #: The true prevalences the simulated respondents are drawn with.
 DEMO_PREVALENCE: Mapping[str, float] = {
@@ -83,39 +87,75 @@ def fresh_directory(base: Path) -> Path:
     return candidate
 
 
-def _simulate_answers(key_file: Path, responses: Path, truth: Mapping[str, float],
-                      question_ids: list[str], rng: np.random.Generator) -> None:
-    """Answers that follow each respondent's codes, written as a wide CSV."""
-    codes: dict[str, dict[str, str]] = {}
+def _respond(design: Design, group: int, instructions: tuple[Instruction, ...],
+             chosen: Instruction, state: str, rng: np.random.Generator) -> str:
+    """The response of a respondent in ``state`` who follows ``chosen``.
+
+    Most instructions fix the response (:meth:`Instruction.response`). Answering
+    the innocuous question, or a combined question (crosswise, triangular),
+    depends on the respondent's innocuous answer: that response is drawn from
+    what the design's matrix leaves once the other instructions are accounted
+    for, P(r | s, chosen) = (P(r | s) - sum over the others of P(other) [other
+    gives r]) / P(chosen).
+    """
+    combined = design.protocol.kind == "combined" and chosen.kind == "sensitive"
+    response = chosen.response(state)
+    if response is not None and not combined:
+        return response
+    labels = design.response_labels
+    own = group if len(design.group_names) > 1 else 0
+    shares = design.matrix()[own][:, design.state_labels.index(state)].copy()
+    for other in instructions:
+        if other is not chosen:
+            shares[labels.index(other.response(state))] -= float(other.probability)
+    shares = np.clip(shares, 0.0, None)
+    return labels[int(rng.choice(len(labels), p=shares / shares.sum()))]
+
+
+def simulate_answers(key_file: Path, responses: Path, survey, truth: Mapping[str, float],
+                      rng: np.random.Generator) -> None:
+    """Answers that follow each respondent's instructions, written as a wide CSV."""
+    groups = len(survey.groups)
+    lookup = {}
+    for question in survey.questions:
+        protocols = question_protocols(question.design, groups)
+        lookup[question.id] = (question.design, protocols, [
+            {instruction.code: instruction for instruction in protocol}
+            for protocol in protocols])
+    drawn: dict[str, tuple[int, dict[str, str]]] = {}
     with key_file.open(newline="", encoding="utf-8") as stream:
         for row in csv.DictReader(stream):
-            codes.setdefault(row["respondent_id"], {})[row["question_id"]] = row["code"]
+            entry = drawn.setdefault(row["respondent_id"], (int(row["group"]) - 1, {}))
+            entry[1][row["question_id"]] = row["code"]
+    question_ids = [q.id for q in survey.questions]
     with responses.open("w", newline="", encoding="utf-8") as stream:
         writer = csv.writer(stream)
         writer.writerow(["respondent_id", *question_ids])
-        for respondent, theirs in codes.items():
+        for respondent, (group, theirs) in drawn.items():
             row = [respondent]
             for question_id in question_ids:
                 if rng.random() < BLANK_SHARE:
                     row.append("")
                     continue
-                has_trait = rng.random() < truth[question_id]
-                code = theirs[question_id]
-                if code == "D":
-                    row.append("don't know")
-                elif (code == "T") == has_trait:
-                    row.append("yes")
-                else:
-                    row.append("no")
+                state = YES if rng.random() < truth[question_id] else NO
+                design, protocols, by_code = lookup[question_id]
+                response = _respond(design, group, protocols[group],
+                                    by_code[group][theirs[question_id]], state, rng)
+                row.append("don't know" if response == DONT_KNOW else response)
             writer.writerow(row)
 
 
 def run_demo(directory: Path, *, respondents: int = 2000, seed: int | None = None,
-             progress: Callable[[int], None] | None = None) -> DemoResult:
+             progress: Callable[[int], None] | None = None,
+             survey_file: Path | None = None,
+             prevalence: Mapping[str, float] | None = None) -> DemoResult:
     """Run the whole workflow in ``directory`` (which must not exist or be empty).
 
     ``seed`` makes the questionnaires and the simulated answers reproducible
     (a demo and test convenience; real questionnaires use OS entropy).
+    ``survey_file`` runs another survey (any designs; default: the sample
+    survey) with true prevalences ``prevalence`` per question (default
+    :data:`DEMO_PREVALENCE`, 0.2 for other questions).
     """
     directory = Path(directory)
     if directory.exists() and any(directory.iterdir()):
@@ -130,9 +170,11 @@ def run_demo(directory: Path, *, respondents: int = 2000, seed: int | None = Non
     engine = store.open_engine(f"sqlite:///{database}")
     try:
         store.init_database(engine)
-        survey = load_survey_file(locate_resource("sample_data") / SAMPLE_SURVEY)
+        survey = load_survey_file(survey_file if survey_file is not None
+                                  else locate_resource("sample_data") / SAMPLE_SURVEY)
         store.add_survey(engine, survey)
-        truth = {q.id: DEMO_PREVALENCE.get(q.id, 0.2) for q in survey.questions}
+        given = DEMO_PREVALENCE if prevalence is None else prevalence
+        truth = {q.id: given.get(q.id, 0.2) for q in survey.questions}
 
         questionnaires = directory / "questionnaires"
         key_file = directory / "demo-key.csv"
@@ -141,7 +183,7 @@ def run_demo(directory: Path, *, respondents: int = 2000, seed: int | None = Non
                                 key_file=key_file, progress=progress)
         responses = directory / "responses.csv"
         try:
-            _simulate_answers(key_file, responses, truth, [q.id for q in survey.questions],
+            simulate_answers(key_file, responses, survey, truth,
                               np.random.default_rng(seed))
         finally:
             key_file.unlink(missing_ok=True)  # the codes must not outlive the simulation

@@ -130,7 +130,9 @@ def test_text_summary_names_the_files_and_the_counts(database, tmp_path):
     assert lines[1] == f"wrote 3 slips file(s) to {tmp_path / 'out'}: slips-00001.html ... " \
                        "slips-00003.html"
     assert lines[2] == f"issued 40 respondent ids for survey 'integrity' in sqlite:///{database}"
-    assert lines[3].startswith("codes for exam: T ")
+    assert re.fullmatch(r"instructions for exam: truthful \d+, opposite \d+, dont_know \d+",
+                        lines[3]), lines[3]
+    assert lines[4].startswith("instructions for paid: truthful ")
 
 
 def test_key_file_is_written_only_on_request_with_a_loud_warning(database, tmp_path):
@@ -142,7 +144,8 @@ def test_key_file_is_written_only_on_request_with_a_loud_warning(database, tmp_p
     assert "undoes the protection of randomized response" in result.stderr
     with key.open(newline="", encoding="utf-8") as stream:
         rows = list(csv.DictReader(stream))
-    assert len(rows) == 24 and {r["code"] for r in rows} <= {"T", "L", "D"}
+    assert len(rows) == 24 and {r["code"] for r in rows} <= set(NAMES.values())
+    assert {r["group"] for r in rows} == {"1"}
     ids = {r["respondent_id"] for r in rows}
     # the database still pairs no id with a code
     tables = every_table(database)
@@ -322,3 +325,102 @@ def test_imports_read_issued_ids_the_way_people_type_them(database, tmp_path):
     assert {c.question_id: (c.yes, c.no) for c in count_responses(engine, "integrity")}["exam"] \
         == (1, 1)
     engine.dispose()
+
+
+# -- multi-group surveys and every design ----------------------------------------------------
+
+GROUPS_TOML = (Path(__file__).parent / "surveys" / "groups.toml").read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def groups_database(tmp_path) -> Path:
+    path = tmp_path / "groups.db"
+    engine = open_engine(str(path))
+    init_database(engine)
+    add_survey(engine, parse_survey(GROUPS_TOML, "groups.toml"))
+    engine.dispose()
+    return path
+
+
+def test_multi_group_generation_stores_groups_with_ids_and_instructions_only_as_totals(
+        groups_database, tmp_path):
+    key = tmp_path / "vault" / "key.csv"
+    key.parent.mkdir()
+    result = run("generate", "--survey", "groups", "--respondents", "41", "--out",
+                 str(tmp_path / "out"), "--db", str(groups_database), "--seed", "8",
+                 "--key-file", str(key), "--output", "json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert sorted(summary["groups"].values()) == [20, 21]
+    assert set(summary["groups"]) == {"short", "long"}
+    assert summary["code_tallies"] == {}  # no question has the generalized Warner's codes
+    with key.open(newline="", encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream))
+    ids = {r["respondent_id"] for r in rows}
+    assert len(ids) == 41
+
+    tables = every_table(groups_database)
+    holding_ids = {name for name, (_, rs) in tables.items()
+                   if any(cell in ids for r in rs for cell in r)}
+    assert holding_ids == {"respondents"}
+    columns, stored_respondents = tables["respondents"]
+    groups_of = {row[columns.index("respondent_id")]: row[columns.index("group_number")]
+                 for row in stored_respondents}
+    # the database keeps each id's group (a form version), the one the key file and sheets show
+    assert groups_of == {r["respondent_id"]: int(r["group"]) for r in rows}
+    # instructions only as totals per question, group and code, equal to the JSON summary
+    columns, tally_rows = tables["code_tallies"]
+    assert set(columns) == {"question_id", "group_number", "code", "count"}
+    with sqlite3.connect(groups_database) as conn:
+        stored = {(q, g, c): n for q, g, c, n in conn.execute(
+            "SELECT questions.name, group_number, code, count FROM code_tallies "
+            "JOIN questions ON questions.id = code_tallies.question_id")}
+    number = {"short": 1, "long": 2}
+    expected = {(q, number[g], c): n for q, groups in summary["instruction_tallies"].items()
+                for g, counts in groups.items() for c, n in counts.items() if n}
+    assert stored == expected
+    # one-group questions (crosswise, Kuk) are counted per group too: every group adds up
+    for q, groups in summary["instruction_tallies"].items():
+        for g, counts in groups.items():
+            assert sum(counts.values()) == summary["groups"][g], (q, g)
+    # no other table has a column whose values could be instruction codes
+    codes = {c for _, _, c in stored}
+    for name, (columns, rs) in tables.items():
+        if name == "code_tallies":
+            continue
+        for j, column in enumerate(columns):
+            values = {row[j] for row in rs}
+            assert not (values and values <= codes | {"T", "L", "D"}), (name, column)
+
+
+def test_text_summary_prints_instruction_counts_per_group(groups_database, tmp_path):
+    result = run("generate", "--survey", "groups", "--respondents", "10", "--out",
+                 str(tmp_path / "out"), "--db", str(groups_database), "--seed", "2")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[3] == "groups (form versions): short 5, long 5"
+    assert re.fullmatch(r"instructions for drugs, group short: truthful \d+, say:yes \d+",
+                        lines[4]), lines[4]
+    assert lines[5].startswith("instructions for drugs, group long: truthful ")
+    assert lines[6] == "instructions for tax, group short: sensitive 5"
+    assert any(line.startswith("instructions for fare, group long: table:yes=0;no=0 ")
+               for line in lines)
+    assert lines[-1] == ("Give each respondent a sheet and a slip of the same form version; "
+                         "shuffle the slips within each version.")
+
+
+def test_die_mode_of_a_multi_group_survey_stores_the_groups_and_no_counts(groups_database,
+                                                                         tmp_path):
+    result = run("generate", "--survey", "groups", "--respondents", "6", "--mode", "die",
+                 "--out", str(tmp_path / "out"), "--db", str(groups_database), "--output",
+                 "json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["groups"] == {"short": 3, "long": 3} and summary["instruction_tallies"] == {}
+    tables = every_table(groups_database)
+    columns, rows = tables["respondents"]
+    assert sorted(row[columns.index("group_number")] for row in rows) == [1, 1, 1, 2, 2, 2]
+    assert tables["code_tallies"][1] == []
+    forms = (tmp_path / "out" / "forms-00001.html").read_text(encoding="utf-8")
+    assert re.findall(r'<span class="group-name">(\w+)</span>', forms) == ["short"] * 3 + [
+        "long"] * 3

@@ -20,7 +20,7 @@ from markdown_it import MarkdownIt
 
 from surveykit.collection.dice import DieDesignError
 from surveykit.collection.generation import write_questionnaires
-from surveykit.collection.questionnaire import build_layout, build_slip
+from surveykit.collection.questionnaire import build_layout
 from surveykit.collection.randomizer import seeded_source
 from surveykit.collection.render import (
     TemplateRenderError,
@@ -79,9 +79,13 @@ answer_dont_know = "Ne sais pas"
 """
 
 
-def render_part(survey, part: str, fmt: str, mode: str = "slips", **context) -> str:
+def render_part(survey, part: str, fmt: str, mode: str = "slips", *, group: int = 0,
+                **context) -> str:
+    """Render one template part; ``respondent_ids`` become pages of survey group ``group``."""
     environment = make_environment()
     layout = build_layout(survey, mode=mode, wording_defaults=load_wording_defaults(environment))
+    ids = context.get("respondent_ids", [])
+    context.setdefault("pages", layout.pages(ids, [group] * len(ids)))
     return get_template(environment, part, fmt).render(layout=layout, **context)
 
 
@@ -140,17 +144,19 @@ def test_key_file_lists_every_code_and_agrees_with_slips_and_tallies(survey, tmp
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     with key.open(newline="", encoding="utf-8") as stream:
         rows = list(csv.DictReader(stream))
-    assert list(rows[0]) == ["respondent_id", "question_id", "code"]
+    assert list(rows[0]) == ["respondent_id", "group", "question_id", "code"]
     assert len(rows) == 25 * 2
     assert [r["respondent_id"] for r in rows[::2]] == list(result.respondent_ids)
+    assert {r["group"] for r in rows} == {"1"}
     for question in ("exam", "paid"):
         codes = [r["code"] for r in rows if r["question_id"] == question]
-        assert {c: codes.count(c) for c in "TLD"} == result.code_tallies[question]
+        tally = result.instruction_tallies[question][1]
+        assert {c: codes.count(c) for c in tally} == tally
+        assert set(codes) <= {"truthful", "opposite", "dont_know"}
     # slip k of the file is respondent k's slip: its rules follow the key file's codes
-    rules = {"T": "rule-truthful", "L": "rule-opposite", "D": "rule-dont_know"}
     slip_rules = re.findall(r'class="rule (rule-\w+)"', (tmp_path / "out" / "slips-00001.html")
                             .read_text(encoding="utf-8"))
-    assert slip_rules == [rules[r["code"]] for r in rows]
+    assert slip_rules == [f"rule-{r['code']}" for r in rows]
 
 
 def test_key_file_inside_the_output_folder_or_over_an_old_key_is_refused(survey, tmp_path):
@@ -201,9 +207,9 @@ def test_question_text_with_html_is_escaped_in_html():
         assert "<script>" not in html and "<b>tag</b>" not in html and "<i>with</i>" not in html
         assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; *bold*" in html
         assert "&amp;amp;" in html
-    slips = render_part(hostile, "slips", "html", slips=[build_slip(
+    slips = render_part(hostile, "slips", "html", slips=[
         build_layout(hostile, mode="slips",
-                     wording_defaults=load_wording_defaults(make_environment())), ["T"])])
+                     wording_defaults=load_wording_defaults(make_environment())).slip(0, [0])])
     assert "<script>" not in slips and "&lt;script&gt;" in slips
 
 
@@ -266,8 +272,9 @@ def test_die_mode_with_an_unrealizable_design_names_the_question_and_the_nearest
         tmp_path):
     odd = parse_survey(SURVEY_TOML.replace("p = 0.5\nq = 0.25", "p = 0.333\nq = 0.111"), "x")
     with pytest.raises(DieDesignError, match=r"^question 'paid': no die in d2, .* nearest "
-                                             r"design with no more privacy loss: p = 0.333333 "
-                                             r"\(1/3\), q = 0.111111 \(1/9\) with two d6"):
+                                             r"design with no more privacy loss: p = "
+                                             r"0.3333333333333333 \(1/3\), q = "
+                                             r"0.1111111111111111 \(1/9\) with two d6"):
         write_questionnaires(odd, respondents=1, out_dir=tmp_path, mode="die")
     assert not list(tmp_path.iterdir())
 
@@ -330,3 +337,231 @@ def test_output_matches_the_golden_files(survey, tmp_path, mode, fmt):
         assert golden.exists(), f"{golden} is missing: run with SURVEYKIT_UPDATE_GOLDEN=1"
         expected = golden.read_text(encoding="utf-8")
         assert produced == expected, "\n".join(changed_lines(expected, produced)[:20])
+
+
+# -- every design: groups, k categories, combined questions, per-state tables -----------------
+
+GROUPS_TOML = (Path(__file__).parent / "surveys" / "groups.toml").read_text(encoding="utf-8")
+CATEGORIES_TOML = (Path(__file__).parent / "surveys" / "categories.toml").read_text(
+    encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def groups_survey():
+    return parse_survey(GROUPS_TOML, "groups.toml")
+
+
+@pytest.fixture(scope="module")
+def categories_survey():
+    return parse_survey(CATEGORIES_TOML, "categories.toml")
+
+
+@pytest.mark.parametrize("name", ["groups", "categories"])
+@pytest.mark.parametrize("mode", ["slips", "die"])
+@pytest.mark.parametrize("fmt", ["html", "markdown"])
+def test_multi_group_and_k_category_output_matches_the_golden_files(name, mode, fmt, tmp_path):
+    survey = parse_survey(GROUPS_TOML if name == "groups" else CATEGORIES_TOML, name)
+    result = write_questionnaires(survey, respondents=4, out_dir=tmp_path, mode=mode, fmt=fmt,
+                                  rng=seeded_source(2024))
+    for path in result.files:
+        golden = GOLDEN / f"{name}-{mode}-{path.name}"
+        produced = path.read_text(encoding="utf-8")
+        if UPDATE_GOLDEN:
+            golden.write_text(produced, encoding="utf-8")
+        assert golden.exists(), f"{golden} is missing: run with SURVEYKIT_UPDATE_GOLDEN=1"
+        expected = golden.read_text(encoding="utf-8")
+        assert produced == expected, "\n".join(changed_lines(expected, produced)[:20])
+
+
+@pytest.mark.parametrize(("part", "mode"), [("sheets", "slips"), ("die", "die")])
+@pytest.mark.parametrize("fmt", ["html", "markdown"])
+def test_sheets_of_two_groups_differ_only_in_the_id_the_form_version_and_its_dice(
+        groups_survey, part, mode, fmt):
+    ids = ["AAAA-BBBB-CCCC-DD", "2345-6789-WXYZ-00"]
+    same = [render_part(groups_survey, part, fmt, mode, respondent_ids=[rid]) for rid in ids]
+    assert same[0].replace(ids[0], ids[1]) == same[1]
+    short = render_part(groups_survey, part, fmt, mode, group=0, respondent_ids=ids[:1])
+    long = render_part(groups_survey, part, fmt, mode, group=1, respondent_ids=ids[:1])
+    diff = changed_lines(short, long)
+    assert any("short" in line for line in diff) and any("long" in line for line in diff)
+    # the form version line, and in die mode the rows of the two-group designs' tables
+    # (SLD and unrelated question; Kuk's and the crosswise question's are the same)
+    assert len(diff) == (2 if mode == "slips" else 10), diff
+    assert all("Form version" in line or "truthfully" in line or "Yes" in line
+               for line in diff), diff
+
+
+def test_die_forms_give_each_group_its_own_exact_table(groups_survey):
+    short = render_part(groups_survey, "die", "html", "die", group=0, respondent_ids=["X"])
+    long = render_part(groups_survey, "die", "html", "die", group=1, respondent_ids=["X"])
+    # SLD p = [0.25, 0.75]: group short answers truthfully on 1 of a d4, group long on 1-3
+    assert ("<td>1</td><td>Answer truthfully.</td></tr>\n<tr><td>2–4</td><td>Answer "
+            "&#34;Yes&#34;, whatever the truth is.</td>") in short
+    assert ("<td>1–3</td><td>Answer truthfully.</td></tr>\n<tr><td>4</td><td>Answer "
+            "&#34;Yes&#34;, whatever the truth is.</td>") in long
+    # Kuk's cards drawn twice: one d4 per deck, rolled twice, the same for both groups
+    for html in (short, long):
+        assert "If your true answer is Yes:" in html and "If your true answer is No:" in html
+        assert "Roll the d4 2 times and count the rolls that show 1–3. Mark that number." in html
+        assert "Roll the d4 2 times and count the rolls that show 1. Mark that number." in html
+
+
+def test_crosswise_sheets_ask_the_combined_question_with_its_own_answers(groups_survey):
+    sheet = render_part(groups_survey, "sheets", "html", respondent_ids=["X"])
+    tax = sheet[sheet.index("Question 2."):sheet.index("Question 3.")]
+    assert "Second question:</span> Is your mother&#39;s birthday in January" in tax
+    assert "Do not answer either question on its own." in tax
+    assert re.findall(r'<span class="box">([^<]*)</span>', tax) == [
+        "Both the same (both yes or both no)", "Different (one yes, one no)"]
+    # designs without a "don't know" branch offer no "don't know" box; Kuk offers counts
+    fare = sheet[sheet.index("Question 4."):]
+    assert re.findall(r'<span class="box">([^<]*)</span>', fare) == ["0", "1", "2"]
+
+
+def test_k_category_sheets_offer_the_categories_and_dont_know_where_designed(
+        categories_survey):
+    sheet = render_part(categories_survey, "sheets", "html", respondent_ids=["X"])
+    first = sheet[sheet.index("Question 1."):sheet.index("Question 2.")]
+    assert re.findall(r'<span class="box">([^<]*)</span>', first) == [
+        "never", "once", "more often", "Don&#39;t know"]
+    second = sheet[sheet.index("Question 2."):]
+    assert re.findall(r'<span class="box">([^<]*)</span>', second) == [
+        "0", "1", "2", "3 or more"]
+
+
+def test_slips_of_a_multi_group_survey_follow_the_key_file_and_carry_no_id(groups_survey,
+                                                                            tmp_path):
+    key = tmp_path / "key.csv"
+    result = write_questionnaires(groups_survey, respondents=40, out_dir=tmp_path / "out",
+                                  key_file=key, rng=seeded_source(6), per_file=40)
+    with key.open(newline="", encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream))
+    # groups are balanced and each id keeps one group
+    by_id = {}
+    for row in rows:
+        by_id.setdefault(row["respondent_id"], set()).add(row["group"])
+    assert all(len(g) == 1 for g in by_id.values())
+    assert sorted(g.pop() for g in by_id.values()).count("1") == 20
+    assert result.group_counts == {1: 20, 2: 20}
+    assert list(result.respondent_groups) == [int(rows[4 * k]["group"]) for k in range(40)]
+    slips = (tmp_path / "out" / "slips-00001.html").read_text(encoding="utf-8")
+    sheets = (tmp_path / "out" / "sheets-00001.html").read_text(encoding="utf-8")
+    names = {"1": "short", "2": "long"}
+    # slip k and sheet k show the form version of respondent k; pages are ordered by group
+    slip_groups = re.findall(r'<span class="group-name">(\w+)</span>', slips)
+    sheet_groups = re.findall(r'<span class="group-name">(\w+)</span>', sheets)
+    assert slip_groups == sheet_groups == [names[rows[4 * k]["group"]] for k in range(40)]
+    assert slip_groups == sorted(slip_groups, key=["short", "long"].index)
+    kinds = {"say": "say", "table": "answer_table"}
+    assert slip_rules(slips) == [f"rule-{kinds.get(r['code'].split(':')[0], r['code'])}"
+                                 for r in rows]
+    assert not any(rid in slips for rid in by_id)
+    # tallies per question and group agree with the key file
+    for question, groups in result.instruction_tallies.items():
+        for group, tally in groups.items():
+            codes = [r["code"] for r in rows
+                     if r["question_id"] == question and r["group"] == str(group)]
+            assert {c: codes.count(c) for c in tally} == tally, (question, group)
+            assert sum(tally.values()) == result.group_counts[group]
+
+
+def slip_rules(html: str) -> list[str]:
+    return re.findall(r'class="rule (rule-\w+)"', html)
+
+
+def test_kuk_slips_say_what_to_answer_in_either_true_state(groups_survey):
+    layout = build_layout(groups_survey, mode="slips",
+                          wording_defaults=load_wording_defaults(make_environment()))
+    fare = layout.slip_lines[3][0]
+    assert [line.code for line in fare][:2] == ["table:yes=0;no=0", "table:yes=0;no=1"]
+    assert fare[1].instruction == ("If your true answer is Yes, answer 0. "
+                                   "If your true answer is No, answer 1.")
+    assert fare[1].rule == "answer_table"
+
+
+HOSTILE_GROUPS_TOML = f"""
+name = "hostile_groups"
+title = "Groups"
+[design]
+model = "sld"
+p = [0.25, 0.75]
+groups = ["<b>A</b> *x*", "| [B](http://evil.example)"]
+[[questions]]
+id = "q1"
+text = "Ever?"
+[[questions]]
+id = "q2"
+text = "Again?"
+[questions.design]
+model = "crosswise"
+p = 0.25
+innocuous = '''{HOSTILE_TEXT}'''
+[[questions]]
+id = "q3"
+text = "How often?"
+[questions.design]
+model = "fr"
+p = [0.25, 0.25, 0.25]
+categories = ["<i>never</i>", "`once`", "| often"]
+[[questions]]
+id = "q4"
+text = "Other?"
+[questions.design]
+model = "uqtknown"
+p = [0.75, 0.5]
+innocuous = '''{HOSTILE_TEXT}'''
+"""
+
+
+@pytest.fixture(scope="module")
+def hostile_groups():
+    return parse_survey(HOSTILE_GROUPS_TOML, "hostile.toml")
+
+
+def hostile_pages(survey, fmt: str) -> list[str]:
+    layout = build_layout(survey, mode="slips",
+                          wording_defaults=load_wording_defaults(make_environment()))
+    # every instruction of every question, on slips of both groups
+    slips = [layout.slip(g, [min(i, len(lines[g]) - 1) for lines in layout.slip_lines])
+             for g in (0, 1) for i in range(4)]
+    pages = [render_part(survey, "slips", fmt, slips=slips)]
+    for part, mode in (("sheets", "slips"), ("die", "die")):
+        for group in (0, 1):
+            pages.append(render_part(survey, part, fmt, mode, group=group,
+                                     respondent_ids=["AAAA-BBBB-CCCC-DD"]))
+    return pages
+
+
+def test_group_names_labels_and_innocuous_text_are_escaped_in_html(hostile_groups):
+    for html in hostile_pages(hostile_groups, "html"):
+        for raw in ("<script>", "<b>A</b>", "<i>never</i>", "<b>tag</b>"):
+            assert raw not in html, raw
+        assert "&lt;b&gt;A&lt;/b&gt; *x*" in html or "| [B](http://evil.example)" in html
+    sheet = hostile_pages(hostile_groups, "html")[1]
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in sheet  # the innocuous text
+    assert "&lt;i&gt;never&lt;/i&gt;" in sheet  # a category label
+
+
+def test_group_names_labels_and_innocuous_text_stay_literal_in_markdown(hostile_groups):
+    renderer = MarkdownIt("commonmark").enable("table")
+    for markdown in hostile_pages(hostile_groups, "markdown"):
+        html = renderer.render(markdown)
+        for forbidden in ("<script", "<a href", "<em>", "<b>", "<i>"):
+            assert forbidden not in html, (forbidden, markdown)
+        # the only code span is the respondent id (none on slips)
+        assert html.count("<code>") == html.count("<code>AAAA-BBBB-CCCC-DD</code>")
+    slips = renderer.render(hostile_pages(hostile_groups, "markdown")[0])
+    assert "&lt;b&gt;A&lt;/b&gt; *x*" in slips and "| [B](http://evil.example)" in slips
+    assert "Answer &quot;&lt;i&gt;never&lt;/i&gt;&quot;, whatever the truth is." in slips
+    assert ("Answer this other question truthfully instead: &lt;script&gt;alert(&quot;x&quot;)"
+            "&lt;/script&gt;") in slips
+
+
+def test_a_placeholder_the_key_does_not_know_is_refused_when_the_layout_is_built():
+    survey = parse_survey(SURVEY_TOML.replace('text = "Have you ever copied',
+                                              'wording = { rule_say = "Say {answr}" }\n'
+                                              'text = "Have you ever copied'), "typo.toml")
+    with pytest.raises(ParameterError, match=r"^question 'exam' wording: rule_say \('Say "
+                                             r"\{answr\}'\) uses the placeholder \{answr\}; "
+                                             r"it allows \{answer\}"):
+        render_part(survey, "sheets", "html", respondent_ids=["X"])

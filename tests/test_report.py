@@ -241,3 +241,19 @@ def test_report_method_option_changes_the_interval(database):
     assert data["ci_method"] == "clopper-pearson"
     assert (data["questions"][0]["ci_low"], data["questions"][0]["ci_high"]) == tuple(
         expected.interval)
+
+
+def test_audit_of_a_one_group_question_pools_the_form_versions():
+    """A one-group question of a multi-group survey is tallied per form version; the audit
+    pools them (every version draws from the same protocol) instead of skipping group 2."""
+    survey = parse_survey(SURVEY.replace('id = "normal"\ntext = "An ordinary question?"',
+                                         'id = "normal"\ntext = "An ordinary question?"\n'
+                                         '[questions.design]\nmodel = "sld"\n'
+                                         'p = [0.2, 0.8]'), "crafted.toml")
+    skewed_in_group_2 = {1: {"truthful": 600, "opposite": 205, "dont_know": 195},
+                         2: {"truthful": 900, "opposite": 50, "dont_know": 50}}
+    report = build_report(survey, [], code_tallies={"negative": skewed_in_group_2},
+                          issued=2000)
+    negative = next(q for q in report.questions if q.id == "negative")
+    assert negative.codes_pvalue is not None and negative.codes_pvalue < 1e-6
+    assert any("issued instructions" in w for w in negative.warnings)

@@ -4,7 +4,15 @@ Commands live in modules by workflow (analysis, store, generate, export,
 report, demo); importing them registers them on :data:`main`, the entry point.
 """
 
-from surveykit.cli import analysis, demo, export, generate, report, store  # noqa: F401 - registers
+from surveykit.cli import (  # noqa: F401 - importing registers the commands
+    analysis,
+    demo,
+    export,
+    generate,
+    report,
+    serve,
+    store,
+)
 from surveykit.cli.app import main
 
 __all__ = ["main"]

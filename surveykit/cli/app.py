@@ -68,7 +68,8 @@ class SurveykitGroup(click.Group):
     """A group whose errors are one line: ``Error: ...`` (status 2 or 1)."""
 
     # --help lists the commands in the order of the work, not alphabetically
-    WORKFLOW = ("demo", "design", "init", "survey", "generate", "export", "import", "counts",
+    WORKFLOW = ("demo", "design", "init", "survey", "generate", "export", "serve", "import",
+                "counts",
                 "report", "estimate", "reproduce")
 
     def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: D102 - Click hook

@@ -20,11 +20,12 @@ from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json, pro
 @click.option("--format", "fmt", type=click.Choice(["html", "markdown"]), default="html",
               show_default=True, help="Print-ready HTML or Markdown.")
 @click.option("--key-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Also write respondent_id,question_id,code to this CSV, for audits only: "
-                   "it undoes the protection; keep it away from the answers.")
+              help="Also write respondent_id,group,question_id,code to this CSV, for audits "
+                   "only: it undoes the protection; keep it away from the answers.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="Reproducible ids and codes, for tests only: anyone with the seed can "
-                   "recompute every code.  [default: operating-system entropy]")
+              help="Reproducible ids, groups and instructions, for tests only: anyone with "
+                   "the seed can recompute every instruction.  "
+                   "[default: operating-system entropy]")
 @click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="Folder with your own templates (and wording.json); files "
                                   "missing there come from surveykit's templates.")
@@ -38,10 +39,13 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
                      templates_dir, per_file, db_url, output):
     """Issue respondent ids and write randomized questionnaires.
 
-    Each respondent's codes (answer truthfully / give the opposite answer /
-    say "don't know") come from operating-system entropy. The database gets
-    the issued ids and per-question code totals only, never a code next to an
-    id. docs/questionnaires.md explains how to print and hand out the files.
+    Each respondent's instruction per question (answer truthfully, answer
+    "yes" whatever the truth is, answer another question, ... as the
+    question's design says) and, in multi-group surveys, their group (form
+    version, balanced across groups) come from operating-system entropy. The
+    database gets the issued ids with their groups and per-question, per-group
+    instruction totals only, never an instruction next to an id.
+    docs/questionnaires.md explains how to print and hand out the files.
 
     Example: surveykit generate --survey academic_integrity --respondents 300 --out forms
     """
@@ -69,10 +73,20 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
                    + (f" ... {names[-1]}" if len(names) > 1 else ""))
     click.echo(f"issued {result.respondents} respondent ids for survey {survey_name!r} "
                f"in {display_url(engine)}")
-    for question, tally in result.code_tallies.items():
-        click.echo(f"codes for {question}: T {tally['T']}, L {tally['L']}, D {tally['D']}")
+    names = dict(enumerate(result.group_names, start=1))
+    if len(names) > 1:
+        click.echo("groups (form versions): " + ", ".join(
+            f"{names[g]} {n}" for g, n in result.group_counts.items()))
+    for question, groups in result.instruction_tallies.items():
+        for group, tally in groups.items():
+            where = f", group {names[group]}" if len(names) > 1 else ""
+            counts = ", ".join(f"{code} {n}" for code, n in tally.items())
+            click.echo(f"instructions for {question}{where}: {counts}")
     if result.key_file is not None:
         click.echo(f"wrote the key file {result.key_file} (keep it away from the answers)")
     if mode == "slips":
         click.echo("Print sheets-* and slips-* separately; each respondent keeps a slip and "
                    "hands in only the sheet (docs/questionnaires.md).")
+        if len(names) > 1:
+            click.echo("Give each respondent a sheet and a slip of the same form version; "
+                       "shuffle the slips within each version.")

@@ -1,9 +1,16 @@
-"""Generate a survey's questionnaires: ids, codes, files, and the database record.
+"""Generate a survey's questionnaires: ids, groups, instructions, files, and the database record.
 
 The work streams in batches of ``per_file`` respondents (500 by default): for
-each batch new respondent ids and codes are drawn, one file per part is
-rendered straight to disk, and only the ids and the per-question code counts
-are kept. 100,000 questionnaires are 200 files per part, none held in memory.
+each batch new respondent ids and instructions are drawn, one file per part is
+rendered straight to disk, and only the ids, their groups and the
+per-question instruction counts are kept. 100,000 questionnaires are 200
+files per part, none held in memory.
+
+Multi-group surveys (``Survey.groups``, e.g. the stochastic lie detector's two
+groups): every respondent gets one group, drawn once for the whole run with
+the secure randomizer and balanced across groups
+(:func:`surveykit.collection.randomizer.balanced_groups`); within a file the
+pages are ordered by group, so each file holds a pile per form version.
 
 Files in ``out_dir`` (``NNNNN`` is the batch number, from 00001):
 
@@ -12,9 +19,10 @@ Files in ``out_dir`` (``NNNNN`` is the batch number, from 00001):
   respondents keep them);
 * die mode: ``forms-NNNNN.{html,md}`` (one self-randomized form per id).
 
-Privacy (docs/questionnaires.md): codes go only to the slips and, if asked for
-explicitly, to a key file; the database receives the issued ids and aggregate
-code counts per question, never a code next to an id.
+Privacy (docs/questionnaires.md): instructions go only to the slips and, if
+asked for explicitly, to a key file; the database receives the issued ids
+with their groups (a form version, not a secret) and aggregate instruction
+counts per question and group, never an instruction next to an id.
 
 If anything fails, the files this run created are removed and the database is
 left as it was (the store records a generation in one transaction, last).
@@ -30,8 +38,14 @@ from pathlib import Path
 
 import numpy as np
 
-from surveykit.collection.questionnaire import MODES, QuestionnaireLayout, build_layout, build_slip
-from surveykit.collection.randomizer import CODES, RandomSource, draw_code_matrix, seeded_source
+from surveykit.collection.questionnaire import MODES, QuestionnaireLayout, build_layout
+from surveykit.collection.randomizer import (
+    RandomSource,
+    balanced_groups,
+    draw_instruction_matrix,
+    question_protocols,
+    seeded_source,
+)
 from surveykit.collection.render import (
     FORMATS,
     get_template,
@@ -44,6 +58,7 @@ from surveykit.errors import ParameterError
 
 __all__ = [
     "DEFAULT_PER_FILE",
+    "KEY_FILE_COLUMNS",
     "KEY_FILE_WARNING",
     "GenerationResult",
     "generate_questionnaires",
@@ -51,7 +66,7 @@ __all__ = [
 ]
 
 DEFAULT_PER_FILE = 500
-KEY_FILE_COLUMNS = ("respondent_id", "question_id", "code")
+KEY_FILE_COLUMNS = ("respondent_id", "group", "question_id", "code")
 KEY_FILE_WARNING = (
     "Warning: the key file {path} links every respondent id to their codes and undoes "
     "the protection of randomized response. Keep it apart from the answers (another "
@@ -61,12 +76,20 @@ KEY_FILE_WARNING = (
 # File name stem of each template part; die-mode forms are named for what they are.
 _STEMS = {"slips": "slips", "sheets": "sheets", "die": "forms"}
 _PARTS = {"slips": ("sheets", "slips"), "die": ("die",)}
+# surveykit 0.1 lettered the generalized Warner's instructions; JSON keeps the letters.
+_LEGACY_LETTERS = {"truthful": "T", "opposite": "L", "dont_know": "D"}
 
 
 @dataclass(frozen=True)
 class GenerationResult:
-    """What a generation wrote. ``code_tallies[question_id][code]`` are aggregate counts
-    (empty in die mode, where respondents roll their own dice)."""
+    """What a generation wrote.
+
+    ``instruction_tallies[question_id][group_number][code]`` are aggregate
+    counts of the instructions issued (every instruction of the group's
+    protocol, zeros included; empty in die mode, where respondents roll their
+    own dice). ``group_counts[group_number]`` is the number of ids issued in
+    each group. ``respondent_groups`` holds each issued id's group number.
+    """
 
     survey: str
     mode: str
@@ -76,11 +99,32 @@ class GenerationResult:
     files: tuple[Path, ...]
     key_file: Path | None
     seeded: bool
-    code_tallies: Mapping[str, Mapping[str, int]]
+    group_names: tuple[str, ...]
+    group_counts: Mapping[int, int]
+    instruction_tallies: Mapping[str, Mapping[int, Mapping[str, int]]]
     respondent_ids: tuple[str, ...] = field(repr=False)
+    respondent_groups: tuple[int, ...] = field(repr=False)
+
+    @property
+    def code_tallies(self) -> dict[str, dict[str, int]]:
+        """surveykit 0.1's totals, T (truthful), L (opposite), D (don't know), over all
+        groups, for the questions whose instructions are only these three (the generalized
+        Warner and Warner's design); other questions are in ``instruction_tallies``."""
+        legacy = {}
+        for question, groups in self.instruction_tallies.items():
+            totals = dict.fromkeys(_LEGACY_LETTERS.values(), 0)
+            codes = {code for counts in groups.values() for code in counts}
+            if not codes or not codes <= set(_LEGACY_LETTERS):
+                continue
+            for counts in groups.values():
+                for code, n in counts.items():
+                    totals[_LEGACY_LETTERS[code]] += n
+            legacy[question] = totals
+        return legacy
 
     def to_dict(self) -> dict:
-        """Plain JSON-ready data (ids and codes are not included)."""
+        """Plain JSON-ready data (ids and instructions of respondents are not included)."""
+        name = dict(enumerate(self.group_names, start=1))
         return {
             "survey": self.survey,
             "mode": self.mode,
@@ -90,7 +134,11 @@ class GenerationResult:
             "files": [str(path) for path in self.files],
             "key_file": None if self.key_file is None else str(self.key_file),
             "seeded": self.seeded,
-            "code_tallies": {q: dict(t) for q, t in self.code_tallies.items()},
+            "code_tallies": self.code_tallies,
+            "groups": {name[g]: n for g, n in self.group_counts.items()},
+            "instruction_tallies": {
+                question: {name[g]: dict(counts) for g, counts in groups.items()}
+                for question, groups in self.instruction_tallies.items()},
         }
 
 
@@ -146,9 +194,9 @@ def write_questionnaires(
 ) -> GenerationResult:
     """Render ``respondents`` questionnaires of ``survey`` into ``out_dir``; no database.
 
-    ``rng=None`` draws ids and codes from operating-system entropy. ``progress``
-    is called with the number of respondents finished after every file batch.
-    On any error the files created so far are removed.
+    ``rng=None`` draws ids, groups and instructions from operating-system
+    entropy. ``progress`` is called with the number of respondents finished
+    after every file batch. On any error the files created so far are removed.
     """
     respondents = _check_count("respondents", respondents)
     per_file = _check_count("per_file", per_file)
@@ -174,10 +222,16 @@ def write_questionnaires(
         if key_path is not None:
             key_stream = _open_key_file(key_path, out_dir)
             created.append(key_path)
-        mechanisms = [question.mechanism for question in survey.questions]
-        tallies, issued = _write_batches(layout, mechanisms, templates, out_dir, fmt,
-                                         respondents, per_file, rng, key_stream, created,
-                                         progress)
+        groups = balanced_groups(respondents, len(layout.groups), rng=rng)
+        writer = _BatchWriter(layout, [q.design for q in survey.questions], templates,
+                              out_dir, fmt, rng, key_stream, created)
+        done = 0
+        while done < respondents:
+            size = min(per_file, respondents - done)
+            writer.write(groups[done:done + size])
+            done += size
+            if progress is not None:
+                progress(size)
     except BaseException:
         if key_stream is not None:
             key_stream.close()
@@ -189,56 +243,93 @@ def write_questionnaires(
     return GenerationResult(
         survey=survey.name, mode=mode, format=fmt, respondents=respondents, out_dir=out_dir,
         files=tuple(p for p in created if p != key_path), key_file=key_path,
-        seeded=isinstance(rng, np.random.Generator), code_tallies=tallies,
-        respondent_ids=tuple(issued),
+        seeded=isinstance(rng, np.random.Generator),
+        group_names=tuple(g.name for g in layout.groups),
+        group_counts={g.number: int(n) for g, n in zip(
+            layout.groups, np.bincount(groups, minlength=len(layout.groups)), strict=True)},
+        instruction_tallies=writer.tallies(), respondent_ids=tuple(writer.issued),
+        respondent_groups=tuple(writer.issued_groups),
     )
 
 
-def _write_batches(layout: QuestionnaireLayout, mechanisms, templates, out_dir: Path,
-                   fmt: str, respondents: int, per_file: int, rng, key_stream,
-                   created: list[Path], progress) -> tuple[dict, dict]:
-    question_ids = [q.id for q in layout.questions]
-    tallies: dict[str, dict[str, int]] = {}
-    if layout.mode == "slips":
-        tallies = {q: dict.fromkeys(CODES, 0) for q in question_ids}
-    else:
-        mechanisms = None  # respondents roll their own dice: nothing to draw
-    key_writer = None
-    if key_stream is not None:
-        key_writer = csv.writer(key_stream)
-        key_writer.writerow(KEY_FILE_COLUMNS)
-    issued: dict[str, None] = {}
-    done = 0
-    batch = 0
-    extension = FORMATS[fmt]
-    while done < respondents:
-        batch += 1
-        size = min(per_file, respondents - done)
-        ids = new_respondent_ids(size, rng=rng, exclude=issued.keys())
-        issued.update(dict.fromkeys(ids))
-        context = {"layout": layout, "respondent_ids": ids}
-        if mechanisms is not None:
-            codes = draw_code_matrix(mechanisms, size, rng=rng)
-            for j, question_id in enumerate(question_ids):
-                column = codes[:, j]
-                for code in CODES:
-                    tallies[question_id][code] += int(np.count_nonzero(column == code))
-            context["slips"] = [build_slip(layout, row) for row in codes.tolist()]
-            if key_writer is not None:
-                key_writer.writerows(
-                    (rid, qid, code)
-                    for rid, row in zip(ids, codes.tolist(), strict=True)
-                    for qid, code in zip(question_ids, row, strict=True)
-                )
-        for part, template in templates.items():
-            path = out_dir / f"{_STEMS[part]}-{batch:05d}.{extension}"
-            created.append(path)
+class _BatchWriter:
+    """Draws, renders and writes one batch of respondents at a time; keeps only ids, groups
+    and instruction counts."""
+
+    def __init__(self, layout: QuestionnaireLayout, designs, templates, out_dir: Path,
+                 fmt: str, rng, key_stream, created: list[Path]) -> None:
+        self.layout = layout
+        self.templates = templates
+        self.out_dir = out_dir
+        self.extension = FORMATS[fmt]
+        self.rng = rng
+        self.created = created
+        self.batch = 0
+        self.issued: dict[str, None] = {}
+        self.issued_groups: list[int] = []
+        self.group_count = len(layout.groups)
+        # slips mode draws one instruction per respondent and question; die mode none
+        self.designs = designs if layout.mode == "slips" else None
+        self.protocols = ([question_protocols(d, self.group_count) for d in designs]
+                          if self.designs is not None else [])
+        width = max([len(p) for protocols in self.protocols for p in protocols] or [1])
+        self.width = width
+        # counts[j, g, i]: instruction i of question j issued in group g
+        self.counts = np.zeros((len(self.protocols), self.group_count, width), dtype=np.int64)
+        self.key_writer = None
+        if key_stream is not None:
+            self.key_writer = csv.writer(key_stream)
+            self.key_writer.writerow(KEY_FILE_COLUMNS)
+
+    def write(self, groups: np.ndarray) -> None:
+        self.batch += 1
+        size = len(groups)
+        # pages of one form version together: a pile per group in every file
+        groups = np.sort(groups)
+        ids = new_respondent_ids(size, rng=self.rng, exclude=self.issued.keys())
+        self.issued.update(dict.fromkeys(ids))
+        self.issued_groups += (groups + 1).tolist()
+        group_list = groups.tolist()
+        context = {"layout": self.layout, "respondent_ids": ids,
+                   "pages": self.layout.pages(ids, group_list)}
+        if self.designs is not None:
+            drawn = draw_instruction_matrix(self.designs, groups, rng=self.rng)
+            self._count(drawn, groups)
+            rows = drawn.tolist()
+            context["slips"] = [self.layout.slip(g, row)
+                                for g, row in zip(group_list, rows, strict=True)]
+            if self.key_writer is not None:
+                self.key_writer.writerows(
+                    (rid, g + 1, line.question.id, line.code)
+                    for rid, g, slip in zip(ids, group_list, context["slips"], strict=True)
+                    for line in slip.lines)
+        for part, template in self.templates.items():
+            path = self.out_dir / f"{_STEMS[part]}-{self.batch:05d}.{self.extension}"
+            self.created.append(path)
             with open(path, "x", encoding="utf-8") as stream:
                 render_to(stream, template, context)
-        done += size
-        if progress is not None:
-            progress(size)
-    return tallies, issued
+
+    def _count(self, drawn: np.ndarray, groups: np.ndarray) -> None:
+        cells = self.group_count * self.width
+        for j in range(drawn.shape[1]):
+            flat = groups * self.width + drawn[:, j]
+            self.counts[j] += np.bincount(flat, minlength=cells).reshape(
+                self.group_count, self.width)
+
+    def tallies(self) -> dict[str, dict[int, dict[str, int]]]:
+        """question -> group number -> instruction code -> count (protocol order)."""
+        result: dict[str, dict[int, dict[str, int]]] = {}
+        for j, protocols in enumerate(self.protocols):
+            question = self.layout.questions[j].id
+            per_group: dict[int, dict[str, int]] = {}
+            for g, instructions in enumerate(protocols):
+                counts: dict[str, int] = {}
+                for i, instruction in enumerate(instructions):
+                    counts[instruction.code] = counts.get(instruction.code, 0) + int(
+                        self.counts[j, g, i])
+                per_group[g + 1] = counts
+            result[question] = per_group
+        return result
 
 
 def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None,
@@ -247,11 +338,11 @@ def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None
 
     ``options`` are those of :func:`write_questionnaires` (respondents, out_dir,
     mode, fmt, key_file, templates_dir, per_file, progress). With ``seed`` the
-    ids and codes are reproducible (tests only: see
-    :data:`surveykit.collection.randomizer.SEED_WARNING`); otherwise they come from
-    operating-system entropy. The store then registers the issued ids and adds
-    the aggregate code counts in one transaction; if that fails, the files are
-    removed again.
+    ids, groups and instructions are reproducible (tests only: see
+    :data:`surveykit.collection.randomizer.SEED_WARNING`); otherwise they come
+    from operating-system entropy. The store then registers the issued ids
+    with their groups and adds the aggregate instruction counts per question
+    and group in one transaction; if that fails, the files are removed again.
     """
     from surveykit import store
 
@@ -259,11 +350,12 @@ def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None
     rng = None if seed is None else seeded_source(seed)
     result = write_questionnaires(survey, rng=rng, **options)
     try:
-        # the store counts instructions by name, per group (one group here)
-        names = {"T": "truthful", "L": "opposite", "D": "dont_know"}
-        tallies = {question: {1: {names[code]: n for code, n in counts.items() if n}}
-                   for question, counts in result.code_tallies.items()}
-        store.record_generation(engine, survey_name, result.respondent_ids, tallies)
+        tallies = {question: {g: {code: n for code, n in counts.items() if n}
+                              for g, counts in groups.items()}
+                   for question, groups in result.instruction_tallies.items()}
+        groups = list(result.respondent_groups) if len(result.group_names) > 1 else None
+        store.record_generation(engine, survey_name, result.respondent_ids, tallies,
+                                groups=groups)
     except BaseException:
         for path in (*result.files, result.key_file):
             if path is not None:

@@ -3,17 +3,25 @@
 A survey is rendered in one of two modes (docs/questionnaires.md):
 
 * ``slips``: each respondent gets a private *instruction slip* (question by
-  question, the rule their code says: answer truthfully, give the opposite
-  answer, or say "don't know") and an *answer sheet* with their respondent id
-  and yes / no / don't know boxes. The answer sheet is the same for everybody
-  except the id; the slip carries no id and stays with the respondent.
-* ``die``: everybody gets the same form (plus their id); the respondent rolls
-  dice in private and the form maps faces to rules (:mod:`surveykit.collection.dice`).
+  question, the instruction drawn for them from the design's protocol:
+  answer truthfully, answer "yes" whatever the truth is, answer another
+  question, ...) and an *answer sheet* with their respondent id and the
+  design's answer boxes. The answer sheet is the same for everybody of a
+  group (form version) except the id; the slip carries no id and stays with
+  the respondent.
+* ``die``: everybody of a group gets the same form (plus their id); the
+  respondent rolls dice in private and the form maps faces to instructions
+  (:mod:`surveykit.collection.dice`).
+
+Multi-group surveys (``Survey.groups``) give each respondent one group: the
+sheet, slip and form show it ("Form version: A"; a form version, not a
+secret) and the slip and die tables give that group's instructions.
 
 Respondent-facing wording has English defaults in the templates folder
 (``wording.json``); a survey's ``[wording]`` table overrides keys for the
 whole survey and a question's ``wording`` table for that question only.
 Unknown keys are refused, so a typo does not silently fall back to English.
+Instruction texts come from :mod:`surveykit.collection.instructions`.
 """
 
 from __future__ import annotations
@@ -23,37 +31,63 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from surveykit.collection.dice import DieDesign, find_die_design
+from surveykit.collection.dice import GroupDie, die_plan, format_faces
+from surveykit.collection.instructions import (
+    COMBINED_MODELS,
+    answer_options,
+    answer_text,
+    check_placeholders,
+    fill,
+    instruction_text,
+    state_text,
+    wording_text,
+)
+from surveykit.collection.randomizer import instruction_thresholds, question_protocols
 from surveykit.errors import ParameterError
 
 __all__ = [
     "MODES",
-    "RULE_KEYS",
-    "DieRule",
+    "AnswerOption",
     "DieRowView",
+    "DieRule",
+    "DieTableView",
     "DieView",
+    "FormQuestion",
+    "FormView",
+    "GroupView",
+    "Page",
     "QuestionView",
     "QuestionnaireLayout",
+    "Slip",
     "SlipLine",
     "build_layout",
-    "build_slip",
     "merge_wording",
 ]
 
 MODES: tuple[str, ...] = ("slips", "die")
 Mode = Literal["slips", "die"]
 
-#: Code -> (rule name used in templates, wording key of its instruction).
-RULE_KEYS: Mapping[str, tuple[str, str]] = MappingProxyType({
-    "T": ("truthful", "rule_truthful"),
-    "L": ("opposite", "rule_opposite"),
-    "D": ("dont_know", "rule_dont_know"),
-})
+
+@dataclass(frozen=True)
+class GroupView:
+    """A survey group (form version): its number 1, 2, ... and its name."""
+
+    number: int
+    name: str
+
+
+@dataclass(frozen=True)
+class AnswerOption:
+    """One answer box: the response label the import reads and the text printed."""
+
+    label: str
+    text: str
 
 
 @dataclass(frozen=True)
 class DieRule:
-    """Faces (low, high) of the (second) die that mean ``rule``, and its instruction."""
+    """Faces (low, high) of the (second) die that mean ``rule`` (an instruction kind, or the
+    response label in a per-state table), and its text."""
 
     rule: str
     faces: tuple[int, int]
@@ -69,28 +103,98 @@ class DieRowView:
 
 
 @dataclass(frozen=True)
+class DieTableView:
+    """One lookup table. ``heading`` is empty for a table of instructions and names the true
+    state for a per-state table ("If your true answer is Yes:"); ``count`` is the sentence
+    of a die rolled several times (Kuk's cards), whose table then has no rows."""
+
+    heading: str
+    rows: tuple[DieRowView, ...]
+    count: str = ""
+
+
+@dataclass(frozen=True)
 class DieView:
-    """The lookup table printed under a question in die mode."""
+    """What a question's form says to roll: the dice and one or more tables."""
 
     dice: tuple[int, ...]
     two_dice: bool
-    rows: tuple[DieRowView, ...]
+    kind: str
+    tables: tuple[DieTableView, ...]
 
 
 @dataclass(frozen=True)
 class QuestionView:
-    """A question as printed: 1-based number, id, text, merged wording, die table."""
+    """A question as printed: 1-based number, id, text, merged wording, answer boxes.
+
+    ``innocuous`` and ``prompt`` are set for designs that ask one combined
+    question (crosswise, triangular): the innocuous question printed under the
+    sensitive one, and the instructions for the combined answer.
+    """
 
     number: int
     id: str
     text: str
     wording: Mapping[str, str]
+    answers: tuple[AnswerOption, ...]
+    innocuous: str | None = None
+    prompt: str = ""
+
+
+@dataclass(frozen=True)
+class FormQuestion:
+    """A question on one group's form, with that group's die table (die mode) or None."""
+
+    question: QuestionView
     die: DieView | None
 
 
 @dataclass(frozen=True)
+class FormView:
+    """Everything on the sheets (or die-mode forms) of one group, except the id."""
+
+    group: GroupView
+    show_group: bool
+    questions: tuple[FormQuestion, ...]
+
+
+@dataclass(frozen=True)
+class SlipLine:
+    """One line of a private slip: the question and the instruction drawn for it.
+
+    ``rule`` is the instruction's kind (``truthful``, ``say``, ...; a CSS
+    class in HTML), ``code`` its stable name (``say:yes``)."""
+
+    question: QuestionView
+    rule: str
+    instruction: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Slip:
+    """One private slip: its group (form version) and one line per question."""
+
+    group: GroupView
+    show_group: bool
+    lines: tuple[SlipLine, ...]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One respondent's sheet or form: the id and the form of their group."""
+
+    respondent_id: str
+    form: FormView
+
+
+@dataclass(frozen=True)
 class QuestionnaireLayout:
-    """Everything that is the same on every respondent's pages."""
+    """Everything that is the same on every page of a group.
+
+    ``slip_lines[j][g][i]`` is the slip line of instruction i of question j
+    for group g (slips mode).
+    """
 
     survey_name: str
     title: str
@@ -98,15 +202,28 @@ class QuestionnaireLayout:
     mode: str
     wording: Mapping[str, str]
     questions: tuple[QuestionView, ...]
+    groups: tuple[GroupView, ...]
+    forms: tuple[FormView, ...]
+    slip_lines: tuple[tuple[tuple[SlipLine, ...], ...], ...]
 
+    @property
+    def show_groups(self) -> bool:
+        """True for multi-group surveys: pages name their form version."""
+        return len(self.groups) > 1
 
-@dataclass(frozen=True)
-class SlipLine:
-    """One line of a private slip: the question and the rule the respondent's code says."""
+    def slip(self, group: int, drawn: Sequence[int]) -> Slip:
+        """The slip of a respondent of group ``group`` (0-based) with the instructions
+        ``drawn`` (one index per question). It deliberately holds no respondent id."""
+        if len(drawn) != len(self.questions):
+            raise ParameterError(f"{len(drawn)} instructions for {len(self.questions)} "
+                                 "questions; give one per question")
+        lines = tuple(self.slip_lines[j][group][i] for j, i in enumerate(drawn))
+        return Slip(group=self.groups[group], show_group=self.show_groups, lines=lines)
 
-    question: QuestionView
-    rule: str
-    instruction: str
+    def pages(self, respondent_ids: Sequence[str], groups: Sequence[int]) -> list[Page]:
+        """One page per id, with the form of its group (0-based)."""
+        return [Page(respondent_id=rid, form=self.forms[g])
+                for rid, g in zip(respondent_ids, groups, strict=True)]
 
 
 def merge_wording(defaults: Mapping[str, str], *overrides: tuple[str, Mapping[str, str]]
@@ -125,75 +242,115 @@ def merge_wording(defaults: Mapping[str, str], *overrides: tuple[str, Mapping[st
                     f"{', '.join(sorted(defaults))} (docs/questionnaires.md)"
                 )
             merged[key] = str(text)
+        check_placeholders(merged, where)
     return MappingProxyType(merged)
 
 
-def _die_view(design: DieDesign, wording: Mapping[str, str]) -> DieView:
-    rows = []
-    for row in design.rows():
-        rules = tuple(
-            DieRule(rule=name, faces=span, instruction=wording[key])
-            for (name, key), span in zip(
-                RULE_KEYS.values(), (row.truthful, row.opposite, row.dont_know), strict=True)
-            if span is not None
-        )
-        rows.append(DieRowView(first=row.first, rules=rules))
-    return DieView(dice=design.dice, two_dice=len(design.dice) == 2, rows=tuple(rows))
+def _question_view(number: int, question, wording: Mapping[str, str]) -> QuestionView:
+    design = question.design
+    answers = tuple(AnswerOption(label=label, text=text)
+                    for label, text in answer_options(design, wording))
+    combined = design.model in COMBINED_MODELS and design.protocol.kind == "combined"
+    return QuestionView(
+        number=number, id=question.id, text=question.text, wording=wording, answers=answers,
+        innocuous=question.innocuous if combined else None,
+        prompt=wording_text(wording, f"{design.model}_instructions") if combined else "")
+
+
+def _slip_lines(question, view: QuestionView, groups: int
+                ) -> tuple[tuple[SlipLine, ...], ...]:
+    design = question.design
+    lines = []
+    for instructions in question_protocols(design, groups):
+        instruction_thresholds(instructions)  # refuses a protocol that cannot be drawn
+        lines.append(tuple(
+            SlipLine(question=view, rule=i.kind, code=i.code,
+                     instruction=instruction_text(i, design, view.wording,
+                                                  innocuous=question.innocuous))
+            for i in instructions))
+    return tuple(lines)
+
+
+def _die_view(die: GroupDie, question, wording: Mapping[str, str]) -> DieView:
+    design = question.design
+    tables = []
+    if die.kind == "instructions":
+        texts = [instruction_text(i, design, wording, innocuous=question.innocuous)
+                 for i in die.instructions]
+        tables.append(DieTableView(heading="", rows=_rows(die.table, [
+            i.kind for i in die.instructions], texts)))
+    for table in die.states:
+        heading = fill(wording, "die_state", state=state_text(table.state, wording))
+        if die.kind == "count":
+            red = table.table.rows()[0].spans[0]
+            count = fill(wording, "die_count", die=f"d{die.dice[0]}",
+                         repetitions=die.repetitions,
+                         faces=format_faces(red, wording_text(wording, "die_none")))
+            tables.append(DieTableView(heading=heading, rows=(), count=count))
+            continue
+        texts = [fill(wording, "die_answer", answer=answer_text(design, response, wording))
+                 for response in table.entries]
+        tables.append(DieTableView(heading=heading,
+                                   rows=_rows(table.table, table.entries, texts)))
+    return DieView(dice=die.dice, two_dice=len(die.dice) == 2, kind=die.kind,
+                   tables=tuple(tables))
+
+
+def _rows(table, rules: Sequence[str], texts: Sequence[str]) -> tuple[DieRowView, ...]:
+    return tuple(
+        DieRowView(first=row.first, rules=tuple(
+            DieRule(rule=rule, faces=span, instruction=text)
+            for rule, text, span in zip(rules, texts, row.spans, strict=True)
+            if span is not None))
+        for row in table.rows())
 
 
 def build_layout(survey, *, mode: Mode, wording_defaults: Mapping[str, str]
                  ) -> QuestionnaireLayout:
     """The shared part of every respondent's pages for ``survey`` in ``mode``.
 
-    ``survey`` is a :class:`surveykit.definition.survey.Survey` (name, title, language,
-    wording, questions with id, text, mechanism and wording). In die mode each
-    question's mechanism must be realizable by dice, else the
-    :class:`surveykit.collection.dice.DieDesignError` names the question and the nearest
-    design.
+    ``survey`` is a :class:`surveykit.definition.survey.Survey` (name, title,
+    language, wording, groups, questions with id, text, design, innocuous and
+    wording). In die mode each question's design must be realizable by dice,
+    else the :class:`surveykit.collection.dice.DieDesignError` names the
+    question and the nearest design.
     """
     if mode not in MODES:
         raise ParameterError(f"mode ({mode!r}) must be one of {', '.join(MODES)}")
     survey_wording = merge_wording(wording_defaults,
                                    (f"survey {survey.name!r} [wording]", survey.wording))
-    questions = []
+    groups = tuple(GroupView(number=i, name=name) for i, name in enumerate(survey.groups, 1))
+    questions, slip_lines, dice = [], [], []
     for number, question in enumerate(survey.questions, start=1):
-        wording = merge_wording(survey_wording,
-                                (f"question {question.id!r} wording", question.wording))
-        die = None
-        if mode == "die":
-            mechanism = question.mechanism
-            try:
-                design = find_die_design(mechanism.p, mechanism.q)
-            except ParameterError as exc:
-                raise _with_question(exc, question.id) from None
-            die = _die_view(design, wording)
-        questions.append(QuestionView(number=number, id=question.id, text=question.text,
-                                      wording=wording, die=die))
+        try:
+            wording = merge_wording(survey_wording,
+                                    (f"question {question.id!r} wording", question.wording))
+            view = _question_view(number, question, wording)
+            questions.append(view)
+            if mode == "slips":
+                slip_lines.append(_slip_lines(question, view, len(groups)))
+                dice.append((None,) * len(groups))
+                continue
+            plan = die_plan(question.design)
+            own = len(question.design.group_names)
+            dice.append(tuple(
+                None if plan[g if own > 1 else 0] is None
+                else _die_view(plan[g if own > 1 else 0], question, wording)
+                for g in range(len(groups))))
+        except ParameterError as exc:
+            if str(exc).startswith("question "):
+                raise
+            raise _with_question(exc, question.id) from None
+    forms = tuple(
+        FormView(group=group, show_group=len(groups) > 1, questions=tuple(
+            FormQuestion(question=view, die=dice[j][g]) for j, view in enumerate(questions)))
+        for g, group in enumerate(groups))
     return QuestionnaireLayout(survey_name=survey.name, title=survey.title,
                                language=survey.language, mode=mode, wording=survey_wording,
-                               questions=tuple(questions))
+                               questions=tuple(questions), groups=groups, forms=forms,
+                               slip_lines=tuple(slip_lines))
 
 
 def _with_question(exc: ParameterError, question_id: str) -> ParameterError:
     exc.args = (f"question {question_id!r}: {exc.args[0]}",) + exc.args[1:]
     return exc
-
-
-def build_slip(layout: QuestionnaireLayout, codes: Sequence[str]) -> list[SlipLine]:
-    """The lines of one private slip: for each question, the rule its code ("T", "L" or
-    "D") says, in that question's wording.
-
-    The slip deliberately holds no respondent id (docs/questionnaires.md).
-    """
-    if len(codes) != len(layout.questions):
-        raise ParameterError(
-            f"{len(codes)} codes for {len(layout.questions)} questions; give one per question"
-        )
-    lines = []
-    for question, code in zip(layout.questions, codes, strict=True):
-        try:
-            rule, key = RULE_KEYS[code]
-        except KeyError:
-            raise ParameterError(f"code {code!r} must be one of T, L, D") from None
-        lines.append(SlipLine(question=question, rule=rule, instruction=question.wording[key]))
-    return lines

@@ -1,58 +1,74 @@
-"""Draw each respondent's private codes: T (truthful), L (opposite), D (don't know).
+"""Draw each respondent's private instruction per question, and each respondent's group.
 
-For a question with the generalized Warner mechanism Q2x3 (paper, Section 3,
-before Eq. 2) a respondent is told to answer truthfully with probability p, to
-give the opposite answer with probability q and to say "don't know" with
-probability 1 - p - q. This module draws those instructions and knows nothing
-but the mechanism (no storage, no rendering).
+A design's protocol (:attr:`surveykit.designs.base.Design.protocol`) lists,
+per group, the instructions a respondent may be told to follow ("answer
+truthfully", "answer yes whatever the truth is", "answer this other
+question", "if your true answer is yes, answer 2", ...) with their exact
+probabilities (``fractions.Fraction``). This module draws one instruction per
+respondent and question from that list, and one group per respondent for
+multi-group surveys. It knows nothing but the designs (no storage, no
+rendering).
 
 Randomness is injected. The default source is :class:`SystemEntropy`, the
 operating system's cryptographically secure generator (``os.urandom``): nobody
-can recompute its codes. A seeded ``numpy.random.Generator`` (see
+can recompute its draws. A seeded ``numpy.random.Generator`` (see
 :func:`seeded_source`) is accepted for reproducible tests only; anybody who
-knows the seed can recompute every code, so :data:`SEED_WARNING` must be shown
+knows the seed can recompute every draw, so :data:`SEED_WARNING` must be shown
 to the user whenever one is used.
 
-How a code is drawn (exact to 2^-53): a uniform integer U on [0, 2^53) is
-compared with the integer thresholds t1 = round(p 2^53) and
-t2 = round((p + q) 2^53), computed exactly with ``fractions.Fraction`` from the
-floating-point p and q:
+How an instruction is drawn (exact integer arithmetic): with probabilities
+p_1, ..., p_m (exact fractions, summing to s = 1), the cumulative sums
+C_i = p_1 + ... + p_i become integer thresholds on the grid of 2^53,
 
-    code = T if U < t1,  L if t1 <= U < t2,  D otherwise,
+    t_i = round(C_i / s * 2^53),   t_m = 2^53 exactly,
 
-so P(T) = t1 / 2^53 differs from p by at most 2^-54 (and likewise for L, D).
+computed with ``fractions.Fraction``, and a uniform integer U on [0, 2^53)
+picks instruction i when t_(i-1) <= U < t_i. So every cumulative probability
+t_i / 2^53 is within 2^-54 of C_i, every instruction's probability within
+2^-53 of p_i, and both are exact when the p_i are dyadic with denominator up
+to 2^53 (1/2, 3/8, ...). (s differs from 1 only for a custom matrix typed as
+decimals, whose columns must add up to 1 within 1e-9.)
+
+How groups are drawn: a *balanced* assignment (every group gets n // G
+respondents and n mod G groups, chosen at random, one more) in an order given
+by a uniformly random permutation; the permutation sorts distinct 64-bit
+random keys (a tie, probability below n^2 / 2^65, draws all keys again), so
+every order is exactly equally likely.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
 
-from surveykit.designs.warner import GeneralizedWarner
+from surveykit.designs.base import Design, Instruction
 from surveykit.errors import ParameterError
 
 __all__ = [
-    "CODES",
+    "GRID_BITS",
     "SEED_WARNING",
     "RandomSource",
     "SystemEntropy",
-    "code_thresholds",
-    "draw_codes",
-    "draw_code_matrix",
+    "balanced_groups",
+    "draw_instruction_matrix",
+    "draw_instructions",
+    "instruction_indices",
+    "instruction_thresholds",
+    "question_protocols",
+    "random_permutation",
     "seeded_source",
-    "tally_codes",
     "uniform_integers",
 ]
 
-#: The three codes, in the order of their probabilities (p, q, 1 - p - q).
-CODES: tuple[str, str, str] = ("T", "L", "D")
-_CODE_ARRAY = np.array(CODES)
-
-_GRID_BITS = 53
-_GRID = 1 << _GRID_BITS
+#: Bits of the grid the thresholds live on.
+GRID_BITS = 53
+_GRID = 1 << GRID_BITS
+# A custom matrix typed as decimals may add up to 1 within this slack.
+_SUM_TOLERANCE = Fraction(1, 10**9)
 
 SEED_WARNING = (
     "Warning: --seed makes the respondent ids and codes reproducible: anyone who knows "
@@ -88,8 +104,10 @@ RandomSource = SystemEntropy | np.random.Generator
 def seeded_source(seed: int) -> np.random.Generator:
     """A reproducible source for tests; see :data:`SEED_WARNING` before using it.
 
-    >>> a = draw_codes(GeneralizedWarner(p=0.6, q=0.2), 5, rng=seeded_source(1))
-    >>> b = draw_codes(GeneralizedWarner(p=0.6, q=0.2), 5, rng=seeded_source(1))
+    >>> from surveykit.designs.warner import GeneralizedWarner
+    >>> gw = GeneralizedWarner(p=0.6, q=0.2).protocol.for_group(0)
+    >>> a = draw_instructions(gw, 5, rng=seeded_source(1))
+    >>> b = draw_instructions(gw, 5, rng=seeded_source(1))
     >>> bool((a == b).all())
     True
     """
@@ -118,68 +136,160 @@ def uniform_integers(rng: RandomSource | None, size: int | tuple[int, ...], *,
     )
 
 
-def code_thresholds(mechanism: GeneralizedWarner) -> tuple[int, int]:
-    """The integer thresholds (t1, t2) = (round(p 2^53), round((p + q) 2^53)).
+# -- instructions ------------------------------------------------------------------------
 
-    Computed exactly from the floats p and q; P(T) = t1 / 2^53,
-    P(L) = (t2 - t1) / 2^53, P(D) = 1 - t2 / 2^53.
 
-    >>> code_thresholds(GeneralizedWarner(p=0.5, q=0.25)) == (2**52, 3 * 2**51)
+def instruction_thresholds(instructions: Sequence[Instruction]) -> tuple[int, ...]:
+    """The integer thresholds t_i = round(C_i / s 2^53) of the cumulative probabilities.
+
+    Instruction i is drawn when t_(i-1) <= U < t_i for U uniform on [0, 2^53)
+    (module docstring); the last threshold is 2^53.
+
+    >>> from surveykit.designs.warner import GeneralizedWarner
+    >>> instruction_thresholds(GeneralizedWarner(p=0.5, q=0.25).protocol.for_group(0)) \\
+    ...     == (2**52, 3 * 2**51, 2**53)
     True
     """
-    kinds = {i.kind: i.probability for i in mechanism.protocol.for_group(0)}
-    p = kinds.get("truthful", Fraction(0))
-    q = kinds.get("opposite", Fraction(0))
-    t1 = round(p * _GRID)
-    t2 = min(_GRID, round((p + q) * _GRID))
-    return t1, t2
+    if not instructions:
+        raise ParameterError(
+            "the design has no instructions to draw (a custom matrix with more than 4096 "
+            "combinations of responses); give respondents fewer responses per state")
+    probabilities = [Fraction(i.probability) for i in instructions]
+    if any(p < 0 for p in probabilities):
+        raise ParameterError(f"instruction probabilities ({[str(p) for p in probabilities]}) "
+                             "must be >= 0")
+    total = sum(probabilities, Fraction(0))
+    if abs(total - 1) > _SUM_TOLERANCE:
+        raise ParameterError(
+            f"instruction probabilities add up to {float(total):.12g}, not 1; every respondent "
+            "must get exactly one instruction")
+    return tuple(round(c / total * _GRID) for c in itertools.accumulate(probabilities))
 
 
-def _codes_from_uniforms(mechanism: GeneralizedWarner, uniforms: np.ndarray) -> np.ndarray:
-    t1, t2 = code_thresholds(mechanism)
-    index = (uniforms >= np.uint64(t1)).astype(np.int8)
-    index += uniforms >= np.uint64(t2)
-    return _CODE_ARRAY[index]
+def instruction_indices(instructions: Sequence[Instruction], uniforms: np.ndarray
+                        ) -> np.ndarray:
+    """The instruction each uniform integer on [0, 2^53) picks: i when t_(i-1) <= U < t_i.
+
+    >>> from surveykit.designs.warner import GeneralizedWarner
+    >>> gw = GeneralizedWarner(p=0.5, q=0.25).protocol.for_group(0)
+    >>> instruction_indices(gw, np.array([0, 2**52 - 1, 2**52, 2**53 - 1], dtype=np.uint64))
+    array([0, 0, 1, 2])
+    """
+    thresholds = np.array(instruction_thresholds(instructions), dtype=np.uint64)
+    return np.searchsorted(thresholds, uniforms, side="right")
 
 
-def draw_codes(mechanism: GeneralizedWarner, size: int, *,
-               rng: RandomSource | None = None) -> np.ndarray:
-    """Draw ``size`` independent codes for one question: an array of "T", "L", "D".
+def draw_instructions(instructions: Sequence[Instruction], size: int, *,
+                      rng: RandomSource | None = None) -> np.ndarray:
+    """Draw ``size`` independent instructions: indices into ``instructions``.
 
-    P(T) = p, P(L) = q, P(D) = 1 - p - q, each exact to 2^-54 (module docstring).
+    P(index i) = probability of instruction i, to 2^-53 (module docstring).
     ``rng=None`` uses operating-system entropy.
 
-    >>> draw_codes(GeneralizedWarner(p=1.0, q=0.0), 3).tolist()
-    ['T', 'T', 'T']
+    >>> from surveykit.designs.forced import ForcedResponse
+    >>> protocol = ForcedResponse(p=[0.0, 0.5], dont_know=0.5).protocol.for_group(0)
+    >>> [i.code for i in protocol]
+    ['truthful', 'say:yes', 'dont_know']
+    >>> sorted({protocol[i].code for i in draw_instructions(protocol, 1000)})
+    ['dont_know', 'say:yes', 'truthful']
     """
     size = _check_size(size)
-    return _codes_from_uniforms(mechanism, uniform_integers(rng, size, bits=_GRID_BITS))
+    uniforms = uniform_integers(rng, size, bits=GRID_BITS)
+    return instruction_indices(instructions, uniforms)
 
 
-def draw_code_matrix(mechanisms: Sequence[GeneralizedWarner], size: int, *,
-                     rng: RandomSource | None = None) -> np.ndarray:
-    """Codes for ``size`` respondents and each question: shape (size, len(mechanisms)).
+def question_protocols(design: Design, groups: int) -> tuple[tuple[Instruction, ...], ...]:
+    """The instructions a respondent of each of the survey's ``groups`` gets for ``design``.
 
-    Column j follows ``mechanisms[j]``; every entry is drawn independently.
+    A multi-group design gives group g its own instructions; a one-group
+    design gives every group the same.
 
-    >>> draw_code_matrix([GeneralizedWarner(p=0.6, q=0.2)] * 2, 4).shape
+    >>> from surveykit.designs.detection import StochasticLieDetector
+    >>> [[i.code for i in group] for group in question_protocols(
+    ...     StochasticLieDetector(p=[0.25, 0.75]), 2)]
+    [['truthful', 'say:yes'], ['truthful', 'say:yes']]
+    """
+    own = len(design.group_names)
+    if own == 1:
+        return (design.protocol.for_group(0),) * groups
+    if own != groups:
+        raise ParameterError(
+            f"design {design.model!r} has {own} groups but the survey has {groups}; every "
+            "multi-group question of a survey must have the survey's groups")
+    return tuple(design.protocol.for_group(g) for g in range(groups))
+
+
+def draw_instruction_matrix(designs: Sequence[Design], groups: np.ndarray | None = None, *,
+                            size: int | None = None, rng: RandomSource | None = None
+                            ) -> np.ndarray:
+    """One instruction per respondent and question: indices of shape (respondents, questions).
+
+    ``groups`` holds each respondent's survey group (0-based; None: one group,
+    give ``size``). Entry (r, j) indexes
+    ``question_protocols(designs[j], G)[groups[r]]``; every entry is drawn
+    independently.
+
+    >>> from surveykit.designs.warner import GeneralizedWarner
+    >>> draw_instruction_matrix([GeneralizedWarner(p=0.6, q=0.2)] * 2, size=4).shape
     (4, 2)
     """
-    size = _check_size(size)
-    uniforms = uniform_integers(rng, (size, len(mechanisms)), bits=_GRID_BITS)
-    codes = np.empty((size, len(mechanisms)), dtype=_CODE_ARRAY.dtype)
-    for j, mechanism in enumerate(mechanisms):
-        codes[:, j] = _codes_from_uniforms(mechanism, uniforms[:, j])
-    return codes
+    if groups is None:
+        groups = np.zeros(_check_size(size), dtype=np.intp)
+    groups = np.asarray(groups)
+    group_total = max([1] + [len(d.group_names) for d in designs])
+    if groups.size and not 0 <= int(groups.min()) <= int(groups.max()) < group_total:
+        raise ParameterError(
+            f"groups must be group indices 0 to {group_total - 1} (the designs have "
+            f"{group_total} group(s)); got {int(groups.min())} to {int(groups.max())}")
+    uniforms = uniform_integers(rng, (groups.size, len(designs)), bits=GRID_BITS)
+    drawn = np.zeros((groups.size, len(designs)), dtype=np.int16)
+    masks = [groups == g for g in range(group_total)] if group_total > 1 else None
+    for j, design in enumerate(designs):
+        protocols = question_protocols(design, group_total)
+        if masks is None or len(set(protocols)) == 1:
+            drawn[:, j] = instruction_indices(protocols[0], uniforms[:, j])
+            continue
+        for mask, protocol in zip(masks, protocols, strict=True):
+            drawn[mask, j] = instruction_indices(protocol, uniforms[mask, j])
+    return drawn
 
 
-def tally_codes(codes: np.ndarray) -> dict[str, int]:
-    """Counts of "T", "L" and "D" in an array of codes (zeros included).
+# -- groups -------------------------------------------------------------------------------
 
-    >>> tally_codes(np.array(["T", "D", "T"]))
-    {'T': 2, 'L': 0, 'D': 1}
+
+def random_permutation(size: int, *, rng: RandomSource | None = None) -> np.ndarray:
+    """A uniformly random permutation of 0, ..., size - 1 (argsort of distinct 64-bit keys).
+
+    >>> sorted(random_permutation(5).tolist())
+    [0, 1, 2, 3, 4]
     """
-    return {code: int(np.count_nonzero(codes == code)) for code in CODES}
+    size = _check_size(size)
+    while True:
+        keys = uniform_integers(rng, size, bits=64)
+        order = np.argsort(keys, kind="stable")
+        ranked = keys[order]
+        if size < 2 or bool(np.all(ranked[1:] != ranked[:-1])):
+            return order
+
+
+def balanced_groups(size: int, count: int, *, rng: RandomSource | None = None) -> np.ndarray:
+    """Each of ``size`` respondents' group (0-based), balanced over ``count`` groups.
+
+    Every group gets size // count respondents; size mod count groups, chosen
+    at random, get one more; the order is a uniformly random permutation.
+
+    >>> groups = balanced_groups(7, 2)
+    >>> sorted(np.bincount(groups, minlength=2).tolist())
+    [3, 4]
+    """
+    size = _check_size(size)
+    if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
+        raise ParameterError(f"count ({count!r}) must be a whole number of groups >= 1")
+    if count == 1:
+        return np.zeros(size, dtype=np.intp)
+    extra = random_permutation(count, rng=rng)[: size % count]
+    labels = np.concatenate([np.tile(np.arange(count), size // count), np.sort(extra)])
+    return labels[random_permutation(size, rng=rng)].astype(np.intp)
 
 
 def _check_size(size: object) -> int:

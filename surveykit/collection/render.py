@@ -12,7 +12,7 @@
   templates shipped with surveykit, so a user may override one file only.
 
 Templates do no arithmetic: they receive plain data and format it with the
-filters registered here (``percent``, ``faces``, ``face_list``).
+filters registered here (``percent``, ``faces``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from surveykit.collection.dice import format_faces as faces
 from surveykit.errors import ParameterError, SurveykitError
 from surveykit.resources import locate_resource
 
@@ -105,18 +106,6 @@ def percent(value: float, digits: int = 0) -> str:
     '12.5%'
     """
     return f"{100 * float(value):.{digits}f}%"
-
-
-def faces(span: tuple[int, int] | None, none: str = "-") -> str:
-    """Die faces (low, high) as ``'1–4'`` (en dash), ``'5'``, or ``none`` for an empty span.
-
-    >>> faces((1, 4)), faces((5, 5)), faces(None)
-    ('1–4', '5', '-')
-    """
-    if span is None:
-        return none
-    low, high = span
-    return str(low) if low == high else f"{low}\u2013{high}"
 
 
 def make_environment(templates_dir: str | Path | None = None) -> jinja2.Environment:

@@ -297,7 +297,7 @@ def build_xlsform(survey, *, randomize: str = "self",
     groups = tuple(survey.groups)
     if len(groups) > 1:
         builder.rows.append({"type": "select_one groups", "name": "group", "required": "yes",
-                             "label": builder.texts(survey_wording["group_label"])})
+                             "label": builder.texts(survey_wording["group_question_label"])})
         for number, name in enumerate(groups, start=1):
             builder.choices.append({"list_name": "groups", "name": str(number),
                                     "label": builder.texts(name)})

@@ -307,6 +307,14 @@ def _codes_check(issued: Mapping[int, Mapping[str, int]], design: Design
 
     statistic, df, impossible = 0.0, 0, False
     shares_text: list[str] = []
+    if len(design.group_names) == 1 and len(issued) > 1:
+        # a one-group question in a multi-group survey: tallies are kept per form version,
+        # and every version draws from the same protocol
+        pooled: dict[str, int] = {}
+        for counts in issued.values():
+            for code, n in counts.items():
+                pooled[code] = pooled.get(code, 0) + n
+        issued = {1: pooled}
     for group, counts in sorted(issued.items()):
         total = sum(counts.values())
         if total == 0 or not 1 <= group <= len(design.group_names):

@@ -1,0 +1,329 @@
+"""Web submissions: all answers of one respondent in one transaction, idempotent, checked.
+
+``surveykit serve`` stores what a respondent's browser sends (an id and one
+answer per question) under the rules imports follow
+(:mod:`surveykit.store.importer`):
+
+* **one transaction** per submission, holding every answer of the
+  respondent: a refused submission changes nothing;
+* **idempotent**: a respondent who already has answers in the survey (from
+  the web or from any import) may send the *same* answers again, which
+  changes nothing (:attr:`SubmissionResult.already_recorded`); different
+  answers are a :class:`SubmissionConflict` (HTTP 409);
+* **only issued ids** once the survey has issued ids, and the respondent's
+  group is the one its id was issued with (multi-group surveys need issued
+  ids: the group decides which instructions the page draws);
+* **labels checked** against each question's design (``response_labels``):
+  the page sends labels, never spellings, so nothing is normalized but the id.
+
+How web answers are recorded: ``responses`` rows like any import's, whose
+``import_id`` points to one ``imports`` row per survey and UTC day, named
+``web YYYY-MM-DD`` with ``file_format = "web"``. Its ``sha256`` is the
+SHA-256 of the text ``surveykit web YYYY-MM-DD`` (no file has that content),
+so (survey, sha256) stays unique and concurrent first submissions of a day
+create it once (INSERT ... ON CONFLICT DO NOTHING). Each submission adds 1
+to its ``rows_read`` (one respondent, like a wide row), the answers stored to
+``imported`` and the questions left out to ``missing``; its ``imported_at``
+is the day's midnight UTC, so no stored time dates any respondent's answers.
+``counts`` and
+``report`` read ``responses`` only, so they see web answers exactly like
+imported ones; ``survey list`` counts one import per day of web collection.
+
+Concurrency: on SQLite, writers queue on the database lock (BEGIN IMMEDIATE)
+and, inside one process, on a lock of their own, so that waiting threads do
+not poll SQLite's busy handler. On PostgreSQL the primary key of
+``responses`` serializes two submissions of one respondent: the later one
+fails its INSERT, rolls back and looks again (then it is a repeat or a
+conflict).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, Engine, select
+from sqlalchemy import exc as sa_exc
+
+from surveykit.definition.responses import canonical_respondent_id
+from surveykit.definition.survey import Survey
+from surveykit.errors import ParameterError, StoreError
+from surveykit.store import database as store
+from surveykit.store.models import RESPONDENT_ID_LENGTH
+
+__all__ = [
+    "NotIssuedError",
+    "RespondentStatus",
+    "SubmissionConflict",
+    "SubmissionError",
+    "SubmissionResult",
+    "Submissions",
+    "WEB_FORMAT",
+    "open_submissions",
+    "record_submission",
+    "web_import_name",
+]
+
+#: ``imports.file_format`` of the daily web import records.
+WEB_FORMAT = "web"
+# Ids a browser may send: letters, digits and a few separators (issued ids, e-mail-like
+# codes); nothing that means something in HTML, SQL, CSV or a terminal.
+_WEB_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:@+-]{{0,{RESPONDENT_ID_LENGTH - 1}}}\Z")
+# A submission that keeps meeting concurrent ones for the same respondent gives up.
+_ATTEMPTS = 3
+
+
+class SubmissionError(ParameterError):
+    """A submission is malformed (bad id, unknown question, wrong label); nothing was stored.
+
+    Messages never repeat what the client sent: they are shown to anybody.
+    """
+
+
+class NotIssuedError(StoreError):
+    """The respondent id was not issued for the survey (or has no group where one is needed)."""
+
+
+class SubmissionConflict(StoreError):
+    """Different answers are already recorded for this respondent; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class SubmissionResult:
+    """What a submission did: ``answers`` stored now (0 when ``already_recorded``)."""
+
+    survey: str
+    respondent_id: str
+    group: int
+    answers: int
+    already_recorded: bool
+    import_id: int
+
+
+@dataclass(frozen=True)
+class RespondentStatus:
+    """An id as the survey knows it: its canonical form, its group, whether it has answers."""
+
+    respondent_id: str
+    group: int
+    answered: bool
+
+
+def web_import_name(moment: datetime) -> tuple[str, str]:
+    """The ``(file_name, sha256)`` of the web import record of ``moment``'s UTC day.
+
+    >>> web_import_name(datetime(2026, 11, 23, 23, 30, tzinfo=UTC))[0]
+    'web 2026-11-23'
+    """
+    day = moment.astimezone(UTC).date().isoformat()
+    return f"web {day}", hashlib.sha256(f"surveykit web {day}".encode()).hexdigest()
+
+
+def canonical_web_id(value: object) -> str:
+    """The id a browser sent, trimmed and (if it reads as an issued id) in printed form.
+
+    Raises SubmissionError unless it then is 1 to 200 letters, digits and ``. _ : @ + -``.
+
+    >>> canonical_web_id(" 7kq2 m9xd 4frt 8b "), canonical_web_id("class3-017")
+    ('7KQ2-M9XD-4FRT-8B', 'class3-017')
+    """
+    if not isinstance(value, str):
+        raise SubmissionError("respondent_id must be a text")
+    text = canonical_respondent_id(value.strip())
+    if not _WEB_ID.match(text):
+        raise SubmissionError(
+            f"respondent_id must be 1 to {RESPONDENT_ID_LENGTH} letters, digits and . _ : @ + - "
+            "(starting with a letter or digit)")
+    return text
+
+
+@dataclass(frozen=True)
+class Submissions:
+    """One survey's web submissions on one database (open with :func:`open_submissions`).
+
+    The survey, its database id and its questions' ids are read once; every
+    :meth:`record` is one transaction.
+    """
+
+    engine: Engine
+    survey: Survey
+    survey_key: int
+    question_keys: Mapping[str, int]
+    _labels: Mapping[str, frozenset[str]] = field(repr=False)
+    _lock: threading.Lock | None = field(repr=False, compare=False)
+    # Facts that never change once true, kept to save round trips: the web import record
+    # of each day (once committed) and whether the survey has issued ids.
+    _known: dict[str, int | bool] = field(default_factory=dict, repr=False, compare=False)
+
+    def check(self, respondent_id: object) -> RespondentStatus:
+        """The canonical id, its group and whether it has answers; NotIssuedError if refused."""
+        canonical = canonical_web_id(respondent_id)
+        with self.engine.connect() as conn:
+            group = self._group(conn, canonical)
+            answered = bool(self._existing(conn, canonical))
+        return RespondentStatus(respondent_id=canonical, group=group, answered=answered)
+
+    def record(self, respondent_id: object, answers: object, *,
+               now: datetime | None = None) -> SubmissionResult:
+        """Store every answer of one respondent at once (see the module docstring).
+
+        ``answers`` maps question ids to response labels (at least one
+        question). Raises SubmissionError (malformed), NotIssuedError (id not
+        issued) or SubmissionConflict (different answers already recorded).
+        """
+        canonical = canonical_web_id(respondent_id)
+        wanted = self._checked_answers(answers)
+        moment = now or datetime.now(UTC)
+        for _ in range(_ATTEMPTS):
+            try:
+                return self._record(canonical, wanted, moment)
+            except sa_exc.IntegrityError:
+                continue  # a concurrent submission for this respondent won (PostgreSQL)
+        raise StoreError(f"other submissions for this respondent kept arriving at the same "
+                         f"time; nothing was stored for it in survey {self.survey.name!r}: "
+                         "send the answers again")
+
+    def _record(self, respondent_id: str, wanted: dict[str, str],
+                moment: datetime) -> SubmissionResult:
+        with self._writing(), store.write_transaction(self.engine) as conn:
+            group = self._group(conn, respondent_id)
+            existing = self._existing(conn, respondent_id)
+            if existing:
+                if {name: answer for name, (answer, _) in existing.items()} != wanted:
+                    raise SubmissionConflict(
+                        f"different answers are already recorded for this respondent in "
+                        f"survey {self.survey.name!r}; nothing was changed")
+                return SubmissionResult(
+                    survey=self.survey.name, respondent_id=respondent_id, group=group,
+                    answers=0, already_recorded=True,
+                    import_id=min(key for _, key in existing.values()))
+            file_name, digest = web_import_name(moment)
+            import_id = self._known.get(digest) or self._web_import(conn, file_name, digest,
+                                                                     moment)
+            # one multi-row INSERT: one round trip whatever the number of questions
+            conn.execute(store.responses.insert().values([
+                {"survey_id": self.survey_key, "question_id": self.question_keys[name],
+                 "respondent_id": respondent_id, "answer": answer, "group_number": group,
+                 "import_id": import_id}
+                for name, answer in wanted.items()]))
+            imports = store.imports
+            # Last statement of the transaction: on PostgreSQL this row's lock is held
+            # only until the commit that follows.
+            conn.execute(imports.update().where(imports.c.id == import_id).values(
+                rows_read=imports.c.rows_read + 1,
+                imported=imports.c.imported + len(wanted),
+                missing=imports.c.missing + len(self.question_keys) - len(wanted)))
+        self._known[digest] = import_id  # committed: it exists from now on
+        return SubmissionResult(survey=self.survey.name, respondent_id=respondent_id,
+                                group=group, answers=len(wanted), already_recorded=False,
+                                import_id=import_id)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        with self._lock if self._lock is not None else nullcontext():
+            yield
+
+    def _checked_answers(self, answers: object) -> dict[str, str]:
+        if not isinstance(answers, Mapping) or not answers:
+            raise SubmissionError("answers must map question ids to answers, one question or "
+                                  "more")
+        checked = {}
+        for name, answer in answers.items():
+            labels = self._labels.get(name) if isinstance(name, str) else None
+            if labels is None:
+                raise SubmissionError(
+                    f"answers name a question that survey {self.survey.name!r} does not have; "
+                    f"its questions are {', '.join(self.question_keys)}")
+            if not isinstance(answer, str) or answer not in labels:
+                raise SubmissionError(
+                    f"the answer to question {name!r} must be one of its design's labels "
+                    f"({', '.join(self.survey.question(name).design.response_labels)})")
+            checked[name] = answer
+        return checked
+
+    def _group(self, conn: Connection, respondent_id: str) -> int:
+        respondents = store.respondents
+        row = conn.execute(select(respondents.c.group_number).where(
+            respondents.c.survey_id == self.survey_key,
+            respondents.c.respondent_id == respondent_id)).first()
+        several = len(self.survey.groups) > 1
+        if row is not None:
+            if row.group_number is not None:
+                return row.group_number
+            if several:
+                raise NotIssuedError(
+                    f"this respondent id was issued without a group, but survey "
+                    f"{self.survey.name!r} has multi-group designs; issue ids with groups")
+            return 1
+        if not self._known.get("issued"):  # ids are never withdrawn once issued
+            self._known["issued"] = conn.execute(select(respondents.c.respondent_id).where(
+                respondents.c.survey_id == self.survey_key).limit(1)).first() is not None
+        if self._known["issued"]:
+            raise NotIssuedError(f"this respondent id was not issued for survey "
+                                 f"{self.survey.name!r}")
+        if several:
+            raise NotIssuedError(
+                f"survey {self.survey.name!r} has multi-group designs and no issued ids: "
+                "issue ids (surveykit generate) so that each respondent has a group")
+        return 1
+
+    def _existing(self, conn: Connection, respondent_id: str) -> dict[str, tuple[str, int]]:
+        responses = store.responses
+        names = {key: name for name, key in self.question_keys.items()}
+        # question_id IN (...) keeps the lookup on the primary key (survey, question, respondent)
+        rows = conn.execute(select(responses.c.question_id, responses.c.answer,
+                                   responses.c.import_id).where(
+            responses.c.survey_id == self.survey_key,
+            responses.c.question_id.in_(list(names)),
+            responses.c.respondent_id == respondent_id))
+        return {names[question]: (answer, import_id) for question, answer, import_id in rows}
+
+    def _web_import(self, conn: Connection, file_name: str, digest: str,
+                    moment: datetime) -> int:
+        imports = store.imports
+        wanted = select(imports.c.id).where(imports.c.survey_id == self.survey_key,
+                                            imports.c.sha256 == digest)
+        found = conn.execute(wanted).scalar()
+        if found is not None:
+            return found
+        # the day's midnight (UTC), not the first submission's time: no answer is dated
+        day = moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        conn.execute(store.dialect_insert(conn, imports).values(
+            survey_id=self.survey_key, file_name=file_name, sha256=digest,
+            file_format=WEB_FORMAT, rows_read=0, imported=0, replaced=0, rejected=0,
+            missing=0, imported_at=day,
+        ).on_conflict_do_nothing(index_elements=[imports.c.survey_id, imports.c.sha256]))
+        return conn.execute(wanted).scalar_one()
+
+
+def open_submissions(engine: Engine, survey_name: str) -> Submissions:
+    """The handle :meth:`Submissions.record` works through, for survey ``survey_name``.
+
+    >>> # submissions = open_submissions(open_engine(), "academic_integrity")
+    >>> # submissions.record("7KQ2-M9XD-4FRT-8B", {"exam_cheating": "no"})
+    """
+    survey = store.load_survey(engine, survey_name)
+    with engine.connect() as conn:
+        key = store.survey_id(conn, survey_name)
+        by_name = store.question_ids(conn, key)
+    ordered = {question.id: by_name[question.id] for question in survey.questions}
+    labels = {question.id: frozenset(question.design.response_labels)
+              for question in survey.questions}
+    lock = threading.Lock() if engine.dialect.name == "sqlite" else None
+    return Submissions(engine=engine, survey=survey, survey_key=key, question_keys=ordered,
+                       _labels=labels, _lock=lock)
+
+
+def record_submission(engine: Engine, survey_name: str, respondent_id: object,
+                      answers: object, *, now: datetime | None = None) -> SubmissionResult:
+    """Store one respondent's answers to survey ``survey_name`` (see the module docstring).
+
+    >>> # record_submission(open_engine(), "academic_integrity", "7KQ2-M9XD-4FRT-8B",
+    >>> #                   {"exam_cheating": "no", "plagiarism": "dont_know"})
+    """
+    return open_submissions(engine, survey_name).record(respondent_id, answers, now=now)

@@ -1,0 +1,330 @@
+"""The ASGI application behind ``surveykit serve`` (Starlette): one survey, six routes.
+
+=====================  ==============================================================
+``GET /``              the page (HTML; sets the CSRF cookie, carries the token)
+``GET /survey.json``   questions, button texts and each question's rules with their
+                       integer thresholds (:mod:`surveykit.collection.webform`)
+``GET /static/...``    ``survey.js`` (draws the rules) and ``survey.css``
+``POST /start``        ``{"respondent_id"}`` -> the id's group (which rules to draw)
+``POST /submit``       ``{"respondent_id", "answers": {question id: label}}``: stored
+                       in one transaction (:mod:`surveykit.store.submissions`)
+``GET /healthz``       ``{"status": "ok", "open": ..., "submissions": ...}``
+=====================  ==============================================================
+
+What the server learns is the respondent id and the answers, nothing else:
+the page draws every rule in the browser and sends none; request bodies with
+any other field are refused; no log line holds a body.
+
+Status codes: 201 recorded, 200 the same answers again (nothing changed),
+403 id not issued or CSRF check failed, 409 different answers already
+recorded, 410 the survey is closed (``close_at``), 413 body too large, 415
+not JSON, 422 malformed, 429 rate limit (with Retry-After), 503 database
+unavailable. Every refusal happens before the database changes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from anyio import CapacityLimiter, to_thread
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from surveykit.collection.render import load_wording_defaults, make_environment
+from surveykit.collection.webform import build_web_form
+from surveykit.errors import StoreError
+from surveykit.store.submissions import (
+    NotIssuedError,
+    SubmissionConflict,
+    SubmissionError,
+    open_submissions,
+)
+from surveykit.web.assets import SCRIPT, STYLE, load_asset
+from surveykit.web.security import (
+    CSRF_COOKIE,
+    CSRF_HEADER,
+    RateLimiter,
+    RequestRefused,
+    csrf_ok,
+    new_csrf_token,
+    read_json_object,
+    same_origin,
+    security_headers,
+)
+
+__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_RATE_LIMIT", "LOOPBACK_HOSTS", "SubmissionTally",
+           "create_app"]
+
+#: Largest request body accepted, in bytes (a 100-question survey sends about 5 KB).
+DEFAULT_MAX_BODY = 64 * 1024
+#: POST requests a minute per client address (bursts of the same size).
+DEFAULT_RATE_LIMIT = 60
+#: Host headers accepted when the server listens on loopback (guards against DNS rebinding).
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+# Worker threads that may use the database at once: below SQLAlchemy's default pool
+# (5 connections + 10 overflow), so no request times out waiting for a connection.
+_DATABASE_THREADS = 10
+
+access_log = logging.getLogger("surveykit.web.access")
+error_log = logging.getLogger("surveykit.web")
+
+
+@dataclass
+class SubmissionTally:
+    """What the server did since it started, for the terminal and /healthz (no answers)."""
+
+    recorded: int = 0
+    repeated: int = 0
+    conflicts: int = 0
+    refused: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def line(self) -> str:
+        """One line for the terminal.
+
+        >>> SubmissionTally(recorded=3, repeated=1).line()
+        '3 submissions recorded, 1 repeated (no change), 0 conflicts, 0 refused'
+        """
+        return (f"{self.recorded} submission{'s' if self.recorded != 1 else ''} recorded, "
+                f"{self.repeated} repeated (no change), {self.conflicts} conflict"
+                f"{'s' if self.conflicts != 1 else ''}, {self.refused} refused")
+
+
+def _error(status: int, message: str, reason: str,
+           headers: dict[str, str] | None = None) -> JSONResponse:
+    """``{"error": message, "reason": reason}``: a sentence for people, a word for the page."""
+    return JSONResponse({"error": message, "reason": reason}, status_code=status,
+                        headers=headers)
+
+
+class _SecurityHeaders:
+    """Pure ASGI middleware: security headers and no-store caching on every response."""
+
+    def __init__(self, app, *, script_integrity: str) -> None:
+        self.app = app
+        self.plain = security_headers(script_integrity, https=False)
+        self.tls = security_headers(script_integrity, https=True)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        extra = self.tls if scope.get("scheme") == "https" else self.plain
+
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                headers += [(name.encode(), value.encode()) for name, value in extra
+                            if name.encode() not in present]
+                if b"cache-control" not in present:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class _AccessLog:
+    """Pure ASGI middleware: one line per request (client, method, path, status, time).
+
+    The path only: never the query string, never a body, never a header.
+    """
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or not access_log.isEnabledFor(logging.INFO):
+            await self.app(scope, receive, send)
+            return
+        began = time.perf_counter()
+        status = [0]
+
+        async def remember_status(message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, remember_status)
+        finally:
+            client = (scope.get("client") or ("-",))[0]
+            access_log.info('%s "%s %s" %d %.1f ms', client, scope["method"], scope["path"],
+                            status[0] or 500, 1000 * (time.perf_counter() - began))
+
+
+def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = None,
+               rate_limit: int = DEFAULT_RATE_LIMIT, max_body: int = DEFAULT_MAX_BODY,
+               allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS,
+               tally: SubmissionTally | None = None,
+               clock: Callable[[], datetime] | None = None) -> Starlette:
+    """The application serving survey ``survey_name`` from ``engine``'s database.
+
+    ``close_at`` (aware datetime): from then on submissions get 410 and the
+    page says the survey is closed. ``rate_limit``: POSTs a minute per client
+    address (0: no limit). ``allowed_hosts``: Host headers accepted (None:
+    any, for a server behind a reverse proxy that checks them). ``tally``
+    receives the counts; ``clock`` gives the time (tests).
+
+    >>> # uvicorn.run(create_app(open_engine(), "academic_integrity"), port=8000)
+    """
+    submissions = open_submissions(engine, survey_name)
+    environment = make_environment()
+    form = build_web_form(submissions.survey,
+                          wording_defaults=load_wording_defaults(environment))
+    page = environment.get_template("web/page.html.j2")
+    script, style = load_asset(SCRIPT), load_asset(STYLE)
+    limiter = RateLimiter(per_minute=rate_limit)
+    tally = tally if tally is not None else SubmissionTally()
+    now = clock or (lambda: datetime.now(UTC))
+    form_data = form.to_dict()
+    # Store calls wait here rather than for a pooled connection (whose wait has a timeout).
+    database_threads = CapacityLimiter(_DATABASE_THREADS)
+
+    def is_open() -> bool:
+        return close_at is None or now() < close_at
+
+    async def home(request: Request) -> Response:
+        token = request.cookies.get(CSRF_COOKIE)
+        if not csrf_ok(token, token):  # absent or not one of ours: a fresh one
+            token = new_csrf_token()
+        html = page.render(language=form.language, title=form.title, wording=form.wording,
+                           csrf_token=token, script=script, style=style)
+        response = HTMLResponse(html)
+        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/",
+                            secure=request.url.scheme == "https")
+        return response
+
+    async def survey_json(request: Request) -> Response:
+        data = {**form_data, "open": is_open(),
+                "closes_at": close_at.isoformat() if close_at is not None else None}
+        return Response(json.dumps(data, ensure_ascii=False), media_type="application/json")
+
+    def static(asset) -> Callable:
+        async def serve(request: Request) -> Response:
+            return Response(asset.content, media_type=asset.media_type,
+                            headers={"cache-control": "no-cache"})
+        return serve
+
+    def check_post(request: Request) -> None:
+        client = request.client.host if request.client else "unknown"
+        if not limiter.allow(client):
+            raise RequestRefused(429, "too many requests from this address; wait a minute",
+                                 reason="rate_limit",
+                                 headers={"retry-after": str(limiter.retry_after())})
+        own = f"{request.url.scheme}://{request.url.netloc}"
+        if not same_origin(request.headers.get("origin"),
+                           request.headers.get("sec-fetch-site"), own):
+            raise RequestRefused(403, "requests must come from the survey's own page",
+                                 reason="origin")
+        if not csrf_ok(request.cookies.get(CSRF_COOKIE), request.headers.get(CSRF_HEADER)):
+            raise RequestRefused(403, "the CSRF token is missing or wrong: reload the page",
+                                 reason="csrf")
+        if not is_open():
+            raise RequestRefused(410, "the survey is closed", reason="closed")
+
+    async def store_call(function, *args):
+        """Run a blocking store call in a worker thread; database trouble becomes 503."""
+        try:
+            return await to_thread.run_sync(function, *args, limiter=database_threads)
+        except (SubmissionError, NotIssuedError, SubmissionConflict):
+            raise
+        except (StoreError, SQLAlchemyError) as exc:
+            # the class only: a driver's message can hold the statement's parameters
+            error_log.error("database error: %s", type(exc).__name__)
+            raise RequestRefused(503, "the survey's database is not available; try again "
+                                      "in a minute", reason="database") from None
+
+    async def answer(request: Request, fields: tuple[str, ...], act) -> Response:
+        try:
+            check_post(request)
+            data = await read_json_object(request, fields, limit=max_body)
+            return await act(data)
+        except RequestRefused as exc:
+            tally.refused += 1
+            return _error(exc.status, exc.message, exc.reason, exc.headers)
+        except SubmissionError as exc:
+            tally.refused += 1
+            return _error(422, str(exc), "invalid")
+        except NotIssuedError as exc:
+            tally.refused += 1
+            return _error(403, str(exc), "not_issued")
+        except SubmissionConflict as exc:
+            tally.conflicts += 1
+            return _error(409, str(exc), "conflict")
+
+    async def start(request: Request) -> Response:
+        async def act(data: dict) -> Response:
+            status = await store_call(submissions.check, data["respondent_id"])
+            if status.answered:  # told before answering, not counted as a conflict
+                return _error(409, "answers for this respondent id are already recorded",
+                              "answered")
+            return JSONResponse({"respondent_id": status.respondent_id, "group": status.group})
+        return await answer(request, ("respondent_id",), act)
+
+    async def submit(request: Request) -> Response:
+        async def act(data: dict) -> Response:
+            result = await store_call(submissions.record, data["respondent_id"],
+                                      data["answers"])
+            if result.already_recorded:
+                tally.repeated += 1
+                return JSONResponse({"status": "already_recorded"})
+            tally.recorded += 1
+            return JSONResponse({"status": "recorded"}, status_code=201)
+        return await answer(request, ("respondent_id", "answers"), act)
+
+    async def healthz(request: Request) -> Response:
+        def ping() -> None:
+            with engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+        try:
+            await store_call(ping)
+        except RequestRefused:
+            return JSONResponse({"status": "database unavailable"}, status_code=503)
+        return JSONResponse({"status": "ok", "survey": form.survey, "open": is_open(),
+                             "submissions": tally.recorded})
+
+    async def no_icon(request: Request) -> Response:
+        return Response(status_code=204)
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        return _error(exc.status_code, exc.detail if isinstance(exc.detail, str) else "error",
+                      "http")
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return _error(500, "internal error", "internal")
+
+    routes = [
+        Route("/", home, methods=["GET"]),
+        Route("/survey.json", survey_json, methods=["GET"]),
+        Route(f"/static/{SCRIPT}", static(script), methods=["GET"]),
+        Route(f"/static/{STYLE}", static(style), methods=["GET"]),
+        Route("/start", start, methods=["POST"]),
+        Route("/submit", submit, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/favicon.ico", no_icon, methods=["GET"]),
+    ]
+    middleware = [Middleware(_AccessLog),
+                  Middleware(_SecurityHeaders, script_integrity=script.integrity)]
+    if allowed_hosts is not None:
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
+    app = Starlette(routes=routes, middleware=middleware,
+                    exception_handlers={HTTPException: http_error, 500: server_error})
+    app.state.tally = tally
+    app.state.script = script
+    app.state.survey = submissions.survey
+    return app

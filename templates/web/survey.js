@@ -1,0 +1,222 @@
+// surveykit web collection: draws each respondent's private rules in the browser.
+//
+// For each question the page draws one rule from the design's protocol, shows it
+// beside the question, takes the answer and removes the rule from the page before
+// the next draw. Only the answers leave the browser, all at once, when the
+// respondent presses Submit: one POST of {"respondent_id", "answers"}.
+//
+// The draw is exact on a 2^53 grid: U = 21 random bits * 2^32 + 32 random bits,
+// both from crypto.getRandomValues (never Math.random), is uniform on [0, 2^53)
+// and exact in a JavaScript number; the rule drawn is the first whose integer
+// threshold "below" exceeds U. The thresholds come from /survey.json, computed
+// exactly by the server from the design's probabilities (surveykit.collection.webform).
+//
+// This file is the same for every survey: its SHA-256 is printed by
+// `surveykit serve --print-hash` and in the page footer.
+"use strict";
+
+(() => {
+  const TWO_POW_32 = 4294967296;
+  const GRID_BITS = 53;
+  const state = { form: null, token: "", respondentId: null, group: 0, index: 0, answers: null };
+  const byId = (id) => document.getElementById(id);
+
+  function uniform53() {
+    const words = new Uint32Array(2);
+    crypto.getRandomValues(words);
+    return (words[0] >>> 11) * TWO_POW_32 + words[1];
+  }
+
+  function drawRule(rules) {
+    if (rules.length === 1) {
+      return rules[0]; // nothing to draw (e.g. a crosswise question without "don't know")
+    }
+    const u = uniform53();
+    for (const rule of rules) {
+      if (u < rule.below) {
+        return rule;
+      }
+    }
+    throw new Error("the rules' thresholds must end at 2^53");
+  }
+
+  function say(text, kind) {
+    const message = byId("message");
+    message.textContent = text;
+    message.className = kind || "";
+  }
+
+  function show(section) {
+    for (const id of ["start", "question", "review"]) {
+      byId(id).hidden = id !== section;
+    }
+  }
+
+  async function post(path, body) {
+    const response = await fetch(path, {
+      method: "POST",
+      credentials: "same-origin",
+      cache: "no-store",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": state.token },
+      body: JSON.stringify(body),
+    });
+    let data = null;
+    try {
+      data = await response.json();
+    } catch (error) {
+      data = null;
+    }
+    return { status: response.status, data: data || {} };
+  }
+
+  function paragraph(text) {
+    const p = document.createElement("p");
+    p.textContent = text;
+    return p;
+  }
+
+  function ask() {
+    const question = state.form.questions[state.index];
+    const groups = question.rules;
+    const rule = drawRule(groups.length === 1 ? groups[0] : groups[state.group]);
+    byId("progress").textContent = question.progress;
+    byId("question-text").textContent = question.text;
+    const innocuous = byId("innocuous");
+    innocuous.hidden = !question.innocuous;
+    byId("innocuous-label").textContent = question.innocuous ? question.innocuous_label : "";
+    byId("innocuous-text").textContent = question.innocuous || "";
+    byId("rule-lines").replaceChildren(...rule.lines.map(paragraph));
+    const reminder = byId("reminder");
+    reminder.textContent = question.reminder;
+    reminder.hidden = !question.reminder;
+    byId("answers").replaceChildren(...question.answers.map((answer) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = answer.text;
+      button.dataset.answer = answer.label;
+      button.addEventListener("click", (event) => choose(event, question.id, answer.label));
+      return button;
+    }));
+    show("question");
+    byId("progress").focus();
+  }
+
+  function choose(event, questionId, label) {
+    if (event.detail > 1) {
+      return; // the second click of a double click (or tap) must not answer the next question
+    }
+    byId("rule-lines").replaceChildren(); // the rule leaves the page before the next draw
+    state.answers[questionId] = label;
+    state.index += 1;
+    if (state.index < state.form.questions.length) {
+      ask();
+    } else {
+      show("review");
+      byId("review-text").focus();
+    }
+  }
+
+  function finish(text, kind) {
+    state.answers = null;
+    state.respondentId = null;
+    show(null);
+    say(text, kind);
+    byId("message").focus();
+  }
+
+  async function start(event) {
+    event.preventDefault();
+    const wording = state.form.wording;
+    const input = byId("respondent-id");
+    const typed = input.value.trim();
+    if (!typed) {
+      say(wording.web_id_help, "problem");
+      input.focus();
+      return;
+    }
+    const button = byId("start-button");
+    button.disabled = true;
+    let reply;
+    try {
+      reply = await post("/start", { respondent_id: typed });
+    } catch (error) {
+      reply = { status: 0, data: {} };
+    }
+    button.disabled = false;
+    if (reply.status === 200) {
+      state.respondentId = reply.data.respondent_id;
+      state.group = reply.data.group - 1;
+      state.index = 0;
+      state.answers = Object.create(null);
+      say("");
+      ask();
+      return;
+    }
+    let text = wording.web_error;
+    if (reply.status === 409) {
+      text = wording.web_used_id;
+    } else if (reply.status === 410) {
+      text = wording.web_closed;
+    } else if (reply.status === 422 || reply.data.reason === "not_issued") {
+      text = wording.web_unknown_id;
+    }
+    say(text, "problem");
+    input.focus();
+  }
+
+  async function submit() {
+    const wording = state.form.wording;
+    const button = byId("submit-button");
+    button.disabled = true;
+    say(wording.web_sending);
+    let reply;
+    try {
+      reply = await post("/submit", { respondent_id: state.respondentId, answers: state.answers });
+    } catch (error) {
+      reply = { status: 0, data: {} };
+    }
+    if (reply.status === 201) {
+      finish(wording.web_thanks);
+    } else if (reply.status === 200) {
+      finish(wording.web_already);
+    } else if (reply.status === 409) {
+      finish(wording.web_conflict, "problem");
+    } else if (reply.status === 410) {
+      finish(wording.web_closed, "problem");
+    } else {
+      say(wording.web_error, "problem"); // the answers stay in the page: press Submit again
+      button.disabled = false;
+    }
+  }
+
+  async function load() {
+    state.token = document.querySelector('meta[name="csrf-token"]').content;
+    const message = byId("message");
+    try {
+      const response = await fetch("/survey.json", { credentials: "same-origin", cache: "no-store" });
+      state.form = await response.json();
+    } catch (error) {
+      say(message.dataset.error, "problem");
+      return;
+    }
+    if (state.form.grid_bits !== GRID_BITS) {
+      say(message.dataset.error, "problem");
+      return;
+    }
+    if (!state.form.open) {
+      say(state.form.wording.web_closed, "problem");
+      return;
+    }
+    const link = /^#id=([^&]+)$/.exec(window.location.hash);
+    if (link) {
+      byId("respondent-id").value = decodeURIComponent(link[1]);
+      // the id leaves the address bar and the history
+      window.history.replaceState(null, "", window.location.pathname);
+    }
+    byId("start-form").addEventListener("submit", start);
+    byId("submit-button").addEventListener("click", submit);
+    show("start");
+  }
+
+  document.addEventListener("DOMContentLoaded", load);
+})();

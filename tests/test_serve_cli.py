@@ -1,0 +1,93 @@
+"""``surveykit serve``: the published hash, the loopback guard, --close-at, one-line errors."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from datetime import datetime, timedelta
+
+import httpx
+from click.testing import CliRunner
+
+from surveykit.cli import main
+from surveykit.resources import locate_resource
+from tests.web_support import running_cli
+
+SCRIPT_FILE = locate_resource("templates") / "web" / "survey.js"
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_print_hash_gives_the_script_sha256_an_auditor_can_recompute():
+    content = SCRIPT_FILE.read_bytes()
+    digest = hashlib.sha256(content)
+    result = run("serve", "--print-hash")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        f"sha256-{base64.b64encode(digest.digest()).decode()}  survey.js  "
+        "(Subresource Integrity)",
+        f"{digest.hexdigest()}  survey.js  (sha256sum)",
+    ]
+
+
+def test_the_script_uses_the_secure_generator_only():
+    source = SCRIPT_FILE.read_text(encoding="utf-8")
+    assert "crypto.getRandomValues" in source
+    assert "Math.random" not in source.replace("never Math.random", "")
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(",
+                 "localStorage.set", "sessionStorage.set", "document.cookie"):
+        assert sink not in source, sink
+
+
+def test_a_non_loopback_address_needs_public():
+    result = run("serve", "--survey", "academic_integrity", "--host", "0.0.0.0")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "Error: --host 0.0.0.0 is not a loopback address: add --public to serve other "
+        "machines, behind a reverse proxy with TLS (docs/web-collection.md)\n")
+
+
+def test_allowed_host_is_for_public_servers_only():
+    result = run("serve", "--survey", "s", "--allowed-host", "survey.example.org")
+    assert result.exit_code == 2
+    assert "--allowed-host is for --public servers" in result.stderr
+
+
+def test_close_at_must_be_a_future_time():
+    past = (datetime.now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
+    result = run("serve", "--survey", "s", "--close-at", past)
+    assert result.exit_code == 2
+    assert "is not in the future: the survey would be closed before it opens" in result.stderr
+    result = run("serve", "--survey", "s", "--close-at", "next friday")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: --close-at ('next friday') is not a date and time")
+
+
+def test_serve_needs_a_survey_and_names_the_known_ones(sqlite_url, sample_survey_path):
+    assert run("serve").exit_code == 2
+    assert run("init", "--db", sqlite_url).exit_code == 0
+    assert run("survey", "add", str(sample_survey_path), "--db", sqlite_url).exit_code == 0
+    result = run("serve", "--survey", "nope", "--db", sqlite_url)
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: no survey named 'nope' in the database; known surveys: "
+                             "academic_integrity\n")
+
+
+def test_a_public_server_warns_about_tls_and_prints_when_it_closes(sqlite_url,
+                                                                  sample_survey_path):
+    run("init", "--db", sqlite_url)
+    run("survey", "add", str(sample_survey_path), "--db", sqlite_url)
+    later = (datetime.now() + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
+    with running_cli(sqlite_url, "academic_integrity", "--public", "--allowed-host",
+                     "127.0.0.1", "--close-at", later) as server:
+        health = httpx.get(server.url + "/healthz", timeout=10).json()
+        assert health == {"status": "ok", "survey": "academic_integrity", "open": True,
+                          "submissions": 0}
+        # behind a proxy only the names given are answered
+        other = httpx.get(server.url + "/", headers={"host": "other.example"}, timeout=10)
+        assert other.status_code == 400
+    output = server.output()
+    assert "Warning: --public serves plain HTTP. Put a reverse proxy with TLS" in output
+    assert f"Answers are accepted until {later}" in output

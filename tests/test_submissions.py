@@ -1,0 +1,185 @@
+"""Web submissions in the store: one transaction, idempotent, issued ids, groups, day records.
+
+Every test runs on a migrated SQLite file and on a PostgreSQL schema.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, select
+
+from surveykit import store
+from surveykit.definition.survey import parse_survey
+from surveykit.store import database
+from surveykit.store.importer import import_responses
+from surveykit.store.submissions import (
+    NotIssuedError,
+    SubmissionConflict,
+    SubmissionError,
+    open_submissions,
+    record_submission,
+)
+from tests.web_support import ANSWERS, snapshot
+
+NOON = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+TWO_GROUPS = """
+name = "groups"
+title = "Two groups"
+[design]
+model = "sld"
+p = [0.2, 0.8]
+groups = ["short", "long"]
+[[questions]]
+id = "q1"
+text = "Ever?"
+[[questions]]
+id = "q2"
+text = "Twice?"
+"""
+
+
+def test_a_submission_stores_every_answer_and_counts_see_it_like_an_import(
+        survey_engine: Engine, sample_survey, tmp_path: Path):
+    result = record_submission(survey_engine, "academic_integrity", "web-1", ANSWERS, now=NOON)
+    assert (result.answers, result.already_recorded, result.group) == (4, False, 1)
+    # the same answers imported from a file into a twin survey count the same
+    twin = parse_survey(sample_survey.source.replace('name = "academic_integrity"',
+                                                     'name = "twin"'))
+    store.add_survey(survey_engine, twin)
+    csv = tmp_path / "twin.csv"
+    csv.write_text("respondent_id," + ",".join(ANSWERS) + "\nweb-1,"
+                   + ",".join(ANSWERS.values()) + "\n", encoding="utf-8")
+    import_responses(survey_engine, csv, "twin")
+    web = store.count_responses(survey_engine, "academic_integrity")
+    imported = store.count_responses(survey_engine, "twin")
+    assert [(q.counts, q.missing) for q in web] == [(q.counts, q.missing) for q in imported]
+    assert [q.answers() for q in web] == [{"yes": 1}, {"no": 1}, {"dont_know": 1}, {"no": 1}]
+
+
+def test_the_same_answers_again_change_nothing(survey_engine: Engine):
+    first = record_submission(survey_engine, "academic_integrity", "web-1", ANSWERS, now=NOON)
+    before = snapshot(survey_engine)
+    again = record_submission(survey_engine, "academic_integrity", "web-1", dict(ANSWERS),
+                              now=NOON + timedelta(days=1))
+    assert again.already_recorded and again.answers == 0
+    assert again.import_id == first.import_id
+    assert snapshot(survey_engine) == before
+
+
+def test_different_answers_for_a_recorded_respondent_are_a_conflict(survey_engine: Engine):
+    record_submission(survey_engine, "academic_integrity", "web-1", ANSWERS, now=NOON)
+    before = snapshot(survey_engine)
+    for changed in ({**ANSWERS, "plagiarism": "yes"},
+                    {"exam_cheating": "yes"}):  # fewer answers is different too
+        with pytest.raises(SubmissionConflict, match="different answers are already recorded"):
+            record_submission(survey_engine, "academic_integrity", "web-1", changed, now=NOON)
+    assert snapshot(survey_engine) == before
+
+
+def test_answers_from_an_earlier_import_count_as_recorded(survey_engine: Engine,
+                                                          tmp_path: Path):
+    csv = tmp_path / "paper.csv"
+    csv.write_text("respondent_id,question_id,answer\np-7,exam_cheating,yes\n",
+                   encoding="utf-8")
+    import_responses(survey_engine, csv, "academic_integrity")
+    same = record_submission(survey_engine, "academic_integrity", "p-7",
+                             {"exam_cheating": "yes"})
+    assert same.already_recorded
+    with pytest.raises(SubmissionConflict):
+        record_submission(survey_engine, "academic_integrity", "p-7", {"exam_cheating": "no"})
+
+
+def test_once_ids_are_issued_only_issued_ids_are_accepted_as_typed(survey_engine: Engine):
+    issued = "7KQ2-M9XD-4FRT-8B"
+    database.record_generation(survey_engine, "academic_integrity", [issued], {})
+    before = snapshot(survey_engine)
+    with pytest.raises(NotIssuedError, match="was not issued for survey 'academic_integrity'"):
+        record_submission(survey_engine, "academic_integrity", "7KQ2-M9XD-4FRT-8C", ANSWERS)
+    assert snapshot(survey_engine) == before
+    # typed in lower case with spaces and I for 1: read as the issued id
+    result = record_submission(survey_engine, "academic_integrity", "7kq2 m9xd 4frt 8b", ANSWERS)
+    assert result.respondent_id == issued
+
+
+def test_the_group_comes_from_the_issued_id(engine: Engine):
+    store.add_survey(engine, parse_survey(TWO_GROUPS))
+    database.record_generation(engine, "groups", ["A-1", "B-1"], {}, groups=[1, 2])
+    submissions = open_submissions(engine, "groups")
+    assert submissions.check("B-1").group == 2
+    submissions.record("B-1", {"q1": "yes", "q2": "no"})
+    counts = store.count_responses(engine, "groups")
+    assert counts[0].counts.to_dict() == {"2": {"yes": 1}}
+
+
+def test_a_multi_group_survey_without_issued_ids_refuses_submissions(engine: Engine):
+    store.add_survey(engine, parse_survey(TWO_GROUPS))
+    with pytest.raises(NotIssuedError, match="multi-group designs and no issued ids"):
+        record_submission(engine, "groups", "anyone", {"q1": "yes"})
+
+
+@pytest.mark.parametrize("respondent_id, answers, message", [
+    ("web-1", {"exam_cheating": "maybe"}, "must be one of its design's labels"),
+    ("web-1", {"exam_cheating": "Yes"}, "must be one of its design's labels"),  # labels only
+    ("web-1", {"exam_cheating": ["yes"]}, "must be one of its design's labels"),
+    ("web-1", {"nonexistent": "yes"}, "does not have; its questions are exam_cheating"),
+    ("web-1", {}, "one question or more"),
+    ("web-1", ["yes"], "must map question ids to answers"),
+    ("<script>alert(1)</script>", ANSWERS, "respondent_id must be 1 to 200 letters"),
+    ("", ANSWERS, "respondent_id must be 1 to 200"),
+    ("x" * 201, ANSWERS, "respondent_id must be 1 to 200"),
+    (17, ANSWERS, "respondent_id must be a text"),
+])
+def test_malformed_submissions_are_refused_and_change_nothing(survey_engine: Engine,
+                                                              respondent_id, answers, message):
+    before = snapshot(survey_engine)
+    with pytest.raises(SubmissionError, match=message) as caught:
+        record_submission(survey_engine, "academic_integrity", respondent_id, answers)
+    assert "<script>" not in str(caught.value)  # messages never repeat what was sent
+    assert snapshot(survey_engine) == before
+
+
+def test_web_answers_go_to_one_import_record_per_utc_day(survey_engine: Engine):
+    record_submission(survey_engine, "academic_integrity", "a", ANSWERS, now=NOON)
+    record_submission(survey_engine, "academic_integrity", "b", {"exam_cheating": "no"},
+                      now=NOON + timedelta(hours=11))  # 23:00 UTC, same day
+    record_submission(survey_engine, "academic_integrity", "c", ANSWERS,
+                      now=NOON + timedelta(hours=13))  # the next day
+    imports = database.imports
+    with survey_engine.connect() as conn:
+        rows = conn.execute(select(imports.c.file_name, imports.c.file_format,
+                                   imports.c.rows_read, imports.c.imported, imports.c.missing,
+                                   imports.c.imported_at)
+                            .order_by(imports.c.id)).all()
+    assert [tuple(row[:5]) for row in rows] == [("web 2026-11-23", "web", 2, 5, 3),
+                                                ("web 2026-11-24", "web", 1, 4, 0)]
+    # dated by the day only: no stored time tells when a respondent answered
+    assert [database.as_utc(row[5]) for row in rows] == [
+        datetime(2026, 11, 23, tzinfo=UTC), datetime(2026, 11, 24, tzinfo=UTC)]
+    summary = store.list_surveys(survey_engine)[0]
+    assert (summary.respondents, summary.answers, summary.imports) == (3, 9, 2)
+
+
+def test_concurrent_copies_of_one_submission_store_it_once(survey_engine: Engine):
+    submissions = open_submissions(survey_engine, "academic_integrity")
+    results, errors = [], []
+    barrier = threading.Barrier(8)
+
+    def send() -> None:
+        barrier.wait()
+        try:
+            results.append(submissions.record("twin", ANSWERS, now=NOON))
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=send) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert sorted(r.already_recorded for r in results) == [False] + [True] * 7
+    assert store.count_responses(survey_engine, "academic_integrity")[0].answered == 1

@@ -1,0 +1,253 @@
+"""The web application's HTTP behaviour: hostile requests are refused and change nothing.
+
+Requests go over real HTTP (httpx) to the application on uvicorn on loopback,
+on real migrated databases (SQLite and PostgreSQL); the browser tests
+(test_web_browser.py) drive ``surveykit serve`` through Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+from sqlalchemy import Engine
+
+from surveykit import store
+from surveykit.store import database
+from surveykit.web.app import create_app
+from surveykit.web.assets import SCRIPT, load_asset
+from surveykit.web.security import CSRF_COOKIE
+from tests.web_support import ANSWERS, serving, snapshot
+
+ISSUED = "7KQ2-M9XD-4FRT-8B"
+
+
+@contextmanager
+def client_for(engine: Engine, **options) -> Iterator[httpx.Client]:
+    """An HTTP client of the application serving academic_integrity on loopback."""
+    with serving(create_app(engine, "academic_integrity", **options)) as url, \
+            httpx.Client(base_url=url, timeout=30) as client:
+        yield client
+
+
+def page_token(client: httpx.Client) -> str:
+    """Open the page as a browser does: the CSRF cookie is set, the token is in the page."""
+    html = client.get("/").text
+    token = client.cookies[CSRF_COOKIE]
+    assert f'<meta name="csrf-token" content="{token}">' in html
+    return token
+
+
+def post(client: httpx.Client, path: str, body, token: str | None, **headers):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    sent = {"content-type": "application/json", **headers}
+    if token is not None:
+        sent["x-csrf-token"] = token
+    return client.post(path, content=data, headers=sent)
+
+
+@pytest.fixture
+def issued_engine(survey_engine: Engine) -> Engine:
+    """The sample survey with one issued id, on SQLite and on PostgreSQL."""
+    database.record_generation(survey_engine, "academic_integrity", [ISSUED], {})
+    return survey_engine
+
+
+@pytest.fixture
+def sqlite_engine(sqlite_url: str, sample_survey) -> Iterator[Engine]:
+    """The same on SQLite only, for behaviour that does not touch the database."""
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    store.add_survey(engine, sample_survey)
+    database.record_generation(engine, "academic_integrity", [ISSUED], {})
+    yield engine
+    engine.dispose()
+
+
+def test_a_submission_is_recorded_once_then_repeats_are_no_ops(issued_engine: Engine):
+    with client_for(issued_engine) as client:
+        token = page_token(client)
+        start = post(client, "/start", {"respondent_id": ISSUED.lower()}, token)
+        assert start.status_code == 200
+        assert start.json() == {"respondent_id": ISSUED, "group": 1}
+        body = {"respondent_id": ISSUED, "answers": ANSWERS}
+        first = post(client, "/submit", body, token)
+        assert (first.status_code, first.json()) == (201, {"status": "recorded"})
+        before = snapshot(issued_engine)
+        again = post(client, "/submit", body, token)
+        assert (again.status_code, again.json()) == (200, {"status": "already_recorded"})
+        conflict = post(client, "/submit", {**body, "answers": {**ANSWERS, "plagiarism": "yes"}},
+                        token)
+        assert conflict.status_code == 409 and conflict.json()["reason"] == "conflict"
+        used = post(client, "/start", {"respondent_id": ISSUED}, token)
+        assert used.status_code == 409
+        assert snapshot(issued_engine) == before
+
+
+HOSTILE = [
+    # (name, path, body, headers, expected status, reason)
+    ("extra field", "/submit", {"respondent_id": ISSUED, "answers": ANSWERS, "code": "T"},
+     {}, 422, "invalid"),
+    ("draw sent along", "/submit",
+     {"respondent_id": ISSUED, "answers": ANSWERS, "instructions": {"exam_cheating": "T"}},
+     {}, 422, "invalid"),
+    ("unknown id", "/submit", {"respondent_id": "7KQ2-M9XD-4FRT-8C", "answers": ANSWERS},
+     {}, 403, "not_issued"),
+    ("unknown id at start", "/start", {"respondent_id": "NOT-ISSUED"}, {}, 403, "not_issued"),
+    ("wrong label", "/submit", {"respondent_id": ISSUED, "answers": {"exam_cheating": "maybe"}},
+     {}, 422, "invalid"),
+    ("script in answers", "/submit",
+     {"respondent_id": ISSUED, "answers": {"exam_cheating": "<script>alert(1)</script>"}},
+     {}, 422, "invalid"),
+    ("script as question id", "/submit",
+     {"respondent_id": ISSUED, "answers": {"<script>alert(1)</script>": "yes"}},
+     {}, 422, "invalid"),
+    ("script as id", "/submit",
+     {"respondent_id": "<script>alert(1)</script>", "answers": ANSWERS}, {}, 422, "invalid"),
+    ("answers not an object", "/submit", {"respondent_id": ISSUED, "answers": "yes"},
+     {}, 422, "invalid"),
+    ("not an object", "/submit", ["respondent_id", ISSUED], {}, 422, "invalid"),
+    ("missing answers", "/submit", {"respondent_id": ISSUED}, {}, 422, "invalid"),
+    ("field twice", "/submit",
+     b'{"respondent_id": "7KQ2-M9XD-4FRT-8B", "answers": {"exam_cheating": "yes"},'
+     b' "answers": {"exam_cheating": "no"}}', {}, 422, "invalid"),
+    ("NaN", "/submit", b'{"respondent_id": NaN, "answers": {}}', {}, 422, "invalid"),
+    ("deep nesting", "/submit", b"[" * 30_000 + b"]" * 30_000, {}, 422, "invalid"),
+    ("not UTF-8", "/submit", b'{"respondent_id": "\xff"}', {}, 422, "invalid"),
+    ("not JSON", "/submit", b"respondent_id=x&answers=y", {}, 422, "invalid"),
+    ("form post", "/submit", b"respondent_id=x",
+     {"content-type": "application/x-www-form-urlencoded"}, 415, "content_type"),
+    ("oversized body", "/submit",
+     {"respondent_id": ISSUED, "answers": ANSWERS, "padding": "x" * 70_000}, {}, 413, "size"),
+    ("other site", "/submit", {"respondent_id": ISSUED, "answers": ANSWERS},
+     {"origin": "https://evil.example", "sec-fetch-site": "cross-site"}, 403, "origin"),
+]
+
+
+def test_hostile_requests_get_a_4xx_and_change_nothing(issued_engine: Engine):
+    # one server for every case: each must leave the database as it was
+    with client_for(issued_engine) as client:
+        token = page_token(client)
+        before = snapshot(issued_engine)
+        for name, path, body, headers, status, reason in HOSTILE:
+            response = post(client, path, body, token, **headers)
+            assert (response.status_code, response.json()["reason"]) == (status, reason), name
+            assert "<script>" not in response.text, name  # nothing sent is echoed back
+            assert snapshot(issued_engine) == before, name
+        # and the server still works
+        assert client.get("/healthz").json()["status"] == "ok"
+
+
+def test_a_body_larger_than_it_claims_is_cut_off_at_the_limit(sqlite_engine: Engine):
+    with client_for(sqlite_engine, max_body=1000) as client:
+        token = page_token(client)
+        before = snapshot(sqlite_engine)
+
+        def chunks():  # no Content-Length: the server counts what arrives
+            yield b'{"respondent_id": "' + b"A" * 600
+            yield b"A" * 600 + b'", "answers": {}}'
+
+        response = client.post("/submit", content=chunks(), headers={
+            "content-type": "application/json", "x-csrf-token": token})
+        assert response.status_code == 413
+        assert snapshot(sqlite_engine) == before
+
+
+@pytest.mark.parametrize("token", [None, "", "x" * 43], ids=["missing", "empty", "wrong"])
+def test_posts_without_the_page_csrf_token_are_refused(sqlite_engine: Engine, token):
+    with client_for(sqlite_engine) as client:
+        page_token(client)
+        before = snapshot(sqlite_engine)
+        response = post(client, "/submit", {"respondent_id": ISSUED, "answers": ANSWERS}, token)
+        assert response.status_code == 403 and response.json()["reason"] == "csrf"
+        assert snapshot(sqlite_engine) == before
+
+
+def test_a_token_without_its_cookie_is_refused(sqlite_engine: Engine):
+    with client_for(sqlite_engine) as client:
+        token = page_token(client)
+        client.cookies.clear()
+        response = post(client, "/submit", {"respondent_id": ISSUED, "answers": ANSWERS}, token)
+        assert response.status_code == 403
+
+
+def test_each_client_address_is_rate_limited(sqlite_engine: Engine):
+    with client_for(sqlite_engine, rate_limit=5) as client:
+        token = page_token(client)
+        statuses = [post(client, "/start", {"respondent_id": "NOT-ISSUED"}, token).status_code
+                    for _ in range(7)]
+        assert statuses == [403] * 5 + [429, 429]
+        refused = post(client, "/start", {"respondent_id": ISSUED}, token)
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+
+
+def test_after_close_at_answers_are_refused_and_the_page_says_closed(issued_engine: Engine):
+    close_at = datetime(2026, 11, 23, 18, 0, tzinfo=UTC)
+    clock = [close_at - timedelta(minutes=1)]
+    with client_for(issued_engine, close_at=close_at, clock=lambda: clock[0]) as client:
+        token = page_token(client)
+        assert client.get("/survey.json").json()["open"] is True
+        clock[0] = close_at
+        assert client.get("/survey.json").json()["open"] is False
+        before = snapshot(issued_engine)
+        response = post(client, "/submit", {"respondent_id": ISSUED, "answers": ANSWERS}, token)
+        assert response.status_code == 410 and response.json()["reason"] == "closed"
+        assert client.get("/healthz").json()["open"] is False
+        assert snapshot(issued_engine) == before
+
+
+def test_every_response_carries_the_security_headers(sqlite_engine: Engine):
+    with client_for(sqlite_engine) as client:
+        script = load_asset(SCRIPT)
+        for path in ("/", "/survey.json", f"/static/{SCRIPT}", "/healthz", "/nowhere"):
+            headers = client.get(path).headers
+            policy = headers["content-security-policy"]
+            assert "default-src 'none'" in policy
+            assert f"script-src 'self' '{script.integrity}'" in policy
+            assert "'unsafe-inline'" not in policy and "frame-ancestors 'none'" in policy
+            assert headers["x-content-type-options"] == "nosniff"
+            assert headers["x-frame-options"] == "DENY"
+            assert headers["referrer-policy"] == "no-referrer"
+        cookie = client.get("/").headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+
+
+def test_the_page_loads_the_script_by_its_published_hash(sqlite_engine: Engine):
+    with client_for(sqlite_engine) as client:
+        script = load_asset(SCRIPT)
+        html = client.get("/").text
+        assert f'src="/static/{SCRIPT}" integrity="{script.integrity}"' in html
+        assert script.sha256 in html  # the footer
+        assert client.get(f"/static/{SCRIPT}").content == script.content
+        assert "<script>" not in html  # no inline script at all
+
+
+def test_other_host_names_are_refused_on_loopback(sqlite_engine: Engine):
+    # DNS rebinding: a page on another name that resolves to 127.0.0.1
+    with client_for(sqlite_engine) as client:
+        response = client.get("/", headers={"host": "rebind.example:8000"})
+        assert response.status_code == 400
+        assert CSRF_COOKIE not in response.headers.get("set-cookie", "")
+
+
+def test_wrong_methods_and_paths_get_short_json_errors(sqlite_engine: Engine):
+    with client_for(sqlite_engine) as client:
+        assert client.get("/submit").status_code == 405
+        missing = client.get("/admin")
+        assert missing.status_code == 404 and missing.json()["reason"] == "http"
+
+
+def test_healthz_reports_an_unreachable_database_as_503(tmp_path, sqlite_engine: Engine):
+    with client_for(sqlite_engine) as client:
+        assert client.get("/healthz").status_code == 200
+        sqlite_engine.dispose()
+        for path in tmp_path.glob("surveykit.db*"):
+            path.unlink()
+        (tmp_path / "surveykit.db").mkdir()  # a folder cannot be opened as a database
+        response = client.get("/healthz")
+        assert response.status_code == 503
+        assert response.json() == {"status": "database unavailable"}

@@ -1,0 +1,372 @@
+"""``surveykit serve`` in a real browser: Debian's headless Chromium driven by Playwright.
+
+Respondents answer whole surveys through the page; every request the page
+sends is captured; the rules the page shows are checked against the design's
+probabilities (a chi-square test on 2,000 draws made by the page's own
+crypto.getRandomValues) and, with a scripted random source, exactly at the
+thresholds; the database must hold exactly the answers given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from scipy import stats
+from sqlalchemy import Engine
+
+from surveykit import store
+from surveykit.collection.randomizer import seeded_source
+from surveykit.collection.render import load_wording_defaults, make_environment
+from surveykit.collection.respondent_ids import new_respondent_ids
+from surveykit.collection.webform import build_web_form
+from surveykit.definition.survey import parse_survey
+from surveykit.store import database
+from surveykit.web.app import create_app
+from surveykit.web.assets import SCRIPT, load_asset
+from tests.web_support import MIXED, launch_chromium, running_cli, serving
+
+DOCS_SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "web-collection.png"
+WORDING = load_wording_defaults(make_environment())
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "academic_integrity.toml"
+
+# 400 questions, each forced response with "don't know": four rules with probabilities
+# 0.63, 0.09, 0.18, 0.10 (truthful, say no, say yes, don't know).
+MANY = 'name = "many"\ntitle = "Many questions"\n[design]\nmodel = "fr"\np = [0.1, 0.2]\n' \
+       'dont_know = 0.1\n' + "".join(f'[[questions]]\nid = "q{i:03d}"\ntext = "Question {i}?"\n'
+                                     for i in range(400))
+TWO_GROUPS = """
+name = "groups"
+title = "Two groups"
+[design]
+model = "sld"
+p = [0.2, 0.8]
+groups = ["short", "long"]
+[[questions]]
+id = "q1"
+text = "Have you ever cheated?"
+"""
+HOSTILE_TEXT = """
+name = "hostile"
+title = "<script>window.pwned = 1</script> Survey"
+[wording]
+web_intro = "<img src=x onerror=\\"window.pwned = 2\\"> intro"
+[[questions]]
+id = "q1"
+text = "<b>Bold?</b> <script>window.pwned = 3</script>"
+[questions.design]
+model = "crosswise"
+p = 0.25
+innocuous = "<iframe src=\\"javascript:window.pwned = 4\\"></iframe>"
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with launch_chromium() as launched:
+        yield launched
+
+
+def add(engine: Engine, text: str, ids: list[str] | None = None,
+        groups: list[int] | None = None):
+    survey = parse_survey(text)
+    store.add_survey(engine, survey)
+    if ids:
+        database.record_generation(engine, survey.name, ids, {}, groups=groups)
+    return survey, build_web_form(survey, wording_defaults=WORDING)
+
+
+@contextmanager
+def served(engine: Engine, survey_name: str, **options) -> Iterator[str]:
+    """The application on loopback in this process (faster to start than the CLI)."""
+    with serving(create_app(engine, survey_name, **options)) as url:
+        yield url
+
+
+class Watched:
+    """A page with its requests, console errors and script errors recorded."""
+
+    def __init__(self, browser, **options) -> None:
+        self.context = browser.new_context(**options)
+        self.context.set_default_timeout(15_000)
+        self.page = self.context.new_page()
+        self.requests: list[tuple[str, str, str | None]] = []
+        self.errors: list[str] = []
+        self.page.on("request", lambda r: self.requests.append((r.method, r.url, r.post_data)))
+        self.page.on("console",
+                     lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def start(self, url: str, respondent_id: str) -> None:
+        self.page.goto(url)
+        self.page.get_by_label("Respondent ID").fill(respondent_id)
+        self.page.get_by_role("button", name=WORDING["web_start"]).click()
+
+    def rule(self) -> str:
+        """The rule on the page now: its lines (paragraphs), one per line."""
+        return "\n".join(self.page.locator("#rule-lines p").all_text_contents())
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def scripted_uniforms(values: list[int]) -> str:
+    """An init script making crypto.getRandomValues return words that give these U values.
+
+    U = (w0 >>> 11) * 2^32 + w1, so w0 = (U div 2^32) << 11 and w1 = U mod 2^32.
+    """
+    words = []
+    for value in values:
+        words += [(value >> 32) << 11, value & 0xFFFFFFFF]
+    fill = "(array) => { array.set(words.splice(0, array.length)); return array; }"
+    return (f"(() => {{ const words = {json.dumps(words)}; "
+            f"Object.defineProperty(crypto, 'getRandomValues', {{ value: {fill} }}); }})();")
+
+
+def test_respondents_answer_whole_surveys_and_only_ids_and_answers_leave_the_browser(
+        browser, engine: Engine, database_url: str, tmp_path: Path):
+    ids = new_respondent_ids(3, rng=seeded_source(14))
+    survey, form = add(engine, MIXED, ids)
+    given: dict[str, dict[str, str]] = {}
+    shown_rules: set[str] = set()
+    with running_cli(database_url, "mixed", "--access-log") as server:
+        for number, respondent in enumerate(ids):
+            watched = Watched(browser)
+            watched.start(server.url, respondent.lower())  # typed in lower case
+            page = watched.page
+            given[respondent] = {}
+            for index, question in enumerate(form.questions):
+                page.get_by_text(question.progress, exact=True).wait_for()
+                rule = watched.rule()
+                allowed = {"\n".join(r.lines) for r in question.rules[0]}
+                assert rule in allowed, (question.id, rule)
+                shown_rules.update(r.lines[0] for r in question.rules[0])
+                label, text = question.answers[(number + index) % len(question.answers)]
+                given[respondent][question.id] = label
+                if index == len(form.questions) - 1:
+                    # half-way answers stay in the browser until Submit
+                    assert not any(url.endswith("/submit") for _, url, _ in watched.requests)
+                page.get_by_role("button", name=text, exact=True).click()
+            page.get_by_role("button", name=WORDING["web_submit"]).click()
+            page.get_by_text(WORDING["web_thanks"]).wait_for()
+            assert watched.rule() == ""  # the last rule left the page with the answer
+            assert page.evaluate("localStorage.length + sessionStorage.length") == 0
+            assert [c["name"] for c in watched.context.cookies()] == ["surveykit_csrf"]
+            bodies = [(url.rsplit("/", 1)[1], json.loads(data))
+                      for method, url, data in watched.requests if method == "POST"]
+            assert bodies == [("start", {"respondent_id": respondent.lower()}),
+                              ("submit", {"respondent_id": respondent,
+                                          "answers": given[respondent]})]
+            for method, url, data in watched.requests:
+                assert "?" not in url and (method == "POST" or data is None)
+            assert watched.errors == []
+            watched.close()
+        # a respondent who comes back is told the answers are in
+        again = Watched(browser)
+        again.start(server.url, ids[0])
+        again.page.get_by_text(WORDING["web_used_id"]).wait_for()
+        again.close()
+        log = server.output()
+    counts = store.count_responses(engine, "mixed")
+    for question in counts:
+        expected = Counter(answers[question.question_id] for answers in given.values())
+        assert question.answers() == dict(expected), question.question_id
+    # the terminal shows the live count; its log holds no id, answer or rule
+    assert "3 submissions recorded" in log
+    assert '"POST /submit" 201' in log
+    for respondent in ids:
+        assert respondent not in log and respondent.lower() not in log
+    assert '"answers"' not in log
+    assert not any(rule in log for rule in shown_rules)
+
+
+def test_the_rules_the_page_shows_follow_the_design_probabilities(
+        browser, sqlite_url: str, tmp_path: Path):
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    survey, form = add(engine, MANY)
+    rules = form.questions[0].rules[0]
+    texts = ["\n".join(rule.lines) for rule in rules]
+    shown: list[str] = []
+    sessions = 5  # x 400 questions = 2,000 rules drawn and shown by the page
+    with served(engine, "many", rate_limit=0) as url:
+        watched = Watched(browser)
+        for session in range(sessions):
+            watched.start(url, f"chi-{session}")
+            watched.page.get_by_text(form.questions[0].progress, exact=True).wait_for()
+            # A loop run in the page: read the rule shown, press the first answer button,
+            # for all 400 questions (the same click handlers a person's clicks run).
+            shown += watched.page.evaluate("""() => {
+                const seen = [];
+                for (let i = 0; i < 400; i++) {
+                    seen.push(document.getElementById("rule-lines").innerText);
+                    document.querySelector("#answers button").click();
+                }
+                return seen;
+            }""")
+            watched.page.get_by_role("button", name=WORDING["web_submit"]).click()
+            watched.page.get_by_text(WORDING["web_thanks"]).wait_for()
+        assert watched.errors == []
+        watched.close()
+    assert len(shown) == 2000
+    observed = Counter(shown)
+    assert set(observed) <= set(texts)
+    probabilities = [float(i.probability) for i in survey.questions[0].design.protocol.for_group(0)]
+    expected = [p * len(shown) for p in probabilities]
+    chi2 = sum((observed[t] - e) ** 2 / e for t, e in zip(texts, expected, strict=True))
+    # Chromium's generator cannot be seeded: the test fails by chance once in 10^6 runs.
+    critical = stats.chi2.isf(1e-6, df=len(texts) - 1)
+    assert chi2 < critical, (chi2, observed, expected)
+    # and the database holds the 5 x 400 answers given (the first button: yes)
+    counts = store.count_responses(engine, "many")
+    assert all(question.answers() == {"yes": sessions} for question in counts)
+    engine.dispose()
+
+
+def test_rules_change_exactly_at_the_thresholds(browser, sqlite_url: str):
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    survey, form = add(engine, MANY)
+    rules = form.questions[0].rules[0]
+    below = [rule.below for rule in rules]
+    # both sides of every boundary, and both ends of [0, 2^53)
+    values = [below[0] - 1, below[0], below[1] - 1, below[1], below[2] - 1, below[2], 0,
+              2 ** 53 - 1]
+    expected = [0, 1, 1, 2, 2, 3, 0, 3]
+    with served(engine, "many") as url:
+        watched = Watched(browser)
+        watched.page.add_init_script(scripted_uniforms(values))
+        watched.start(url, "edge")
+        for question, rule in zip(form.questions, expected, strict=False):
+            watched.page.get_by_text(question.progress, exact=True).wait_for()
+            assert watched.rule() == "\n".join(rules[rule].lines), question.progress
+            watched.page.locator("#answers button").first.click()
+        watched.close()
+    engine.dispose()
+
+
+def test_the_group_of_the_issued_id_decides_which_rules_are_drawn(browser, sqlite_url: str):
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    survey, form = add(engine, TWO_GROUPS, ["SHORT-1", "LONG-1"], groups=[1, 2])
+    first, second = form.questions[0].rules
+    middle = 2 ** 52  # U = 2^53 / 2: "say yes" in group 1 (truthful 1/5), truthful in group 2
+    with served(engine, "groups") as url:
+        for respondent, rules in (("SHORT-1", first), ("LONG-1", second)):
+            watched = Watched(browser)
+            watched.page.add_init_script(scripted_uniforms([middle]))
+            watched.start(url, respondent)
+            watched.page.get_by_text(form.questions[0].progress, exact=True).wait_for()
+            drawn = next(rule for rule in rules if middle < rule.below)
+            assert watched.rule() == "\n".join(drawn.lines)
+            watched.page.get_by_role("button", name="Yes", exact=True).click()
+            watched.page.get_by_role("button", name=WORDING["web_submit"]).click()
+            watched.page.get_by_text(WORDING["web_thanks"]).wait_for()
+            watched.close()
+    assert store.count_responses(engine, "groups")[0].counts.to_dict() == {
+        "1": {"yes": 1}, "2": {"yes": 1}}
+    engine.dispose()
+
+
+def test_a_keyboard_user_can_answer_from_a_link_carrying_the_id(browser, sqlite_url: str):
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    survey, form = add(engine, MIXED, ["KEY-1"])
+    with served(engine, "mixed") as url:
+        watched = Watched(browser)
+        page = watched.page
+        page.goto(url + "/#id=KEY-1")
+        field = page.get_by_label("Respondent ID")
+        field.wait_for()
+        assert field.input_value() == "KEY-1"
+        assert "#" not in page.url  # the id leaves the address bar
+        field.focus()
+        page.keyboard.press("Enter")
+        for question in form.questions:
+            heading = page.get_by_text(question.progress, exact=True)
+            heading.wait_for()
+            # focus moves to the question, so a screen reader reads it next
+            assert page.evaluate("document.activeElement.id") == "progress"
+            page.keyboard.press("Tab")  # the first answer button
+            page.keyboard.press("Enter")
+        page.get_by_role("button", name=WORDING["web_submit"]).wait_for()
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")
+        page.get_by_text(WORDING["web_thanks"]).wait_for()
+        assert watched.errors == []
+        watched.close()
+    first_labels = {q.id: q.answers[0][0] for q in form.questions}
+    assert {q.question_id: q.answers() for q in store.count_responses(engine, "mixed")} == {
+        name: {label: 1} for name, label in first_labels.items()}
+    engine.dispose()
+
+
+def test_markup_in_the_survey_file_is_shown_as_text_and_never_runs(browser, sqlite_url: str):
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    survey, form = add(engine, HOSTILE_TEXT)
+    with served(engine, "hostile") as url:
+        watched = Watched(browser)
+        watched.start(url, "x-1")
+        page = watched.page
+        page.get_by_text(form.questions[0].progress, exact=True).wait_for()
+        assert page.locator("h1").inner_text() == survey.title
+        assert page.locator("#question-text").inner_text() == survey.questions[0].text
+        assert page.locator("#innocuous-text").inner_text() == survey.questions[0].innocuous
+        assert page.title() == survey.title
+        assert page.evaluate("window.pwned") is None
+        assert page.locator("main img, main iframe, main b, main script").count() == 0
+        watched.close()
+    engine.dispose()
+
+
+def test_the_page_on_a_phone_with_its_script_hash(browser, sqlite_url: str, tmp_path: Path):
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    survey, form = add(engine, SAMPLE.read_text(encoding="utf-8"))
+    with served(engine, "academic_integrity") as url:
+        watched = Watched(browser, viewport={"width": 390, "height": 760},
+                          device_scale_factor=1, is_mobile=True, has_touch=True)
+        watched.start(url, "phone-1")
+        page = watched.page
+        page.get_by_text(form.questions[0].progress, exact=True).wait_for()
+        assert page.locator("#script-hash").inner_text() == load_asset(SCRIPT).sha256
+        # nothing wider than the phone's screen
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        shot = tmp_path / "web-collection.png"
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
+        if os.environ.get("SURVEYKIT_UPDATE_DOCS") == "1":
+            shutil.copyfile(shot, DOCS_SCREENSHOT)
+        watched.close()
+    engine.dispose()
+
+
+def test_a_script_that_differs_from_the_published_hash_does_not_run(browser, sqlite_url: str):
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    add(engine, SAMPLE.read_text(encoding="utf-8"))
+    original = load_asset(SCRIPT).content
+    # what a tampered server or cache would serve: the same script drawing with Math.random
+    tampered = original.replace(b"crypto.getRandomValues(words);",
+                                b"words[0] = Math.random() * 2 ** 32;")
+    assert tampered != original
+    with served(engine, "academic_integrity") as url:
+        watched = Watched(browser)
+        watched.page.route(f"**/static/{SCRIPT}", lambda route: route.fulfill(
+            status=200, body=tampered, content_type="text/javascript"))
+        watched.page.goto(url)
+        for _ in range(100):  # the browser reports the refusal on the console
+            if any("integrity" in error for error in watched.errors):
+                break
+            watched.page.wait_for_timeout(100)
+        assert any("integrity" in error for error in watched.errors), watched.errors
+        assert watched.page.locator("#start").is_hidden()  # the page never starts
+        watched.close()
+    engine.dispose()
