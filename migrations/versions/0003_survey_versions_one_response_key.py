@@ -4,7 +4,8 @@
   definition of a survey: ``surveykit survey update`` adds one when the
   [import] profile or aliases change. surveys.source moves there as version 1.
 * imports.survey_version: the version an import's answers were read with
-  (1 for existing imports), a foreign key to survey_versions.
+  (1 for existing imports), a foreign key to survey_versions; NULL where a
+  writer does not know it (web submissions' daily records, for now).
 * responses: the foreign keys survey_id -> surveys and question_id -> questions
   become one, (survey_id, question_id) -> questions(survey_id, id), which
   also checks that the question is the survey's; PostgreSQL checks foreign
@@ -57,7 +58,6 @@ def upgrade() -> None:
     imports = sa.table('imports', sa.column('survey_version', sa.Integer))
     bind.execute(imports.update().values(survey_version=1))
     with op.batch_alter_table('imports') as batch:
-        batch.alter_column('survey_version', existing_type=sa.Integer(), nullable=False)
         batch.create_foreign_key(op.f('fk_imports_survey_id_survey_versions'),
                                  'survey_versions', ['survey_id', 'survey_version'],
                                  ['survey_id', 'version'], ondelete='CASCADE')

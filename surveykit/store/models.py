@@ -122,7 +122,8 @@ class CodeTallyRecord(Base):
 class ImportRecord(Base):
     """One imported response file; (survey, sha256) is unique, which makes imports idempotent.
 
-    ``survey_version`` is the version of the definition its answers were read with.
+    ``survey_version`` is the version of the definition its answers were read with
+    (NULL for records written without it: the daily records of web submissions).
     """
 
     __tablename__ = "imports"
@@ -135,7 +136,7 @@ class ImportRecord(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     survey_id: Mapped[int] = mapped_column(ForeignKey("surveys.id", ondelete="CASCADE"))
-    survey_version: Mapped[int] = mapped_column(Integer)
+    survey_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
     file_name: Mapped[str] = mapped_column(Text)
     sha256: Mapped[str] = mapped_column(String(64))
     file_format: Mapped[str] = mapped_column(String(8))
