@@ -161,6 +161,9 @@ def test_web_answers_go_to_one_import_record_per_utc_day(survey_engine: Engine):
         datetime(2026, 11, 23, tzinfo=UTC), datetime(2026, 11, 24, tzinfo=UTC)]
     summary = store.list_surveys(survey_engine)[0]
     assert (summary.respondents, summary.answers, summary.imports) == (3, 9, 2)
+    with survey_engine.connect() as conn:
+        versions = conn.execute(select(imports.c.survey_version)).scalars().all()
+    assert versions == [1, 1]  # the survey definition the answers were read with
 
 
 def test_concurrent_copies_of_one_submission_store_it_once(survey_engine: Engine):
@@ -183,3 +186,14 @@ def test_concurrent_copies_of_one_submission_store_it_once(survey_engine: Engine
     assert errors == []
     assert sorted(r.already_recorded for r in results) == [False] + [True] * 7
     assert store.count_responses(survey_engine, "academic_integrity")[0].answered == 1
+
+
+def test_web_import_records_name_the_survey_version_they_read_answers_with(tmp_path):
+    from datetime import UTC, datetime
+
+    from surveykit.store.submissions import web_import_name
+
+    moment = datetime(2026, 11, 23, 12, tzinfo=UTC)
+    first, updated = web_import_name(moment, 1), web_import_name(moment, 2)
+    assert first[0] == updated[0] == "web 2026-11-23"
+    assert first[1] != updated[1]  # a survey update during the day starts a new record

@@ -114,14 +114,15 @@ class RespondentStatus:
     answered: bool
 
 
-def web_import_name(moment: datetime) -> tuple[str, str]:
-    """The ``(file_name, sha256)`` of the web import record of ``moment``'s UTC day.
+def web_import_name(moment: datetime, version: int = 1) -> tuple[str, str]:
+    """The ``(file_name, sha256)`` of the web import record of ``moment``'s UTC day and the
+    survey version the server reads answers with (an update starts a new record).
 
     >>> web_import_name(datetime(2026, 11, 23, 23, 30, tzinfo=UTC))[0]
     'web 2026-11-23'
     """
     day = moment.astimezone(UTC).date().isoformat()
-    return f"web {day}", hashlib.sha256(f"surveykit web {day}".encode()).hexdigest()
+    return f"web {day}", hashlib.sha256(f"surveykit web {day} v{version}".encode()).hexdigest()
 
 
 def canonical_web_id(value: object) -> str:
@@ -156,6 +157,7 @@ class Submissions:
     question_keys: Mapping[str, int]
     _labels: Mapping[str, frozenset[str]] = field(repr=False)
     _lock: threading.Lock | None = field(repr=False, compare=False)
+    survey_version: int = 1
     # Facts that never change once true, kept to save round trips: the web import record
     # of each day (once committed) and whether the survey has issued ids.
     _known: dict[str, int | bool] = field(default_factory=dict, repr=False, compare=False)
@@ -202,7 +204,7 @@ class Submissions:
                     survey=self.survey.name, respondent_id=respondent_id, group=group,
                     answers=0, already_recorded=True,
                     import_id=min(key for _, key in existing.values()))
-            file_name, digest = web_import_name(moment)
+            file_name, digest = web_import_name(moment, self.survey_version)
             import_id = self._known.get(digest) or self._web_import(conn, file_name, digest,
                                                                      moment)
             # one multi-row INSERT: one round trip whatever the number of questions
@@ -296,7 +298,7 @@ class Submissions:
         conn.execute(store.dialect_insert(conn, imports).values(
             survey_id=self.survey_key, file_name=file_name, sha256=digest,
             file_format=WEB_FORMAT, rows_read=0, imported=0, replaced=0, rejected=0,
-            missing=0, imported_at=day,
+            missing=0, imported_at=day, survey_version=self.survey_version,
         ).on_conflict_do_nothing(index_elements=[imports.c.survey_id, imports.c.sha256]))
         return conn.execute(wanted).scalar_one()
 
@@ -311,12 +313,13 @@ def open_submissions(engine: Engine, survey_name: str) -> Submissions:
     with engine.connect() as conn:
         key = store.survey_id(conn, survey_name)
         by_name = store.question_ids(conn, key)
+        version, _ = store.current_survey_version(conn, key, survey)
     ordered = {question.id: by_name[question.id] for question in survey.questions}
     labels = {question.id: frozenset(question.design.response_labels)
               for question in survey.questions}
     lock = threading.Lock() if engine.dialect.name == "sqlite" else None
     return Submissions(engine=engine, survey=survey, survey_key=key, question_keys=ordered,
-                       _labels=labels, _lock=lock)
+                       _labels=labels, _lock=lock, survey_version=version)
 
 
 def record_submission(engine: Engine, survey_name: str, respondent_id: object,
