@@ -4,7 +4,7 @@ Commands live in modules by workflow (analysis, store, generate, report,
 demo); importing them registers them on :data:`main`, the entry point.
 """
 
-from surveykit.cli import analysis, demo, generate, report, store  # noqa: F401 - registers
+from surveykit.cli import analysis, demo, generate, regress, report, store  # noqa: F401 - registers
 from surveykit.cli.app import main
 
 __all__ = ["main"]
