@@ -149,11 +149,16 @@ class LatentModel:
             total += value
             largest = max(largest, big)
             if derivatives:
-                gradient += g
-                hessian += h
+                with np.errstate(over="ignore", invalid="ignore"):
+                    gradient += g
+                    hessian += h
         if not derivatives:
             return total, None, None, largest
-        return total, gradient, (hessian + hessian.T) / 2, largest
+        with np.errstate(over="ignore", invalid="ignore"):
+            hessian = (hessian + hessian.T) / 2
+        if not (np.all(np.isfinite(gradient)) and np.all(np.isfinite(hessian))):
+            return -math.inf, None, None, math.inf
+        return total, gradient, hessian, largest
 
     def _chunk(self, x: np.ndarray, rows: slice, derivatives: bool):
         Z = self.Z[rows]
