@@ -68,11 +68,13 @@ def _at_rows(texts: tuple[str, ...]):
               help="Also predict the prevalence at these covariate values (repeatable).")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Confidence level of the intervals.")
+@click.option("--max-iterations", type=click.IntRange(1, 10000), default=200, show_default=True,
+              help="Newton iterations before the fit counts as not converged.")
 @click.option("--allow-unconverged", is_flag=True,
               help="Print the estimates even if the fit did not converge.")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 def regress_command(data, formula, sensitive, design_name, params, group, family,
-                    sensitive_formula, fixed, at, level, allow_unconverged, fmt):
+                    sensitive_formula, fixed, at, level, max_iterations, allow_unconverged, fmt):
     """Regression with a randomized-response variable as the outcome or a predictor.
 
     If --sensitive is the response of --formula the model is a logistic
@@ -101,7 +103,8 @@ def regress_command(data, formula, sensitive, design_name, params, group, family
         except ValueError:
             raise ParameterError(f"--fix {name} ({value!r}) must be a number") from None
     result = regress(frame, formula, sensitive=sensitive, design=design, group=group,
-                     family=family, sensitive_formula=sensitive_formula, fixed=held)
+                     family=family, sensitive_formula=sensitive_formula, fixed=held,
+                     max_iterations=max_iterations)
     if not result.converged and not allow_unconverged:
         raise EstimationError(
             f"the fit did not converge in {result.iterations} iterations; the estimates may be "

@@ -193,16 +193,13 @@ class LatentModel:
         if not derivatives:
             return value, None, None, largest
         w = np.exp(log_c - log_mu[:, None])                  # posterior of the states
-        # complete-data scores of alpha (and beta, log sigma): zero for behavioural states
-        PL = self.n_alpha + self.n_outcome
-        U = np.zeros((m, S, PL))
+        # The complete-data score of alpha is z_i (x) a_is, a_isk = [s = category k] - q_ik
+        # (zero for behavioural states); so every alpha block below is a weighted Gram
+        # matrix of Z, Z' diag(weight) Z, or Z' times a (rows, few) matrix.
+        a = np.zeros((m, S, K - 1))
         for k, d in enumerate(self.free_categories):
-            indicator = np.zeros(K)
-            indicator[d] = 1.0
-            U[:, cats, k * self.q:(k + 1) * self.q] = (
-                (indicator[None, :] - q[:, d:d + 1])[:, :, None] * Z[:, None, :])
-        if outcome is not None:
-            U[:, cats, self.n_alpha:] = scores
+            a[:, cats, k] = (np.arange(K) == d)[None, :] - q[:, d:d + 1]
+        a_bar = np.einsum("is,isk->ik", w, a)
         # direct derivatives of c_is / L_i for the affine parameters gamma and eta
         D = np.zeros((m, S, self.n_linear))
         rest = np.exp(log_e - log_mu[:, None])              # e_is / L_i
@@ -214,19 +211,52 @@ class LatentModel:
         if self.J:
             rho = np.exp(log_rho)
             D[:, :, self.B:] = np.moveaxis(self.A[:, rows], 0, 2) * (rest * rho)[:, :, None]
-        mean_U = np.einsum("is,isp->ip", w, U)
-        mean_D = D.sum(axis=1)
-        gradient = np.concatenate([mean_U.sum(axis=0), mean_D.sum(axis=0)])
-        weighted = (np.sqrt(w)[:, :, None] * U).reshape(m * S, PL)
-        H_LL = self._structural(Z, q, w, rows, residual if outcome is not None else None, x)
-        H_LL += weighted.T @ weighted - mean_U.T @ mean_U
-        H_LN = np.einsum("isp,isk->pk", U, D) - mean_U.T @ mean_D
-        H_NN = -mean_D.T @ mean_D
+        g_N = D.sum(axis=1)
+        size, q_terms, n_alpha = self.size, self.q, self.n_alpha
+        gradient = np.zeros(size)
+        hessian = np.zeros((size, size))
+        gradient[:n_alpha] = (Z.T @ a_bar).T.ravel()
+        in_category = w[:, cats].sum(axis=1)
+        blocks = [slice(k * q_terms, (k + 1) * q_terms) for k in range(K - 1)]
+        for k, d in enumerate(self.free_categories):
+            for k2, e in enumerate(self.free_categories):
+                if k2 < k:
+                    continue
+                # posterior covariance of the scores plus the mean complete-data Hessian
+                weight = (np.einsum("is,is,is->i", w, a[:, :, k], a[:, :, k2])
+                          - a_bar[:, k] * a_bar[:, k2]
+                          - in_category * q[:, d] * ((d == e) - q[:, e]))
+                block = Z.T @ (Z * weight[:, None])
+                hessian[blocks[k], blocks[k2]] = block
+                hessian[blocks[k2], blocks[k]] = block.T
+        linear_block = slice(size - self.n_linear, size)
+        for k in range(K - 1):
+            cross = np.einsum("is,isn->in", a[:, :, k], D) - a_bar[:, k:k + 1] * g_N
+            hessian[blocks[k], linear_block] = Z.T @ cross
+        if outcome is not None:
+            o = slice(n_alpha, n_alpha + self.n_outcome)
+            scores_o = np.zeros((m, S, self.n_outcome))
+            scores_o[:, cats] = scores
+            O_bar = np.einsum("is,isp->ip", w, scores_o)
+            gradient[o] = O_bar.sum(axis=0)
+            weighted = (np.sqrt(w)[:, :, None] * scores_o).reshape(m * S, self.n_outcome)
+            hessian[o, o] = (self._structural(w, rows, residual, x)
+                             + weighted.T @ weighted - O_bar.T @ O_bar)
+            for k in range(K - 1):
+                cross = (np.einsum("is,isp->ip", w * a[:, :, k], scores_o)
+                         - a_bar[:, k:k + 1] * O_bar)
+                hessian[blocks[k], o] = Z.T @ cross
+                hessian[o, blocks[k]] = hessian[blocks[k], o].T
+            hessian[o, linear_block] = np.einsum("isp,isn->pn", scores_o, D) - O_bar.T @ g_N
+        gradient[linear_block] = g_N.sum(axis=0)
+        H_NN = -g_N.T @ g_N
         if self.J and self.B:
             cross = np.einsum("jis,is,bs->bj", self.A[:, rows], rest, sign)
             H_NN[:self.B, self.B:] += cross
             H_NN[self.B:, :self.B] += cross.T
-        hessian = np.block([[H_LL, H_LN], [H_LN.T, H_NN]])
+        hessian[linear_block, linear_block] = H_NN
+        hessian[linear_block, :size - self.n_linear] = hessian[:size - self.n_linear,
+                                                               linear_block].T
         return value, gradient, hessian, largest
 
     def _outcome(self, x: np.ndarray, rows: slice):
@@ -251,36 +281,23 @@ class LatentModel:
         scores = Xm * (y[:, None] - prob)[:, :, None]
         return log_f, scores, (prob,)
 
-    def _structural(self, Z, q, w, rows, residual, x) -> np.ndarray:
-        """Posterior mean of the complete-data Hessian (alpha, beta, log sigma)."""
-        PL = self.n_alpha + self.n_outcome
-        H = np.zeros((PL, PL))
-        in_category = w[:, self.category_states].sum(axis=1)
-        for a, d in enumerate(self.free_categories):
-            for b, e in enumerate(self.free_categories):
-                if b < a:
-                    continue
-                weight = in_category * (q[:, d] * ((d == e) - q[:, e]))
-                block = -(Z.T * weight) @ Z
-                H[a * self.q:(a + 1) * self.q, b * self.q:(b + 1) * self.q] = block
-                H[b * self.q:(b + 1) * self.q, a * self.q:(a + 1) * self.q] = block.T
-        if residual is None:
-            return H
+    def _structural(self, w, rows, residual, x) -> np.ndarray:
+        """Posterior mean of the complete-data Hessian of the outcome's parameters."""
         X = self.outcome.X[:, rows]
         p = X.shape[2]
+        H = np.zeros((self.n_outcome, self.n_outcome))
         wc = w[:, self.category_states]                     # (m, K)
-        o = self.n_alpha
         if self.outcome.family == "gaussian":
             r, precision = residual
-            H[o:o + p, o:o + p] = -precision * np.einsum("km,kmp,kmr->pr", wc.T, X, X)
+            H[:p, :p] = -precision * np.einsum("km,kmp,kmr->pr", wc.T, X, X)
             cross = -2 * precision * np.einsum("km,kmp->p", (wc * r).T, X)
-            H[o:o + p, o + p] = cross
-            H[o + p, o:o + p] = cross
-            H[o + p, o + p] = -2 * precision * float(np.sum(wc * r**2))
+            H[:p, p] = cross
+            H[p, :p] = cross
+            H[p, p] = -2 * precision * float(np.sum(wc * r**2))
         else:
             (prob,) = residual
             weight = (wc * prob * (1 - prob)).T
-            H[o:o + p, o:o + p] = -np.einsum("km,kmp,kmr->pr", weight, X, X)
+            H[:p, :p] = -np.einsum("km,kmp,kmr->pr", weight, X, X)
         return H
 
 

@@ -164,8 +164,8 @@ def regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: Design,
         mode=mode, family="binomial" if mode == "outcome" else family,
         sensitive_formula=None if state_formula is None else state_formula.text,
         model=model, maximum=best, held=held, covariance=covariance, parameters=parameters,
-        rows=rows, state_matrix=states, outcome_matrix=outcome_matrix, n_dropped=dropped,
-        max_iterations=max_iterations)
+        rows=rows, state_matrix=states, outcome_matrix=outcome_matrix, start=start,
+        n_dropped=dropped, max_iterations=max_iterations)
 
 
 def _fixed(design: Design, fixed: Mapping[str, float] | None) -> dict[int, float]:
@@ -368,7 +368,13 @@ def _covariance(best: Maximum, held: np.ndarray, parameters: list[Parameter],
     information = -best.hessian[np.ix_(free, free)]
     values, vectors = np.linalg.eigh(information)
     top = float(np.max(np.abs(values))) if values.size else 1.0
-    if values.size and values[0] <= 1e-9 * max(top, 1e-300):
+    singular = bool(values.size) and values[0] <= 1e-9 * max(top, 1e-300)
+    if singular and not best.converged:
+        # away from the maximum the information need not be positive: no standard errors
+        covariance = np.full((size, size), np.nan)
+        covariance[held, :] = covariance[:, held] = 0.0
+        return covariance
+    if singular:
         if _largest_predictor(model, best) > _SEPARATED:
             raise EstimationError(_separation(model, best, states))
         loading = np.abs(vectors[:, 0])

@@ -100,6 +100,7 @@ class RegressionResult:
     rows: object = field(repr=False)
     state_matrix: object = field(repr=False)
     outcome_matrix: object = field(repr=False)
+    start: np.ndarray = field(repr=False)
     n_dropped: int = 0
     max_iterations: int = 200
 
@@ -238,17 +239,38 @@ class RegressionResult:
                 continue
             fixed = self.held.copy()
             fixed[p.index] = True
-            start = self.maximum.x.copy()
-            start[p.index] = p.null
-            refit = maximize(self.model, start, fixed=fixed,
-                             max_iterations=self.max_iterations)
-            if not refit.converged or not math.isfinite(refit.loglik):
+            best = None
+            for start in self._restricted_starts(p):
+                refit = maximize(self.model, start, fixed=fixed,
+                                 max_iterations=self.max_iterations)
+                if refit.converged and math.isfinite(refit.loglik) and (
+                        best is None or refit.loglik > best.loglik):
+                    best = refit
+            if best is None:
                 out[p.index] = None
                 continue
+            refit = best
             chi2 = max(0.0, 2 * (self.loglik - refit.loglik))
             pvalue = float(stats.chi2.sf(chi2, 1))
             out[p.index] = (chi2, pvalue / 2 if p.boundary else pvalue)
         return out
+
+    def _restricted_starts(self, p: Parameter) -> list[np.ndarray]:
+        """Deterministic starting points of a restricted fit (its likelihood can have several
+        maxima, as the minarets example shows): the full estimate with the parameter at its
+        null value, the quadratic approximation's restricted maximum, and the data-based start
+        of the full fit with the parameter at its null value."""
+        x = self.maximum.x
+        moved = x.copy()
+        shift = self.covariance[:, p.index] * (p.null - x[p.index]) / max(
+            self.covariance[p.index, p.index], 1e-300)
+        projected = np.clip(x + shift, self.model.low, self.model.high)
+        starts = []
+        for start in (moved, projected, self.start.copy()):
+            start[p.index] = p.null
+            if math.isfinite(self.model.loglik(start)):
+                starts.append(start)
+        return starts
 
     def _wald(self, p: Parameter) -> tuple[float | None, float | None]:
         from scipy import stats
