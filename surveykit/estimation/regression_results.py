@@ -210,6 +210,11 @@ class RegressionResult:
         return self._series("sensitive", self._estimate)
 
     @property
+    def sensitive_bse(self) -> pd.Series:
+        """Standard errors of :attr:`sensitive_params`."""
+        return self._series("sensitive", lambda p: self._se(p))
+
+    @property
     def nuisance(self) -> dict[str, dict[str, float | None]]:
         """Nuisance parameters: ``{"t": {"estimate": .., "se": ..}}`` (sigma for a Gaussian
         outcome, gamma for cheaters, the design's unknown parameters)."""
@@ -439,11 +444,13 @@ class RegressionResult:
         """The fit as R's ``summary()`` prints it, in 80 columns."""
         lines = []
         if self.mode == "outcome":
-            lines.append(f"Randomized-response logistic regression: the outcome is the true "
-                         f"answer to {self.sensitive!r}")
+            lines.append(f"Logistic regression of the true answer to {self.sensitive!r} "
+                         "(randomized response)")
         else:
-            lines.append(f"Randomized-response regression ({self.family}) with the true "
-                         f"answer to {self.sensitive!r} as a predictor")
+            outcome = self.formula.split("~")[0].strip()
+            kind = "Logistic" if self.family == "binomial" else "Linear (Gaussian)"
+            lines.append(f"{kind} regression of {outcome!r} with the true "
+                         f"answer to {self.sensitive!r} (randomized response) as a predictor")
         lines.append("")
         lines.append(f"Formula: {self.formula}")
         if self.sensitive_formula is not None:
@@ -605,11 +612,15 @@ def _columns(header: list[str], body: list[list[str]]) -> list[str]:
 
 
 def _wrap(line: str) -> str:
+    """Lines longer than 80 columns wrap; "Label:  value" lines indent under the value."""
+    import re
     import textwrap
 
     if len(line) <= _WIDTH:
         return line
-    return "\n".join(textwrap.wrap(line, _WIDTH, subsequent_indent="         "))
+    label = re.match(r"^[A-Z][A-Za-z ]*:\s+", line)
+    indent = " " * len(label.group(0)) if label else ""
+    return "\n".join(textwrap.wrap(line, _WIDTH, subsequent_indent=indent))
 
 
 def _finite(value):
