@@ -148,8 +148,8 @@ def regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: Design,
     model = _model(design, rows, states.values, outcome)
     start = _start(model, rows, states, outcome, fixed_values, design)
     held = np.zeros(model.size, dtype=bool)
-    for index in fixed_values:
-        held[index] = True
+    for j in fixed_values:
+        held[model.size - model.J + j] = True
     best = maximize(model, start, fixed=held, max_iterations=max_iterations)
     if not math.isfinite(best.loglik):
         raise EstimationError("the likelihood is zero at the starting values: some answers "
@@ -169,7 +169,8 @@ def regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: Design,
 
 
 def _fixed(design: Design, fixed: Mapping[str, float] | None) -> dict[int, float]:
-    """Nuisance parameters held at given values: {index in the parameter vector: value}."""
+    """Nuisance parameters held at given values: {position among the design's nuisance
+    parameters: value}."""
     if not fixed:
         return {}
     names = [p.name for p in design.nuisance]
@@ -185,7 +186,7 @@ def _fixed(design: Design, fixed: Mapping[str, float] | None) -> dict[int, float
         if not spec.low <= value <= spec.high:
             raise ParameterError(f"fixed {name} ({value:g}) must be between {spec.low:g} and "
                                  f"{spec.high:g}")
-        out[-(len(names) - names.index(name))] = value
+        out[names.index(name)] = value
     return out
 
 
@@ -282,8 +283,8 @@ def _start(model: LatentModel, rows: RowAnswers, states: ModelMatrix, outcome: O
     problem = likelihood.LikelihoodProblem(rows.base, rows.slopes, counts,
                                            model.low[model.size - model.J:],
                                            model.high[model.size - model.J:])
-    fixed_eta = {len(s.states) + model.J + index: value for index, value in fixed.items()}
-    fit = likelihood.maximize(problem, fixed=fixed_eta)
+    fit = likelihood.maximize(problem, fixed={len(s.states) + j: value
+                                              for j, value in fixed.items()})
     x = np.zeros(model.size)
     pi = np.clip(fit.pi, 1e-4, 1.0)
     category_pi = pi[model.category_states]
@@ -297,8 +298,8 @@ def _start(model: LatentModel, rows: RowAnswers, states: ModelMatrix, outcome: O
     x[model.size - model.J:] = fit.eta
     if outcome is not None:
         x[model.n_alpha:start] = _outcome_start(model, outcome, fit, rows)
-    for index, value in fixed.items():
-        x[index] = value
+    for j, value in fixed.items():
+        x[model.size - model.J + j] = value
     return x
 
 
