@@ -83,7 +83,7 @@ def regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: Design,
     >>> frame["rrt"] = np.where(rng.random(4000) < 0.8, truth, ~truth)
     >>> fit = regress(frame, "rrt ~ x", sensitive="rrt", design=Warner(p=0.8))
     >>> fit.params.round(1).tolist(), fit.converged
-    ([-1.0, 1.1], True)
+    ([-1.0, 1.0], True)
     """
     if not isinstance(data, pd.DataFrame):
         raise ParameterError(f"data must be a pandas DataFrame, not {type(data).__name__}")
