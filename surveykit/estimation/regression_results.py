@@ -244,10 +244,14 @@ class RegressionResult:
                 continue
             fixed = self.held.copy()
             fixed[p.index] = True
-            best = None
+            best, found = None, []
             for start in self._restricted_starts(p):
+                if len(found) == 2 and abs(found[0] - found[1]) <= 1e-7 * max(
+                        1.0, abs(found[0])):
+                    break     # the first two starts agree: no third refit
                 refit = maximize(self.model, start, fixed=fixed,
                                  max_iterations=self.max_iterations)
+                found.append(refit.loglik if refit.converged else -math.inf)
                 if refit.converged and math.isfinite(refit.loglik) and (
                         best is None or refit.loglik > best.loglik):
                     best = refit
@@ -263,8 +267,8 @@ class RegressionResult:
     def _restricted_starts(self, p: Parameter) -> list[np.ndarray]:
         """Deterministic starting points of a restricted fit (its likelihood can have several
         maxima, as the minarets example shows): the full estimate with the parameter at its
-        null value, the quadratic approximation's restricted maximum, and the data-based start
-        of the full fit with the parameter at its null value."""
+        null value, the quadratic approximation's restricted maximum, and, when those two
+        disagree, the data-based start of the full fit with the parameter at its null value."""
         x = self.maximum.x
         moved = x.copy()
         shift = self.covariance[:, p.index] * (p.null - x[p.index]) / max(
