@@ -9,6 +9,8 @@ the same DataFrame and design and call the same function.
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from surveykit.cli.app import FORMAT_TEXT_JSON, main, print_json
@@ -118,7 +120,8 @@ def regress_command(data, formula, sensitive, design_name, params, group, family
         out = result.to_dict(level=level)
         if predictions is not None:
             out["predictions"] = [
-                {"at": row, "category": category, **{k: float(v) for k, v in p.iloc[i].items()}}
+                {"at": row, "category": category,
+                 **{k: float(v) if math.isfinite(v) else None for k, v in p.iloc[i].items()}}
                 for category, p in zip(_categories(result), predictions, strict=True)
                 for i, row in enumerate(_at_rows(at).to_dict("records"))]
         print_json(out)
