@@ -101,7 +101,7 @@ class RowAnswers:
         return self.slopes[:, self.groups, self.responses]
 
 
-def code_answers(design: Design, answers: Sequence | np.ndarray, groups=None, *,
+def code_answers(design: Design, answers: Sequence | np.ndarray | pd.Series, groups=None, *,
                  column: str = "answers", group_column: str = "group") -> RowAnswers:
     """Codes for ``answers`` (and ``groups``) under ``design``, with errors naming the column.
 
@@ -110,7 +110,9 @@ def code_answers(design: Design, answers: Sequence | np.ndarray, groups=None, *,
     >>> rows.responses.tolist(), rows.dont_know_left_out
     ([0, 1, 0], 1)
     """
-    inverse, uniques = pd.factorize(pd.Series(np.asarray(answers, dtype=object)), sort=False)
+    series = answers if isinstance(answers, pd.Series) else pd.Series(
+        np.asarray(answers, dtype=object))
+    inverse, uniques = pd.factorize(series, sort=False)
     labels = design.response_labels
     spellings = response_spellings(labels)
     code_of = np.empty(len(uniques), dtype=np.intp)
@@ -134,8 +136,9 @@ def code_answers(design: Design, answers: Sequence | np.ndarray, groups=None, *,
                 "column (--group COLUMN), which says which group each respondent was in")
         group_codes = np.zeros(n, dtype=np.intp)
     else:
-        group_codes, group_labels = _group_codes(design, np.asarray(groups, dtype=object),
-                                                 group_column)
+        group_codes, group_labels = _group_codes(
+            design, groups if isinstance(groups, pd.Series) else np.asarray(groups, dtype=object),
+            group_column)
     base, slopes = _with_direct_group(design, group_labels)
     possible = np.any(base > 0, axis=2)
     if slopes.shape[0]:
@@ -159,7 +162,8 @@ def code_answers(design: Design, answers: Sequence | np.ndarray, groups=None, *,
 def _group_codes(design: Design, values: np.ndarray, column: str
                  ) -> tuple[np.ndarray, tuple[str, ...]]:
     names = design.group_names
-    inverse, uniques = pd.factorize(pd.Series(values), sort=False)
+    inverse, uniques = pd.factorize(values if isinstance(values, pd.Series) else
+                                    pd.Series(values), sort=False)
     code_of = np.empty(len(uniques), dtype=np.intp)
     direct = False
     for k, value in enumerate(uniques):

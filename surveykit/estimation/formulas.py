@@ -234,7 +234,7 @@ class ModelMatrix:
             except (FormulaicError, Warning, ValueError, TypeError) as error:
                 raise ParameterError(f"{what} cannot be coded like the data: "
                                      f"{_first_line(error)}") from None
-        return np.asarray(matrix, dtype=float)
+        return _as_array(matrix)
 
     def check_rank(self, what: str = "formula") -> None:
         """Refuse collinear terms, naming the first term the earlier ones explain (R's
@@ -267,6 +267,15 @@ def check_columns(values: np.ndarray, terms: Sequence[str], what: str) -> None:
         kept.append(j)
 
 
+def _as_array(matrix: pd.DataFrame) -> np.ndarray:
+    """The model matrix as floats, column by column into a Fortran-ordered array (pandas'
+    row-major interleaving of separate columns is ten times slower on a million rows)."""
+    values = np.empty(matrix.shape, dtype=float, order="F")
+    for j in range(matrix.shape[1]):
+        values[:, j] = matrix.iloc[:, j].to_numpy(dtype=float)
+    return values
+
+
 def _renamed(data: pd.DataFrame, formula: ParsedFormula) -> pd.DataFrame:
     columns = {column: placeholder for placeholder, column in formula.names.items()}
     return data.rename(columns=columns) if columns else data
@@ -294,7 +303,7 @@ def build_matrix(formula: ParsedFormula, data: pd.DataFrame) -> ModelMatrix:
         except FormulaicError as error:
             raise ParameterError(
                 f"formula {formula.text!r} cannot be evaluated: {_first_line(error)}") from None
-    values = np.asarray(matrix, dtype=float)
+    values = _as_array(matrix)
     if values.shape[0] != len(data):  # an intercept-only formula on no columns
         values = np.ones((len(data), values.shape[1]))
     if not np.all(np.isfinite(values)):

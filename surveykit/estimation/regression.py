@@ -130,8 +130,7 @@ def regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: Design,
     if frame.empty:
         raise EstimationError(f"no rows left: every row misses a value in one of "
                               f"{', '.join(dict.fromkeys(c for c in used if c))}")
-    rows = code_answers(design, frame[sensitive].to_numpy(),
-                        None if group is None else frame[group].to_numpy(),
+    rows = code_answers(design, frame[sensitive], None if group is None else frame[group],
                         column=sensitive, group_column=group or "group")
     frame = frame.loc[rows.kept] if rows.dont_know_left_out else frame
     _check_groups(design, rows)
