@@ -3,13 +3,15 @@
 For each case, 500 simulated surveys of 10,000 rows from known coefficients
 (x1 ~ N(0, 1), x2 ~ Bernoulli(1/2)); every fit must converge, the mean
 estimate of every parameter (coefficients and nuisance parameters) must lie
-within 3 Monte Carlo standard errors (spread / sqrt(500)) of the truth, and
+within 3 Monte Carlo standard errors (spread / sqrt(500)) of the truth (the
+assertion allows 3.5, see BIAS_TOLERANCE), and
 the mean standard error within 10% of the spread of the estimates (500
 replications measure a spread to about 3.2%). The rows are many because
 maximum likelihood is biased by O(1/n) away from zero: with 1,000 surveys of
 4,000 rows that bias (about a tenth of a standard error) shows as up to 3.2
 Monte Carlo standard errors for the SLD. Seeds are fixed per case. Each case
 prints its numbers (pytest -s).
+Results of the last run: docs/regression.md.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from surveykit.estimation.regression import regress
 
 REPLICATIONS = 500
 ROWS = 10000
+# 3 Monte Carlo SE per parameter is the target; over the grid's 126 parameters a correct
+# estimator exceeds it somewhere with probability 0.29, so the assertion allows 3.5 (familywise
+# 6%, Bonferroni). Observed: 125 of 126 within 3, cdm-dk's intercept at -3.05 (1.11 with
+# another seed).
+BIAS_TOLERANCE = 3.5
 BETA = [-0.5, 0.8, -0.6]
 
 # (case id, design name, parameters, truth of the nuisance parameters, cheater share, share
@@ -77,7 +84,7 @@ def _check(case: str, estimates: np.ndarray, ses: np.ndarray, truth: np.ndarray)
     ratio = ses.mean(axis=0) / spread
     detail = f"{case}: bias in MC SE {np.round(bias_z, 2)}, mean SE / spread {np.round(ratio, 3)}"
     print(detail)
-    assert np.all(np.abs(bias_z) < 3), detail
+    assert np.all(np.abs(bias_z) < BIAS_TOLERANCE), detail
     assert np.all(np.abs(ratio - 1) < 0.10), detail
 
 
