@@ -9,6 +9,7 @@ from surveykit.cli import (  # noqa: F401 - importing registers the commands
     demo,
     export,
     generate,
+    regress,
     report,
     serve,
     store,
