@@ -132,7 +132,8 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
             wide=[(at, ids[question]) for at, question in source.wide], codes=codes,
             words=words, meta=meta))
     rows = dd.concat(parts) if len(parts) > 1 else parts[0]
-    cells = rows.groupby(["f", "q", "g", "a"])["bad"].agg(["count", "sum"])
+    cells = rows.groupby(["f", "q", "g", "a"])["bad"].count()
+    bad_ids = rows["bad"].sum()
     answered = rows[rows["answered"]]
     per_respondent = answered.groupby("r").agg(
         {"f": "count", **{f"w{w}": "sum" for w in range(words)}}, split_out=True
@@ -144,19 +145,17 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
         from distributed import Client
 
         with Client(scheduler) as client:
-            computed = _compute(client.compute, cells, respondents, suspicious, uncoded)
+            computed = _compute(client.compute, cells, respondents, suspicious, uncoded,
+                                bad_ids)
     else:
         computed = _compute(lambda values: dask.compute(*values), cells, respondents,
-                            suspicious, uncoded)
+                            suspicious, uncoded, bad_ids)
     if computed is None:
         return None
-    cells_frame, n_respondents, n_suspicious, n_uncoded = computed
-    return RawTally(
-        cells=[(int(f), q, g, a, int(n), int(bad))
-               for (f, q, g, a), (n, bad) in zip(cells_frame.index,
-                                                 cells_frame[["count", "sum"]].to_numpy(),
-                                                 strict=True)],
-        respondents=int(n_respondents), suspicious=int(n_suspicious) + int(n_uncoded))
+    cells_series, n_respondents, *doubts = computed
+    return RawTally(cells=[(int(f), q, g, a, int(n))
+                           for (f, q, g, a), n in cells_series.items()],
+                    respondents=int(n_respondents), suspicious=sum(int(d) for d in doubts))
 
 
 def _compute(compute, *values):

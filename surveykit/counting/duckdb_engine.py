@@ -61,27 +61,43 @@ def _reader(source: ResponseSource) -> tuple[str, list[str]]:
 
 
 def rows_sql(source: ResponseSource, survey: Survey) -> str:
-    """SELECT f, r, blank, q, g, a: one row per answer cell of a file (long or wide)."""
+    """SELECT f, r, q, g, a: one row per answer cell of a file (long or wide), blank rows out.
+
+    A row is blank when every cell is empty; only rows without a respondent id
+    are looked at closely (the others cannot be blank), which keeps string work
+    off the hot path.
+    """
     reader, cells = _reader(source)
+    respondent = cells[source.respondent]
     blank = " AND ".join(f"sk_strip({cell}) = ''" for cell in cells)
     group = cells[source.group] if source.group is not None else "NULL::VARCHAR"
-    head = (f"{source.index} AS f, {cells[source.respondent]} AS r, ({blank}) AS blank, "
-            f"{group} AS g")
+    head = f"{source.index} AS f, {respondent} AS r, {group} AS g"
+    keep = (f"WHERE CASE WHEN {respondent} IS NULL OR {respondent} = '' THEN NOT ({blank}) "
+            "ELSE true END")
     if source.layout == "long":
         return (f"SELECT {head}, {cells[source.question]} AS q, {cells[source.answer]} AS a "
-                f"FROM {reader}")
+                f"FROM {reader} {keep}")
     ids = [survey.questions[question].id for _, question in source.wide]
     answers = ", ".join(f"{cells[at]} AS {quote_name(qid)}"
                         for (at, _), qid in zip(source.wide, ids, strict=True))
-    return (f"SELECT f, r, blank, g, q, a FROM (UNPIVOT INCLUDE NULLS "
-            f"(SELECT {head}, {answers} FROM {reader}) "
+    return (f"SELECT f, r, q, g, a FROM (UNPIVOT INCLUDE NULLS "
+            f"(SELECT {head}, {answers} FROM {reader} {keep}) "
             f"ON {', '.join(quote_name(qid) for qid in ids)} INTO NAME q VALUE a)")
 
 
 def tally_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
-    """The one query: cells and respondents (see :mod:`surveykit.counting.tally`)."""
-    codes = " ".join(f"WHEN {quote_text(name)} THEN {index}"
-                     for name, index in question_codes(survey).items())
+    """The one query: cells and respondents (see :mod:`surveykit.counting.tally`).
+
+    Per row only cheap work: the question cell coded by an exact match (then by
+    ASCII case), the answer cell compared with ''. Respondent ids are grouped
+    as typed; each distinct id is then checked once: one with surrounding
+    spaces, empty or too long makes its respondent suspicious (a cheap byte
+    test picks the few ids that need the exact check).
+    """
+    exact = " ".join(f"WHEN {quote_text(question.id)} THEN {index}"
+                     for index, question in enumerate(survey.questions))
+    folded = " ".join(f"WHEN {quote_text(name)} THEN {index}"
+                      for name, index in question_codes(survey).items())
     words = word_count(survey)
     sums = ", ".join(
         f"sum(CASE WHEN qi >= 0 AND qi // {BITS_PER_WORD} = {w} "
@@ -89,23 +105,29 @@ def tally_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
         f"FILTER (WHERE answered)::BIGINT AS w{w}" for w in range(words))
     distinct_bits = " + ".join(f"bit_count(w{w})" for w in range(words))
     union = "\nUNION ALL\n".join(rows_sql(source, survey) for source in sources)
+    # Ids starting or ending with a byte below '!' or a non-ASCII character may
+    # need trimming; only they pay for the exact test.
+    near_space = ("r < '!' OR r >= '\u0080' OR right(r, 1) < '!' OR right(r, 1) >= '\u0080' "
+                  f"OR strlen(r) > {RESPONDENT_ID_LENGTH}")
     return f"""
 WITH rows AS ({union}),
 coded AS (
-    SELECT f, sk_strip(r) AS r, q, g, a, sk_strip(a) <> '' AS answered,
-           CASE lower(sk_strip(q)) {codes} ELSE -1 END AS qi
-    FROM rows WHERE NOT blank),
-agg AS MATERIALIZED (
-    SELECT GROUPING(r) AS by_cell, f, q, g, a, count(*) AS n,
-           count(*) FILTER (WHERE r = '' OR length(r) > {RESPONDENT_ID_LENGTH}) AS bad,
+    SELECT f, r, q, g, a, a IS NOT NULL AND a <> '' AS answered,
+           CASE q {exact} ELSE CASE lower(trim(q)) {folded} ELSE -1 END END AS qi
+    FROM rows),
+agg AS (
+    SELECT GROUPING(r) AS by_cell, f, q, g, a, r, count(*) AS n,
            count(*) FILTER (WHERE answered) AS answered,
            count(*) FILTER (WHERE answered AND qi < 0) AS uncoded, {sums}
     FROM coded GROUP BY GROUPING SETS ((f, q, g, a), (r)))
-SELECT 0 AS kind, f, q, g, a, n, bad FROM agg WHERE by_cell = 1
-UNION ALL
-SELECT 1, NULL, NULL, NULL, NULL, count(*) FILTER (WHERE answered > 0),
-       count(*) FILTER (WHERE answered <> {distinct_bits} OR uncoded > 0)
-FROM agg WHERE by_cell = 0
+SELECT by_cell, f, q, g, a, sum(n) AS n,
+       count(*) FILTER (WHERE by_cell = 0 AND answered > 0) AS respondents,
+       count(*) FILTER (WHERE by_cell = 0 AND (
+           answered <> {distinct_bits} OR uncoded > 0 OR r IS NULL
+           OR CASE WHEN {near_space}
+                   THEN sk_strip(r) <> r OR r = '' OR length(r) > {RESPONDENT_ID_LENGTH}
+                   ELSE false END)) AS suspicious
+FROM agg GROUP BY by_cell, f, q, g, a
 """
 
 
@@ -117,7 +139,7 @@ def fast_tally(con, sources: Sequence[ResponseSource], survey: Survey) -> RawTal
         result = con.execute(tally_sql(sources, survey)).fetchall()
     except duckdb.Error:
         return None  # the exact path reads the file row by row and says where
-    cells = [(f, q, g, a, n, bad) for kind, f, q, g, a, n, bad in result if kind == 0]
-    respondents, suspicious = next((n, bad) for kind, *_, n, bad in result if kind == 1)
-    return RawTally(cells=cells, respondents=int(respondents or 0),
-                    suspicious=int(suspicious or 0))
+    cells = [(f, q, g, a, int(n)) for by_cell, f, q, g, a, n, *_ in result if by_cell]
+    respondents, suspicious = next(((int(r), int(s)) for by_cell, *_, r, s in result
+                                    if not by_cell), (0, 0))
+    return RawTally(cells=cells, respondents=respondents, suspicious=suspicious)

@@ -4,12 +4,14 @@ Every engine (DuckDB, Dask) runs the same two aggregations over the rows of
 the files, in one scan:
 
 * the **cells**: rows per (file, question cell, group cell, answer cell) as
-  typed, with the number of rows whose respondent id is empty or too long;
-* the **respondents**: per respondent id (trimmed), the answered rows and the
-  sum of one bit per question answered, from which the engine returns how
-  many respondents answered at least one question and how many may repeat a
-  question (n rows but fewer than n distinct bits: a sum of n powers of two
-  has n one-bits exactly when they are distinct).
+  typed;
+* the **respondents**: per respondent id, the answered rows and the sum of
+  one bit per question answered, from which the engine returns how many
+  respondents answered at least one question and how many are *suspicious*:
+  they may repeat a question (n rows but fewer than n distinct bits: a sum
+  of n powers of two has n one-bits exactly when they are distinct), their
+  id is empty, too long or needs trimming, or a question cell of theirs
+  could not be coded.
 
 The distinct cells are few, so each is read here with the importer's own
 rules (:mod:`surveykit.definition.cells`). When every cell reads and no
@@ -48,13 +50,12 @@ BITS_PER_WORD = 32
 class RawTally:
     """What an engine's aggregations return (see the module docstring).
 
-    ``cells``: (file index, question cell, group cell, answer cell, rows,
-    rows with a bad respondent id); ``respondents``: respondents with at
-    least one answer; ``suspicious``: respondents that may answer a question
-    twice, or whose question cell the engine could not code.
+    ``cells``: (file index, question cell, group cell, answer cell, rows);
+    ``respondents``: respondents with at least one answer; ``suspicious``:
+    respondents that need the exact path (see the module docstring).
     """
 
-    cells: Sequence[tuple[int, str | None, str | None, str | None, int, int]]
+    cells: Sequence[tuple[int, str | None, str | None, str | None, int]]
     respondents: int
     suspicious: int
 
@@ -89,10 +90,8 @@ def counts_from_tally(survey: Survey, files: int, tally: RawTally,
     one_group = len(survey.groups) == 1
     tables: list[dict[str, dict[str, int]]] = [{} for _ in survey.questions]
     rows = [0] * files
-    for file, question_cell, group_cell, answer_cell, n, bad_ids in tally.cells:
+    for file, question_cell, group_cell, answer_cell, n in tally.cells:
         rows[file] += n
-        if bad_ids:
-            return None
         question = read_question(questions, question_cell or "")
         if question is None:
             return None
@@ -104,6 +103,8 @@ def counts_from_tally(survey: Survey, files: int, tally: RawTally,
                 return None  # no group (or the issued id's: the exact path looks it up)
             group = 1
         if is_blank(answer_cell):
+            if answer_cell:
+                return None  # only spaces: the engines took it for an answer
             continue  # a missing answer: counted through the respondents, never stored
         label = read_answer(spellings[question], answer_cell)
         if label is None:
