@@ -4,29 +4,51 @@ from __future__ import annotations
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, format_number, main, print_json
+from surveykit.cli.app import (
+    FORMAT_TEXT_JSON,
+    db_option,
+    echo_table,
+    format_number,
+    main,
+    print_json,
+)
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD, estimate
 from surveykit.planning import design_survey
 
 
 @main.command("estimate")
-@click.option("--yes", "yes", type=int, required=True, help="Number of 'yes' answers.")
-@click.option("--no", "no", type=int, required=True, help="Number of 'no' answers.")
-@click.option("--dont-know", type=int, required=True, help="Number of \"don't know\" answers.")
-@click.option("--p", "p", type=float, required=True, help="Probability of answering truthfully.")
-@click.option("--q", "q", type=float, required=True,
+@click.option("--yes", "yes", type=int, default=None, help="Number of 'yes' answers.")
+@click.option("--no", "no", type=int, default=None, help="Number of 'no' answers.")
+@click.option("--dont-know", type=int, default=None, help="Number of \"don't know\" answers.")
+@click.option("--p", "p", type=float, default=None, help="Probability of answering truthfully.")
+@click.option("--q", "q", type=float, default=None,
               help="Probability of giving the opposite answer (don't know = 1 - p - q).")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Confidence level of the interval.")
 @click.option("--method", type=click.Choice(CI_METHODS), default=DEFAULT_CI_METHOD,
               show_default=True, help="Confidence interval method.")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
-def estimate_command(yes, no, dont_know, p, q, level, method, fmt):
+@click.option("--counts-file", "counts_file", type=click.Path(dir_okay=False), default=None,
+              help="Estimate every question of a counts table (survey, question, group, "
+                   "response, count) made anywhere, with the stored survey's designs.")
+@db_option
+def estimate_command(yes, no, dont_know, p, q, level, method, fmt, counts_file, db_url):
     """Estimate the prevalence pi from yes / no / don't-know counts.
 
     Example: surveykit estimate --yes 30 --no 50 --dont-know 20 --p 0.6 --q 0.2
+
+    Example: surveykit estimate --counts-file counts.csv
     """
+    typed = {"--yes": yes, "--no": no, "--dont-know": dont_know, "--p": p, "--q": q}
+    if counts_file is not None:
+        if any(value is not None for value in typed.values()):
+            raise click.UsageError("give --counts-file or the counts and mechanism, not both")
+        _estimate_counts_file(counts_file, db_url, level, method, fmt)
+        return
+    lacking = [name for name, value in typed.items() if value is None]
+    if lacking:
+        raise click.UsageError(f"Missing option '{lacking[0]}' (or give --counts-file).")
     result = estimate(yes=yes, no=no, dont_know=dont_know,
                       mechanism=GeneralizedWarner(p=p, q=q))
     data = result.to_dict(level=level, method=method)
@@ -48,6 +70,28 @@ def estimate_command(yes, no, dont_know, p, q, level, method, fmt):
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         click.echo(f"{label:<{width}}  {value}")
+
+
+def _estimate_counts_file(counts_file, db_url, level, method, fmt) -> None:
+    """One line per question of a counts table: n, pi_hat, its standard error and interval."""
+    from surveykit.counting.workflows import report_for_counts_file
+    from surveykit.store import open_engine
+
+    report = report_for_counts_file(open_engine(db_url), counts_file, level=level,
+                                    method=method)
+    if fmt == "json":
+        print_json({"survey": report.survey,
+                    "questions": [question.to_dict() for question in report.questions]})
+        return
+    def shown(value: float | None) -> str:
+        return "-" if value is None else format_number(value)
+
+    rows = [("question", "n", "pi_hat", "se", f"{level:.0%} CI")]
+    for question in report.questions:
+        data = question.to_dict()
+        rows.append((question.id, str(data["n"]), shown(data["pi_hat"]), shown(data["se"]),
+                     f"[{shown(data['ci_low'])}, {shown(data['ci_high'])}]"))
+    echo_table(rows[0], rows[1:])
 
 
 @main.command("design")

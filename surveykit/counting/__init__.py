@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
-from surveykit.store.database import QuestionCounts
+
+if TYPE_CHECKING:  # the CLI imports ENGINES at start-up: keep this module light
+    from surveykit.definition.survey import Survey
+    from surveykit.store.database import QuestionCounts
 
 __all__ = ["ENGINES", "count_files"]
 
