@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from surveykit.counting.sources import ResponseSource
 from surveykit.counting.tally import BITS_PER_WORD, RawTally, question_codes, word_count
+from surveykit.definition.cells import PYTHON_WHITESPACE
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
 from surveykit.store.models import RESPONDENT_ID_LENGTH
@@ -64,35 +65,57 @@ def _as_text(frame):
 def _coded(frame, *, index: int, respondent: int, group: int | None, question: int | None,
            answer: int | None, wide: Sequence[tuple[int, str]], codes: dict[str, int],
            words: int):
-    """One partition as rows f, q, g, a, r, bad, answered, qi, w0, w1, ... (pandas)."""
+    """One partition as rows f, r, g, q, a, bad, answered, qi, w0, w1, ... (Arrow kernels:
+    Python's whitespace, trimmed in C++; string work on every row is what costs here)."""
     import numpy as np
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    cells = frame.astype(object)
-    blank = np.ones(len(cells), dtype=bool)
-    for name in cells.columns:
-        blank &= (cells[name].str.strip() == "").to_numpy()
-    cells = cells[~blank]
-    head = pd.DataFrame({
-        "f": np.full(len(cells), index, dtype=np.int64),
-        "r": cells[f"c{respondent}"].str.strip(),
-        "g": cells[f"c{group}"] if group is not None else "",
-    }, index=cells.index)
-    if question is not None:
-        rows = head.assign(q=cells[f"c{question}"], a=cells[f"c{answer}"])
+    def text(at: int):
+        return pc.fill_null(pa.array(frame[f"c{at}"], type=pa.string(), from_pandas=True), "")
+
+    def stripped(values):
+        return pc.utf8_trim(values, PYTHON_WHITESPACE)
+
+    r = stripped(text(respondent))
+    no_id = pc.equal(r, "")
+    if pc.any(no_id).as_py():  # only rows without an id can be blank rows
+        blank = no_id
+        for at in range(len(frame.columns)):
+            blank = pc.and_(blank, pc.equal(stripped(text(at)), ""))
+        keep = pc.invert(blank)
     else:
-        answers = pd.DataFrame({qid: cells[f"c{at}"] for at, qid in wide}, index=cells.index)
-        rows = pd.concat([head, answers], axis=1).melt(
-            id_vars=["f", "r", "g"], var_name="q", value_name="a")
-    rows["bad"] = ((rows["r"] == "") | (rows["r"].str.len() > RESPONDENT_ID_LENGTH)).astype(
-        np.int64)
-    rows["answered"] = rows["a"].str.strip() != ""
-    qi = rows["q"].str.strip().str.lower().map(codes).fillna(-1).astype(np.int64).to_numpy()
+        keep = None
+    g = text(group) if group is not None else pa.array([""] * len(r), pa.string())
+    if question is not None:
+        columns = {"r": r, "g": g, "q": text(question), "a": text(answer)}
+        if keep is not None:
+            columns = {name: pc.filter(values, keep) for name, values in columns.items()}
+    else:
+        pieces = []
+        for at, qid in wide:
+            piece = {"r": r, "g": g, "q": pa.array([qid] * len(r), pa.string()), "a": text(at)}
+            if keep is not None:
+                piece = {name: pc.filter(values, keep) for name, values in piece.items()}
+            pieces.append(piece)
+        columns = {name: pa.concat_arrays([piece[name] for piece in pieces])
+                   for name in ("r", "g", "q", "a")}
+    rows = pa.table(columns).to_pandas(types_mapper=pd.ArrowDtype)
+    rows.insert(0, "f", np.full(len(rows), index, dtype=np.int64))
+    r_length = pc.utf8_length(columns["r"]).to_numpy(zero_copy_only=False)
+    rows["bad"] = ((r_length == 0) | (r_length > RESPONDENT_ID_LENGTH)).astype(np.int64)
+    answered = pc.not_equal(stripped(columns["a"]), "").to_numpy(zero_copy_only=False)
+    rows["answered"] = answered
+    names = list(codes)
+    found = pc.index_in(pc.utf8_lower(stripped(columns["q"])), value_set=pa.array(names))
+    at = pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    qi = np.where(at >= 0, np.array([codes[name] for name in names] + [-1])[at], -1)
     rows["qi"] = qi
     for w in range(words):
         bit = np.left_shift(np.int64(1), np.clip(qi % BITS_PER_WORD, 0, None))
-        rows[f"w{w}"] = np.where((qi >= 0) & (qi // BITS_PER_WORD == w)
-                                 & rows["answered"].to_numpy(), bit, 0).astype(np.int64)
+        rows[f"w{w}"] = np.where((qi >= 0) & (qi // BITS_PER_WORD == w) & answered,
+                                 bit, 0).astype(np.int64)
     return rows
 
 
@@ -110,6 +133,8 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
     try:
         import dask
         import dask.dataframe as dd
+        import pandas as pd
+        import pyarrow as pa
     except ImportError:
         raise ParameterError("--engine dask needs Dask: pip install 'surveykit[dask]'") from None
     for source in sources:
@@ -123,7 +148,8 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
     parts = []
     for source in sources:
         frame = _frame(source)
-        meta = {"f": "int64", "r": object, "g": object, "q": object, "a": object,
+        text = pd.ArrowDtype(pa.string())
+        meta = {"f": "int64", "r": text, "g": text, "q": text, "a": text,
                 "bad": "int64", "answered": bool, "qi": "int64",
                 **{f"w{w}": "int64" for w in range(words)}}
         parts.append(frame.map_partitions(
@@ -136,8 +162,7 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
     bad_ids = rows["bad"].sum()
     answered = rows[rows["answered"]]
     per_respondent = answered.groupby("r").agg(
-        {"f": "count", **{f"w{w}": "sum" for w in range(words)}}, split_out=True
-    ).rename(columns={"f": "n"})
+        {"f": "count", **{f"w{w}": "sum" for w in range(words)}}).rename(columns={"f": "n"})
     respondents = per_respondent["n"].count()
     suspicious = per_respondent.map_partitions(_suspicious, words, meta=(None, "int64")).sum()
     uncoded = (answered["qi"] < 0).sum()

@@ -28,7 +28,7 @@ from surveykit.counting.sources import (
 )
 from surveykit.counts import Counts
 from surveykit.definition.cells import duplicate_reason
-from surveykit.definition.responses import MAX_PROBLEMS_KEPT
+from surveykit.definition.responses import MAX_PROBLEMS_KEPT, inspect_file
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, CsvProblem
 from surveykit.store.database import QuestionCounts
@@ -87,6 +87,8 @@ def _stage_file(con, source: ResponseSource, table: Path, survey: Survey,
     shown: list[CsvProblem] = []
     problem_count = bad_rows = rows = 0
     try:
+        if source.kind == "csv":
+            inspect_file(source.path)  # empty, or bytes that are not UTF-8: said with lines
         with response_file(source.path, table, survey) as reader:
             for chunk in reader.chunks(check_respondents=check):
                 rows += chunk.rows

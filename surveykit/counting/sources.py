@@ -138,7 +138,6 @@ def open_sources(paths: Sequence[Path], survey: Survey) -> Iterator[list[Respons
             table = path
             try:
                 if kind == "csv":
-                    inspect_file(path)
                     header_file = path
                 elif kind == "xlsx":
                     table = header_file = Path(scratch) / f"{index}.csv"
@@ -149,7 +148,16 @@ def open_sources(paths: Sequence[Path], survey: Survey) -> Iterator[list[Respons
                 with response_file(path, header_file, survey) as reader:
                     header, delimiter, layout = (tuple(reader.header), reader.delimiter,
                                                  reader.file_format)
-            except CsvImportError as error:
+            except (CsvImportError, UnicodeDecodeError) as error:
+                if kind == "csv":
+                    # an empty or non-UTF-8 file is the more basic problem: say that first
+                    # (inspect_file hashes the whole file, so only when the header fails)
+                    try:
+                        inspect_file(path)
+                    except CsvImportError as basic:
+                        raise counted_instead(basic) from None
+                if isinstance(error, UnicodeDecodeError):
+                    raise
                 raise counted_instead(error) from None
             columns = {name.casefold(): i for i, name in enumerate(header)
                        if name and not name.startswith("_")}
