@@ -435,3 +435,68 @@ def test_counts_data_prints_the_importers_error_with_file_and_line(sqlite_url, t
                                  str(bad)])
     assert stray.exit_code == 2
     assert "files to count follow --data" in stray.output
+
+
+# -- issued questionnaires ------------------------------------------------------------------
+
+
+def issue(engine, survey: Survey, count: int) -> list[str]:
+    """Issue ids in alternating groups 1, 2 (as 'surveykit generate' records them)."""
+    from surveykit.collection.respondent_ids import new_respondent_ids
+
+    store.add_survey(engine, survey)
+    ids = new_respondent_ids(count, rng=np.random.default_rng(5))
+    groups = [1 + number % 2 for number in range(count)]
+    per_group = {1: groups.count(1), 2: groups.count(2)}
+    store.record_generation(engine, survey.name, ids, {
+        question.id: {group: {"truthful": n} for group, n in per_group.items()}
+        for question in survey.questions}, groups=groups)
+    return ids
+
+
+def with_ids(rows, ids: list[str]):
+    """The rows with the issued id of their number (M-00017 -> ids[17])."""
+    return [(ids[int(respondent[2:])], group, cells) for respondent, group, cells in rows]
+
+
+def write_without_groups(path: Path, survey: Survey, rows, *, typed=lambda r: r) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["respondent_id", "question_id", "answer"])
+        for respondent, _, cells in rows:
+            for question in survey.questions:
+                writer.writerow([typed(respondent), question.id, cells[question.id]])
+    return path
+
+
+def test_files_of_a_survey_with_issued_ids_take_the_ids_groups_as_their_import(
+        engine, mixed, tmp_path):
+    from surveykit.counting.workflows import count_survey_files
+
+    ids = issue(engine, mixed, 120)
+    plain = write_without_groups(tmp_path / "plain.csv", mixed, with_ids(
+        answers(mixed, range(0, 60), 71), ids))
+    # ids as people type them (lower case, spaces for dashes): read as the issued ids
+    typed = write_without_groups(tmp_path / "typed.csv", mixed, with_ids(
+        answers(mixed, range(60, 120), 72), ids),
+        typed=lambda r: r.lower().replace("-", " ") if r[-1] in "0123" else r)
+    _, counted = count_survey_files(engine, mixed.name, [plain, typed])
+    for path in (plain, typed):
+        import_responses(engine, path, mixed.name)
+    reference = store.count_responses(engine, mixed.name)
+    assert counted == reference
+    assert {g for q in reference for g in q.counts.groups} == {"1", "2"}
+
+
+def test_an_id_that_was_not_issued_is_refused_with_its_line(engine, mixed, tmp_path):
+    from surveykit.counting.workflows import count_survey_files
+
+    ids = issue(engine, mixed, 10)
+    path = tmp_path / "stranger.csv"
+    path.write_text(f"respondent_id,question_id,answer\n{ids[1]},doping,yes\nX-1,doping,no\n",
+                    encoding="utf-8")
+    with pytest.raises(CsvImportError) as caught:
+        count_survey_files(engine, mixed.name, [path])
+    assert [(p.line, p.column, p.value) for p in caught.value.problems] == [
+        (3, "respondent_id", "X-1")]
+    assert "was not issued for survey 'mixed'" in caught.value.problems[0].reason

@@ -10,7 +10,8 @@ written by :mod:`surveykit.counting.table`. See docs/scale.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,15 +21,28 @@ if TYPE_CHECKING:  # the CLI imports ENGINES at start-up: keep this module light
     from surveykit.definition.survey import Survey
     from surveykit.store.database import QuestionCounts
 
-__all__ = ["ENGINES", "count_files"]
+__all__ = ["ENGINES", "IssuedIds", "count_files"]
 
 ENGINES = ("duckdb", "dask")
 
 
+@dataclass(frozen=True)
+class IssuedIds:
+    """A survey's issued questionnaire ids, as counting needs them.
+
+    ``check(ids)`` returns the issued ids among ``ids`` with their group
+    numbers (None when issued without one): the importer's check, for the
+    row-by-row path. ``batches()`` yields every issued (id, group) in lists,
+    for DuckDB to join (None: only ``check``, so files are counted row by row).
+    """
+
+    check: Callable[[set[str]], Mapping[str, int | None]]
+    batches: Callable[[], Iterator[Sequence[tuple[str, int | None]]]] | None = None
+
+
 def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "duckdb",
                 scheduler: str | None = None, replace: bool = False,
-                check_respondents: Callable[[set[str]], Mapping[str, int | None]] | None = None
-                ) -> list[QuestionCounts]:
+                issued: IssuedIds | None = None) -> list[QuestionCounts]:
     """Counts per question (in survey order) of the answers in ``data``, without importing.
 
     ``data``: files, globs and directories of CSV, XLSX and Parquet response
@@ -38,9 +52,9 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
     respondent answering a question in two files is a conflict unless
     ``replace`` (the later file wins). ``missing`` counts respondents who
     answered some question but not this one, as the store does.
-    ``check_respondents(ids)`` returns the issued ids among ``ids`` with their
-    groups, for surveys that issued questionnaires (their files are counted
-    row by row). ``engine`` "dask" runs the counting on the cluster at
+    ``issued``: the survey's issued ids, when it issued questionnaires: only
+    they are accepted, and they give answers their group, as on import (Dask
+    leaves such files to the row-by-row path). ``engine`` "dask" runs the counting on the cluster at
     ``scheduler`` (an address such as ``tcp://10.0.0.5:8786``), or on local
     threads without one.
 
@@ -59,20 +73,23 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
     paths = expand_paths(data)
     _require("duckdb", "duckdb")
     with open_sources(paths, survey) as sources, duckdb_engine.connect() as con:
-        counts = None
-        if check_respondents is None:
-            if engine == "dask":
-                from surveykit.counting import dask_engine
+        tally = None
+        if engine == "dask" and issued is None:
+            from surveykit.counting import dask_engine
 
-                tally = dask_engine.fast_tally(sources, survey, scheduler)
-            else:
-                tally = duckdb_engine.fast_tally(con, sources, survey)
-            if tally is not None:
-                counts = counts_from_tally(survey, len(sources), tally,
-                                           [source.group is not None for source in sources])
+            tally = dask_engine.fast_tally(sources, survey, scheduler)
+        elif engine == "duckdb" and (issued is None or issued.batches is not None):
+            if issued is not None:
+                duckdb_engine.load_issued(con, issued.batches())
+            tally = duckdb_engine.fast_tally(con, sources, survey,
+                                             issued=issued is not None)
+        counts = None
+        if tally is not None:
+            counts = counts_from_tally(survey, len(sources), tally,
+                                       [source.group is not None for source in sources])
         if counts is None:
             counts = count_exactly(con, sources, survey, replace=replace,
-                                   check_respondents=check_respondents)
+                                   check_respondents=issued.check if issued else None)
     return counts
 
 

@@ -178,7 +178,7 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
     if computed is None:
         return None
     cells_series, n_respondents, *doubts = computed
-    return RawTally(cells=[(int(f), q, g, a, int(n))
+    return RawTally(cells=[(int(f), q, g, a, int(n), None)
                            for (f, q, g, a), n in cells_series.items()],
                     respondents=int(n_respondents), suspicious=sum(int(d) for d in doubts))
 

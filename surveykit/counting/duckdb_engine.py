@@ -13,7 +13,7 @@ extensions are downloaded at run time, which a locked-down machine cannot do).
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from surveykit.counting.sources import ResponseSource, quote_name, quote_text
@@ -22,7 +22,7 @@ from surveykit.definition.cells import PYTHON_WHITESPACE
 from surveykit.definition.survey import Survey
 from surveykit.store.models import RESPONDENT_ID_LENGTH
 
-__all__ = ["MEMORY_LIMIT", "connect", "fast_tally", "strip_macro"]
+__all__ = ["MEMORY_LIMIT", "connect", "fast_tally", "load_issued", "strip_macro"]
 
 # DuckDB keeps at most this much in memory and spills the rest to disk.
 MEMORY_LIMIT = "1GB"
@@ -85,14 +85,32 @@ def rows_sql(source: ResponseSource, survey: Survey) -> str:
             f"ON {', '.join(quote_name(qid) for qid in ids)} INTO NAME q VALUE a)")
 
 
-def tally_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
+def load_issued(con, batches: Iterable[Sequence[tuple[str, int | None]]]) -> None:
+    """Table ``issued(id, grp)``: the survey's issued ids and groups, loaded in batches."""
+    import pyarrow as pa
+
+    con.execute("CREATE TABLE issued (id VARCHAR PRIMARY KEY, grp INTEGER)")
+    for batch in batches:
+        if not batch:
+            continue
+        ids, groups = zip(*batch, strict=True)
+        con.register("issued_batch", pa.table({"id": pa.array(ids, pa.string()),
+                                               "grp": pa.array(groups, pa.int32())}))
+        con.execute("INSERT INTO issued SELECT * FROM issued_batch")
+        con.unregister("issued_batch")
+
+
+def tally_sql(sources: Sequence[ResponseSource], survey: Survey, issued: bool = False) -> str:
     """The one query: cells and respondents (see :mod:`surveykit.counting.tally`).
 
     Per row only cheap work: the question cell coded by an exact match (then by
     ASCII case), the answer cell compared with ''. Respondent ids are grouped
     as typed; each distinct id is then checked once: one with surrounding
     spaces, empty or too long makes its respondent suspicious (a cheap byte
-    test picks the few ids that need the exact check).
+    test picks the few ids that need the exact check). With ``issued``, rows
+    join table ``issued`` (:func:`load_issued`): the id's group is one more
+    cell key, and an id typed otherwise than issued makes its respondent
+    suspicious (the exact path reads it the importer's way, or refuses it).
     """
     exact = " ".join(f"WHEN {quote_text(question.id)} THEN {index}"
                      for index, question in enumerate(survey.questions))
@@ -109,37 +127,42 @@ def tally_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
     # need trimming; only they pay for the exact test.
     near_space = ("r < '!' OR r >= '\u0080' OR right(r, 1) < '!' OR right(r, 1) >= '\u0080' "
                   f"OR strlen(r) > {RESPONDENT_ID_LENGTH}")
+    issued_columns = ("issued.grp AS ig, issued.id IS NOT NULL AS known" if issued
+                      else "NULL::INTEGER AS ig, true AS known")
+    issued_join = "LEFT JOIN issued ON issued.id = rows.r" if issued else ""
     return f"""
 WITH rows AS ({union}),
 coded AS (
     SELECT f, r, q, g, a, a IS NOT NULL AND a <> '' AS answered,
-           CASE q {exact} ELSE CASE lower(trim(q)) {folded} ELSE -1 END END AS qi
-    FROM rows),
+           CASE q {exact} ELSE CASE lower(trim(q)) {folded} ELSE -1 END END AS qi,
+           {issued_columns}
+    FROM rows {issued_join}),
 agg AS (
-    SELECT GROUPING(r) AS by_cell, f, q, g, a, r, count(*) AS n,
+    SELECT GROUPING(r) AS by_cell, f, q, g, a, ig, r, count(*) AS n,
            count(*) FILTER (WHERE answered) AS answered,
-           count(*) FILTER (WHERE answered AND qi < 0) AS uncoded, {sums}
-    FROM coded GROUP BY GROUPING SETS ((f, q, g, a), (r)))
-SELECT by_cell, f, q, g, a, sum(n) AS n,
+           count(*) FILTER (WHERE (answered AND qi < 0) OR NOT known) AS uncoded, {sums}
+    FROM coded GROUP BY GROUPING SETS ((f, q, g, a, ig), (r)))
+SELECT by_cell, f, q, g, a, ig, sum(n) AS n,
        count(*) FILTER (WHERE by_cell = 0 AND answered > 0) AS respondents,
        count(*) FILTER (WHERE by_cell = 0 AND (
            answered <> {distinct_bits} OR uncoded > 0 OR r IS NULL
            OR CASE WHEN {near_space}
                    THEN sk_strip(r) <> r OR r = '' OR length(r) > {RESPONDENT_ID_LENGTH}
                    ELSE false END)) AS suspicious
-FROM agg GROUP BY by_cell, f, q, g, a
+FROM agg GROUP BY by_cell, f, q, g, a, ig
 """
 
 
-def fast_tally(con, sources: Sequence[ResponseSource], survey: Survey) -> RawTally | None:
+def fast_tally(con, sources: Sequence[ResponseSource], survey: Survey, *,
+               issued: bool = False) -> RawTally | None:
     """Run the query; None when DuckDB refuses a file (bad field counts, bytes, ...)."""
     import duckdb
 
     try:
-        result = con.execute(tally_sql(sources, survey)).fetchall()
+        result = con.execute(tally_sql(sources, survey, issued)).fetchall()
     except duckdb.Error:
         return None  # the exact path reads the file row by row and says where
-    cells = [(f, q, g, a, int(n)) for by_cell, f, q, g, a, n, *_ in result if by_cell]
+    cells = [(f, q, g, a, int(n), ig) for by_cell, f, q, g, a, ig, n, *_ in result if by_cell]
     respondents, suspicious = next(((int(r), int(s)) for by_cell, *_, r, s in result
                                     if not by_cell), (0, 0))
     return RawTally(cells=cells, respondents=respondents, suspicious=suspicious)

@@ -50,12 +50,14 @@ BITS_PER_WORD = 32
 class RawTally:
     """What an engine's aggregations return (see the module docstring).
 
-    ``cells``: (file index, question cell, group cell, answer cell, rows);
+    ``cells``: (file index, question cell, group cell, answer cell, rows,
+    group of the issued ids of these rows: None when the ids were issued
+    without a group or no ids are checked);
     ``respondents``: respondents with at least one answer; ``suspicious``:
     respondents that need the exact path (see the module docstring).
     """
 
-    cells: Sequence[tuple[int, str | None, str | None, str | None, int]]
+    cells: Sequence[tuple[int, str | None, str | None, str | None, int, int | None]]
     respondents: int
     suspicious: int
 
@@ -90,7 +92,7 @@ def counts_from_tally(survey: Survey, files: int, tally: RawTally,
     one_group = len(survey.groups) == 1
     tables: list[dict[str, dict[str, int]]] = [{} for _ in survey.questions]
     rows = [0] * files
-    for file, question_cell, group_cell, answer_cell, n in tally.cells:
+    for file, question_cell, group_cell, answer_cell, n, issued_group in tally.cells:
         rows[file] += n
         question = read_question(questions, question_cell or "")
         if question is None:
@@ -98,9 +100,13 @@ def counts_from_tally(survey: Survey, files: int, tally: RawTally,
         group = read_group(groups, group_cell) if has_group_column[file] else None
         if group is NOT_A_GROUP:
             return None
+        if group is not None and issued_group is not None and group != issued_group:
+            return None  # the file's group is not the id's: an error the exact path says
+        if group is None:
+            group = issued_group
         if group is None:
             if not one_group:
-                return None  # no group (or the issued id's: the exact path looks it up)
+                return None  # no group: an error the exact path says
             group = 1
         if is_blank(answer_cell):
             if answer_cell:

@@ -9,15 +9,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
-from surveykit.counting import count_files
+from surveykit.counting import IssuedIds, count_files
 from surveykit.definition.survey import Survey
 from surveykit.store import database as store
 from surveykit.store.database import QuestionCounts
 
 __all__ = ["count_survey_files", "counts_file_survey", "report_for_counts_file",
            "report_for_files"]
+
+# Issued ids are read from the store this many at a time.
+_BATCH = 50_000
 
 
 def count_survey_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
@@ -31,12 +34,23 @@ def count_survey_files(engine: Engine, survey_name: str, data: Sequence[str | Pa
     survey = store.load_survey(engine, survey_name)
     with engine.connect() as conn:
         key = store.survey_id(conn, survey.name)
-        check = None
+        issued = None
         if store.issued_count(conn, key):
             def check(ids: set[str]) -> dict[str, int | None]:
                 return store.issued_groups(conn, key, list(ids))
+
+            def batches():
+                with engine.connect() as reader:
+                    result = reader.execution_options(yield_per=_BATCH).execute(
+                        select(store.respondents.c.respondent_id,
+                               store.respondents.c.group_number)
+                        .where(store.respondents.c.survey_id == key))
+                    for partition in result.partitions():
+                        yield [tuple(row) for row in partition]
+
+            issued = IssuedIds(check=check, batches=batches)
         counts = count_files(survey, data, engine=engine_name, scheduler=scheduler,
-                             replace=replace, check_respondents=check)
+                             replace=replace, issued=issued)
     return survey, counts
 
 
