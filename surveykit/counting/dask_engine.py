@@ -22,10 +22,12 @@ from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
 from surveykit.store.models import RESPONDENT_ID_LENGTH
 
-__all__ = ["BLOCKSIZE", "fast_tally"]
+__all__ = ["BLOCKSIZE", "PARQUET_BLOCKSIZE", "fast_tally"]
 
-# Bytes of CSV per partition (Dask's task size).
+# Bytes of CSV per partition (Dask's task size), and of uncompressed Parquet: about a
+# million rows of a long file each, so that a worker holds a few hundred MB at a time.
 BLOCKSIZE = "64MB"
+PARQUET_BLOCKSIZE = "16MB"
 
 
 def _frame(source: ResponseSource):
@@ -34,7 +36,8 @@ def _frame(source: ResponseSource):
 
     names = [f"c{i}" for i in range(len(source.header))]
     if source.table_kind == "parquet":
-        frame = dd.read_parquet(str(source.table), dtype_backend="pyarrow")
+        frame = dd.read_parquet(str(source.table), dtype_backend="pyarrow",
+                                split_row_groups="infer", blocksize=PARQUET_BLOCKSIZE)
         frame = frame[list(source.header)]
         frame.columns = names
         return frame.map_partitions(_as_text, meta=dict.fromkeys(names, object))
