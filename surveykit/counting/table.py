@@ -57,7 +57,7 @@ from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
 from surveykit.store.database import QuestionCounts
 
-__all__ = ["COLUMNS", "MISSING", "counts_json", "read_counts_file", "read_counts_table",
+__all__ = ["COLUMNS", "MISSING", "read_counts_file", "read_counts_table",
            "survey_of_counts_file", "write_counts_table"]
 
 COLUMNS = ("survey", "question", "group", "response", "count")
@@ -73,11 +73,6 @@ def write_counts_table(stream: TextIO, survey_name: str, counts: Sequence[Questi
         for group, response, n in question.counts:
             writer.writerow((survey_name, question.question_id, group, response, n))
         writer.writerow((survey_name, question.question_id, "", MISSING, question.missing))
-
-
-def counts_json(survey_name: str, counts: Sequence[QuestionCounts]) -> dict:
-    """The JSON object of ``surveykit counts --format json``."""
-    return {"survey": survey_name, "questions": [question.to_dict() for question in counts]}
 
 
 def survey_of_counts_file(path: str | Path) -> str:
