@@ -139,9 +139,12 @@ def _refuse_duplicates(con, sources: Sequence[ResponseSource], names: Sequence[s
     """Every row of a respondent answering one question twice in one file, with its lines."""
     by_file: dict[int, list[CsvProblem]] = {}
     count: dict[int, int] = {}
+    # find the repeated pairs first: lists only for them, not for every answer
     for f, qi, r, lines in con.execute(
-            "SELECT f, qi, r, list(line ORDER BY line) FROM staged GROUP BY f, qi, r "
-            "HAVING count(*) > 1 ORDER BY f, min(line)").fetchall():
+            "WITH repeated AS (SELECT f, qi, r FROM staged GROUP BY f, qi, r "
+            "HAVING count(*) > 1) "
+            "SELECT f, qi, r, list(line ORDER BY line) FROM staged JOIN repeated "
+            "USING (f, qi, r) GROUP BY f, qi, r ORDER BY f, min(line)").fetchall():
         for line in lines:
             by_file.setdefault(f, []).append(
                 CsvProblem(line, "respondent_id", r, duplicate_reason(names[qi], lines)))
@@ -151,11 +154,15 @@ def _refuse_duplicates(con, sources: Sequence[ResponseSource], names: Sequence[s
 
 def _refuse_conflicts(con, sources: Sequence[ResponseSource], names: Sequence[str]) -> None:
     """Rows answering what an earlier file answered (successive imports would refuse them)."""
+    if len(sources) < 2:
+        return
     by_file: dict[int, list[CsvProblem]] = {}
     count: dict[int, int] = {}
     for qi, r, answers in con.execute(
+            "WITH shared AS (SELECT qi, r FROM staged GROUP BY qi, r "
+            "HAVING min(f) < max(f)) "
             "SELECT qi, r, list((f, line, label) ORDER BY f, line) FROM staged "
-            "GROUP BY qi, r HAVING count(DISTINCT f) > 1").fetchall():
+            "JOIN shared USING (qi, r) GROUP BY qi, r").fetchall():
         first_file, first_line, first_label = _fields(answers[0])
         for answer in answers[1:]:
             f, line, label = _fields(answer)
