@@ -500,3 +500,28 @@ def test_an_id_that_was_not_issued_is_refused_with_its_line(engine, mixed, tmp_p
     assert [(p.line, p.column, p.value) for p in caught.value.problems] == [
         (3, "respondent_id", "X-1")]
     assert "was not issued for survey 'mixed'" in caught.value.problems[0].reason
+
+
+def test_the_warehouse_sql_of_docs_scale_md_makes_a_counts_table_equal_to_the_store(
+        engine, sample_survey, sample_survey_path):
+    import re
+
+    import duckdb
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "scale.md").read_text("utf-8")
+    bigquery = re.search(r"BigQuery.*?```sql\n(.*?)```", docs, re.S).group(1)
+    # the PostgreSQL/DuckDB dialect, as the page says: double quotes, min for any_value
+    sql = (bigquery.replace("`project.dataset.responses`", "responses")
+           .replace("`", '"').replace("any_value(", "min(")
+           .replace("'academic_integrity'", f"'{sample_survey.name}'"))
+    long = sample_survey_path.parent / "responses_long.csv"
+    reference = imported(engine, sample_survey, [long])
+    with duckdb.connect() as con:
+        con.execute(f"CREATE TABLE responses AS SELECT respondent_id, question_id, answer, "
+                    f"NULL::VARCHAR AS grp FROM read_csv('{long}', all_varchar = true)")
+        table = io.StringIO()
+        writer = csv.writer(table)
+        writer.writerow(["survey", "question", "group", "response", "count"])
+        writer.writerows(con.execute(sql).fetchall())
+    table.seek(0)
+    assert read_counts_table(table, sample_survey, "warehouse.csv") == reference
