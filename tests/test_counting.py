@@ -525,3 +525,15 @@ def test_the_warehouse_sql_of_docs_scale_md_makes_a_counts_table_equal_to_the_st
         writer.writerows(con.execute(sql).fetchall())
     table.seek(0)
     assert read_counts_table(table, sample_survey, "warehouse.csv") == reference
+
+
+def test_a_directory_of_many_files_of_one_shape_is_read_by_one_scan_and_counts_as_imported(
+        engine, mixed, tmp_path):
+    folder = tmp_path / "daily"
+    folder.mkdir()
+    files = [write_long(folder / f"day{day:02d}.csv", mixed,
+                        answers(mixed, range(day * 12, day * 12 + 12), 100 + day))
+             for day in range(30)]
+    reference = imported(engine, mixed, files)
+    assert fast_counts(mixed, [folder]) == reference
+    assert count_files(mixed, [folder]) == reference

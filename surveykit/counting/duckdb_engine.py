@@ -48,30 +48,42 @@ def strip_macro() -> str:
     return f"CREATE MACRO sk_strip(x) AS trim(coalesce(x, ''), {quote_text(PYTHON_WHITESPACE)})"
 
 
-def _reader(source: ResponseSource) -> tuple[str, list[str]]:
-    """The table function reading a file, and the SQL of each of its columns as text."""
-    if source.table_kind == "parquet":
-        return (f"read_parquet({quote_text(source.table)})",
-                [f"CAST({quote_name(name)} AS VARCHAR)" for name in source.header])
-    names = [f"c{i}" for i in range(len(source.header))]
+def _reader(sources: Sequence[ResponseSource]) -> tuple[str, list[str]]:
+    """The table function reading files of one shape, and the SQL of each column as text."""
+    first = sources[0]
+    tables = (quote_text(first.table) if len(sources) == 1
+              else "[" + ", ".join(quote_text(source.table) for source in sources) + "]")
+    named = ", filename = true" if len(sources) > 1 else ""
+    if first.table_kind == "parquet":
+        return (f"read_parquet({tables}{named})",
+                [f"CAST({quote_name(name)} AS VARCHAR)" for name in first.header])
+    names = [f"c{i}" for i in range(len(first.header))]
     columns = ", ".join(f"'{name}': 'VARCHAR'" for name in names)
-    return (f"read_csv({quote_text(source.table)}, header = true, auto_detect = false, "
-            f"columns = {{{columns}}}, delim = {quote_text(source.delimiter)}, quote = '\"', "
-            "escape = '\"', strict_mode = true, null_padding = false)", names)
+    return (f"read_csv({tables}, header = true, auto_detect = false, "
+            f"columns = {{{columns}}}, delim = {quote_text(first.delimiter)}, quote = '\"', "
+            f"escape = '\"', strict_mode = true, null_padding = false{named})", names)
 
 
-def rows_sql(source: ResponseSource, survey: Survey) -> str:
-    """SELECT f, r, q, g, a: one row per answer cell of a file (long or wide), blank rows out.
+def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
+    """SELECT f, r, q, g, a: one row per answer cell of files of one shape (the same kind,
+    header and delimiter), blank rows out; several files are read by one table function.
 
     A row is blank when every cell is empty; only rows without a respondent id
     are looked at closely (the others cannot be blank), which keeps string work
     off the hot path.
     """
-    reader, cells = _reader(source)
+    source = sources[0]
+    reader, cells = _reader(sources)
+    if len(sources) > 1:  # the file's index, by its name
+        names = ", ".join(f"({quote_text(one.table)}, {one.index})" for one in sources)
+        reader += f" JOIN (VALUES {names}) AS files(name, f) ON files.name = filename"
+        index = "files.f"
+    else:
+        index = str(source.index)
     respondent = cells[source.respondent]
     blank = " AND ".join(f"sk_strip({cell}) = ''" for cell in cells)
     group = cells[source.group] if source.group is not None else "NULL::VARCHAR"
-    head = f"{source.index} AS f, {respondent} AS r, {group} AS g"
+    head = f"{index} AS f, {respondent} AS r, {group} AS g"
     keep = (f"WHERE CASE WHEN {respondent} IS NULL OR {respondent} = '' THEN NOT ({blank}) "
             "ELSE true END")
     if source.layout == "long":
@@ -83,6 +95,14 @@ def rows_sql(source: ResponseSource, survey: Survey) -> str:
     return (f"SELECT f, r, q, g, a FROM (UNPIVOT INCLUDE NULLS "
             f"(SELECT {head}, {answers} FROM {reader} {keep}) "
             f"ON {', '.join(quote_name(qid) for qid in ids)} INTO NAME q VALUE a)")
+
+
+def _shapes(sources: Sequence[ResponseSource]) -> list[list[ResponseSource]]:
+    """Sources grouped by what one table function can read together."""
+    shapes: dict[tuple, list[ResponseSource]] = {}
+    for source in sources:
+        shapes.setdefault((source.table_kind, source.header, source.delimiter), []).append(source)
+    return list(shapes.values())
 
 
 def load_issued(con, batches: Iterable[Sequence[tuple[str, int | None]]]) -> None:
@@ -122,7 +142,7 @@ def tally_sql(sources: Sequence[ResponseSource], survey: Survey, issued: bool = 
         f"THEN 1::BIGINT << (qi % {BITS_PER_WORD}) ELSE 0 END) "
         f"FILTER (WHERE answered)::BIGINT AS w{w}" for w in range(words))
     distinct_bits = " + ".join(f"bit_count(w{w})" for w in range(words))
-    union = "\nUNION ALL\n".join(rows_sql(source, survey) for source in sources)
+    union = "\nUNION ALL\n".join(rows_sql(shape, survey) for shape in _shapes(sources))
     # Ids starting or ending with a byte below '!' or a non-ASCII character may
     # need trimming; only they pay for the exact test.
     near_space = ("r < '!' OR r >= '\u0080' OR right(r, 1) < '!' OR right(r, 1) >= '\u0080' "
