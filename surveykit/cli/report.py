@@ -23,8 +23,9 @@ from surveykit.reporting.report import REPORT_FORMATS
               show_default=True, help="Confidence interval method (docs/estimation.md).")
 @db_option
 @click.option("--data", "data", multiple=True, metavar="PATH",
-              help="Report on these CSV, XLSX or Parquet files (globs, directories), counted "
-                   "where they lie, instead of the stored answers (see 'counts --data').")
+              help="Report on these CSV, XLSX or Parquet files, globs or directories (several "
+                   "may follow one --data), counted where they lie, instead of the stored "
+                   "answers (see 'counts --data').")
 @click.option("--engine", "engine_name", type=click.Choice(ENGINES), default="duckdb",
               show_default=True, help="What counts --data (see 'counts --help').")
 @click.option("--scheduler", metavar="ADDRESS", default=None,

@@ -166,8 +166,9 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
 @click.option("--survey", "survey_name", required=True, metavar="NAME",
               help="A survey added with 'surveykit survey add'.")
 @click.option("--data", "data", multiple=True, metavar="PATH",
-              help="Count these CSV, XLSX or Parquet files (globs and directories too; repeat "
-                   "the option for more) instead of the stored answers; nothing is imported.")
+              help="Count these CSV, XLSX or Parquet files, globs or directories (several may "
+                   "follow one --data: --data exports/*.csv) instead of the stored answers; "
+                   "nothing is imported.")
 @click.option("--engine", "engine_name", type=click.Choice(ENGINES), default="duckdb",
               show_default=True, help="What counts --data: DuckDB here, or Dask (a cluster "
                                       "with --scheduler, else local threads).")
