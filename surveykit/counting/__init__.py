@@ -72,6 +72,7 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
         raise ParameterError(f"scheduler ({scheduler!r}) is only used with engine 'dask'")
     paths = expand_paths(data)
     _require("duckdb", "duckdb")
+    _require("pyarrow", "duckdb")
     with open_sources(paths, survey) as sources, duckdb_engine.connect() as con:
         tally = None
         if engine == "dask" and issued is None:

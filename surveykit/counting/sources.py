@@ -200,8 +200,11 @@ def cell_text(value: object) -> str:
 
 def xlsx_to_csv(path: Path, out: Path) -> None:
     """The first sheet of an XLSX file as a CSV, one line per row (empty rows too), streamed."""
-    from openpyxl import load_workbook
-
+    try:
+        from openpyxl import load_workbook
+    except ImportError:
+        raise ParameterError(f"{path} is XLSX: reading it needs openpyxl: pip install "
+                             "'surveykit[duckdb]'") from None
     try:
         book = load_workbook(path, read_only=True, data_only=True)
     except Exception as error:  # openpyxl raises many kinds for files that are not XLSX
