@@ -537,3 +537,60 @@ def test_a_directory_of_many_files_of_one_shape_is_read_by_one_scan_and_counts_a
     reference = imported(engine, mixed, files)
     assert fast_counts(mixed, [folder]) == reference
     assert count_files(mixed, [folder]) == reference
+
+
+# -- untidy files: counting and importing agree, in counts or in errors -----------------------
+
+def untidy(cell: str, kind: str, rng: np.random.Generator) -> str:
+    """A cell as people also type it: spaces (no-break ones too), other cases, blanks."""
+    if kind == "respondent":
+        return [cell, f" {cell}", f"{cell}\u00a0", cell][rng.integers(4)]
+    if kind == "question":
+        return [cell, cell.upper(), f" {cell} ", cell.title()][rng.integers(4)]
+    return [cell, f"  {cell}", cell.upper(), " ", ""][rng.integers(5)]
+
+
+def untidy_file(path: Path, survey: Survey, seed: int) -> Path:
+    """A long file with spaces, cases, blank lines, empty rows and missing cells; for seeds
+    1, 5, 9 a bad answer, for seeds 3, 6, 9, 12 a repeated answer."""
+    rng = np.random.default_rng(seed)
+    lines = ["respondent_id,question_id,answer,group"]
+    for respondent, group, cells in answers(survey, range(seed * 50, seed * 50 + 25), seed):
+        for question in survey.questions:
+            if rng.random() < 0.1:
+                continue  # a question left out of the file
+            answer = cells[question.id].strip() or "dk"
+            row = [untidy(respondent, "respondent", rng) if rng.random() < 0.3 else respondent,
+                   untidy(question.id, "question", rng) if rng.random() < 0.3 else question.id,
+                   untidy(answer, "answer", rng) if rng.random() < 0.3 else answer, group]
+            lines.append(",".join(row))
+        if rng.random() < 0.1:
+            lines.append(["", ",,,", " , , , "][rng.integers(3)])  # blank rows
+    if seed % 4 == 1:
+        lines.insert(7, "X-1,cards,seven,1")
+    if seed % 3 == 0:
+        lines.append(lines[1])  # one answer twice
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("seed", range(1, 13))
+def test_untidy_files_count_as_they_import_or_fail_with_the_same_problems(
+        mixed, tmp_path, seed):
+    path = untidy_file(tmp_path / f"untidy{seed}.csv", mixed, seed)
+    engine = store.open_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    store.init_database(engine)
+    store.add_survey(engine, mixed)
+    try:
+        import_responses(engine, path, mixed.name)
+    except CsvImportError as refused:
+        with pytest.raises(CsvImportError) as caught:
+            count_files(mixed, [path])
+        assert caught.value.problems == refused.problems
+        assert caught.value.problem_count == refused.problem_count
+    else:
+        reference = store.count_responses(engine, mixed.name)
+        assert count_files(mixed, [path]) == reference
+        assert exact_counts(mixed, [path]) == reference
+    finally:
+        engine.dispose()

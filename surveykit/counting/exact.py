@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from surveykit.counting.sources import (
@@ -48,11 +49,14 @@ def count_exactly(con, sources: Sequence[ResponseSource], survey: Survey, *,
 
     ``con`` is a DuckDB connection (:func:`surveykit.counting.duckdb_engine.connect`);
     ``check_respondents(ids)`` returns the issued ids among ``ids`` with their
-    groups, as for an import.
+    groups, as for an import. The first file with problems is refused with
+    all of them, as its import would be: bad rows, repeated answers and (unless
+    ``replace``) answers an earlier file gave, in line order.
     """
     import pyarrow as pa
 
     con.execute(_STAGED)
+    names = [question.id for question in survey.questions]
     was_enabled = gc.isenabled()
     gc.disable()  # as the importer does: millions of short-lived tuples, no cycles
     try:
@@ -62,14 +66,17 @@ def count_exactly(con, sources: Sequence[ResponseSource], survey: Survey, *,
                 if source.kind == "parquet":
                     table = Path(scratch) / f"{source.index}.csv"
                     parquet_to_csv(source.path, table)
-                _stage_file(con, source, table, survey, check_respondents, pa)
+                rejected = _stage_file(con, source, table, survey, check_respondents, pa)
+                if rejected.bad_rows:  # no need to read on: this file is refused
+                    _refuse(source, rejected, *_database_problems(
+                        con, sources, names, replace, only=source.index))
     finally:
         if was_enabled:
             gc.enable()
-    names = [question.id for question in survey.questions]
-    _refuse_duplicates(con, sources, names)
-    if not replace:
-        _refuse_conflicts(con, sources, names)
+    found, conflicts = _database_problems(con, sources, names, replace)
+    for source in sources:
+        if source.index in found:
+            _refuse(source, _Rejected(), {source.index: found[source.index]}, conflicts)
     latest = ("SELECT * FROM staged QUALIFY row_number() OVER "
               "(PARTITION BY qi, r ORDER BY f DESC) = 1") if replace else "SELECT * FROM staged"
     tables: list[dict[str, dict[str, int]]] = [{} for _ in survey.questions]
@@ -82,10 +89,20 @@ def count_exactly(con, sources: Sequence[ResponseSource], survey: Survey, *,
             for question, table in zip(survey.questions, tables, strict=True)]
 
 
+@dataclass
+class _Rejected:
+    """The rows of one file that its reader refused: problems kept, counted, rows."""
+
+    shown: list[CsvProblem] = field(default_factory=list)
+    problem_count: int = 0
+    bad_rows: int = 0
+
+
 def _stage_file(con, source: ResponseSource, table: Path, survey: Survey,
-                check: IssuedCheck | None, pa) -> None:
-    shown: list[CsvProblem] = []
-    problem_count = bad_rows = rows = 0
+                check: IssuedCheck | None, pa) -> _Rejected:
+    """Read a file with the importer's reader; stage its answers; return its refused rows."""
+    rejected = _Rejected()
+    rows = 0
     try:
         if source.kind == "csv":
             inspect_file(source.path)  # empty, or bytes that are not UTF-8: said with lines
@@ -93,10 +110,11 @@ def _stage_file(con, source: ResponseSource, table: Path, survey: Survey,
             for chunk in reader.chunks(check_respondents=check):
                 rows += chunk.rows
                 for _, problems in chunk.rejected:
-                    bad_rows += 1
-                    problem_count += len(problems)
-                    shown.extend(problems[:max(0, MAX_PROBLEMS_KEPT - len(shown))])
-                if chunk.answers and not bad_rows:
+                    rejected.bad_rows += 1
+                    rejected.problem_count += len(problems)
+                    rejected.shown.extend(
+                        problems[:max(0, MAX_PROBLEMS_KEPT - len(rejected.shown))])
+                if chunk.answers:
                     lines, respondents, questions, labels, groups = zip(*chunk.answers,
                                                                         strict=True)
                     batch = pa.table({
@@ -112,52 +130,52 @@ def _stage_file(con, source: ResponseSource, table: Path, survey: Survey,
                     con.unregister("staged_batch")
     except CsvImportError as error:
         raise counted_instead(error) from None
-    if bad_rows:
-        raise CsvImportError(str(source.path), shown, problem_count=problem_count, summary=(
-            f"{bad_rows} bad row{'s' if bad_rows != 1 else ''} in {source.path}; nothing was "
-            "counted (fix them and count again, or import the other rows with "
-            "'surveykit import --skip-invalid --rejects FILE')"))
     if rows == 0:
         raise CsvImportError(str(source.path), [], summary=(
             f"{source.path} has a header but no data rows; nothing was counted"))
+    return rejected
 
 
-def _refuse(sources: Sequence[ResponseSource], by_file: dict[int, list[CsvProblem]],
-            count: dict[int, int], what: str, hint: str) -> None:
-    if not by_file:
+def _refuse(source: ResponseSource, rejected: _Rejected,
+            found: dict[int, list[CsvProblem]], conflicts: set[int]) -> None:
+    """Raise the file's problems as its import would list them (the importer's diagnosis)."""
+    database = sorted(found.get(source.index, []), key=lambda problem: problem.line)
+    if not rejected.bad_rows and not database:
         return
-    first = min(by_file)
-    problems = sorted(by_file[first], key=lambda problem: problem.line)
-    bad = count[first]
-    path = sources[first].path
-    raise CsvImportError(str(path), problems[:MAX_PROBLEMS_KEPT], problem_count=len(problems),
-                         summary=(f"{bad} {what}{'s' if bad != 1 else ''} in {path}; nothing "
-                                  f"was counted ({hint})"))
+    shown = list(rejected.shown)
+    shown.extend(database[:max(0, MAX_PROBLEMS_KEPT - len(shown))])
+    shown.sort(key=lambda problem: problem.line)
+    bad = rejected.bad_rows + len({problem.line for problem in database})
+    hint = ("fix them and count again, or import the other rows with "
+            "'surveykit import --skip-invalid --rejects FILE'")
+    if source.index in conflicts:
+        hint += ("; each respondent answers each question in one file: to count the later "
+                 "file's answers instead, as 'surveykit import --replace' would, use --replace")
+    raise CsvImportError(str(source.path), shown,
+                         problem_count=rejected.problem_count + len(database),
+                         summary=(f"{bad} bad row{'s' if bad != 1 else ''} in {source.path}; "
+                                  f"nothing was counted ({hint})"))
 
 
-def _refuse_duplicates(con, sources: Sequence[ResponseSource], names: Sequence[str]) -> None:
-    """Every row of a respondent answering one question twice in one file, with its lines."""
-    by_file: dict[int, list[CsvProblem]] = {}
-    count: dict[int, int] = {}
-    # find the repeated pairs first: lists only for them, not for every answer
+def _database_problems(con, sources: Sequence[ResponseSource], names: Sequence[str],
+                       replace: bool, only: int | None = None
+                       ) -> tuple[dict[int, list[CsvProblem]], set[int]]:
+    """Repeated answers in a file and (unless ``replace``) answers an earlier file gave:
+    problems per file (``only``: that file's), and the files with conflicts."""
+    found: dict[int, list[CsvProblem]] = {}
     for f, qi, r, lines in con.execute(
-            "WITH repeated AS (SELECT f, qi, r FROM staged GROUP BY f, qi, r "
-            "HAVING count(*) > 1) "
+            # the repeated pairs first: lists only for them, not for every answer
+            "WITH repeated AS (SELECT f, qi, r FROM staged "
+            f"{'' if only is None else f'WHERE f = {int(only)} '}"
+            "GROUP BY f, qi, r HAVING count(*) > 1) "
             "SELECT f, qi, r, list(line ORDER BY line) FROM staged JOIN repeated "
-            "USING (f, qi, r) GROUP BY f, qi, r ORDER BY f, min(line)").fetchall():
+            "USING (f, qi, r) GROUP BY f, qi, r").fetchall():
         for line in lines:
-            by_file.setdefault(f, []).append(
+            found.setdefault(f, []).append(
                 CsvProblem(line, "respondent_id", r, duplicate_reason(names[qi], lines)))
-        count[f] = count.get(f, 0) + len(lines)
-    _refuse(sources, by_file, count, "bad row", "fix them and count again")
-
-
-def _refuse_conflicts(con, sources: Sequence[ResponseSource], names: Sequence[str]) -> None:
-    """Rows answering what an earlier file answered (successive imports would refuse them)."""
-    if len(sources) < 2:
-        return
-    by_file: dict[int, list[CsvProblem]] = {}
-    count: dict[int, int] = {}
+    conflicts: set[int] = set()
+    if replace or len(sources) < 2:
+        return found, conflicts
     for qi, r, answers in con.execute(
             "WITH shared AS (SELECT qi, r FROM staged GROUP BY qi, r "
             "HAVING min(f) < max(f)) "
@@ -166,17 +184,15 @@ def _refuse_conflicts(con, sources: Sequence[ResponseSource], names: Sequence[st
         first_file, first_line, first_label = _fields(answers[0])
         for answer in answers[1:]:
             f, line, label = _fields(answer)
-            if f == first_file:
+            if f == first_file or (only is not None and f != only):
                 continue
             same = ("the same answer" if label == first_label
                     else f"{first_label!r} (this file says {label!r})")
-            by_file.setdefault(f, []).append(CsvProblem(line, "respondent_id", r, (
+            conflicts.add(f)
+            found.setdefault(f, []).append(CsvProblem(line, "respondent_id", r, (
                 f"this respondent already answered question {names[qi]!r} with {same} in "
                 f"{sources[first_file].path} (line {first_line})")))
-            count[f] = count.get(f, 0) + 1
-    _refuse(sources, by_file, count, "conflicting row",
-            "each respondent answers each question in one file; to count the later file's "
-            "answers instead, as 'surveykit import --replace' would, use --replace")
+    return found, conflicts
 
 
 def _fields(value) -> tuple:
