@@ -407,6 +407,14 @@ def test_counts_data_writes_a_counts_table_that_report_and_estimate_read(sqlite_
                                       "--format", "json"])
     assert from_table.exit_code == 0, from_table.output
     assert json.loads(from_table.output) == json.loads(from_store.output)
+    as_json = tmp_path / "counts.json"
+    as_json.write_text(runner.invoke(main, ["counts", "--survey", "academic_integrity", "--db",
+                                            sqlite_url, "--format", "json"]).output, "utf-8")
+    from_json = runner.invoke(main, ["report", "--counts-file", str(as_json), "--db",
+                                     sqlite_url, "--format", "json"])
+    assert json.loads(from_json.output) == json.loads(from_store.output)
+    text = runner.invoke(main, ["estimate", "--counts-file", str(table), "--db", sqlite_url])
+    assert text.output.splitlines()[0].split() == ["question", "n", "pi_hat", "se", "95%", "CI"]
     estimated = runner.invoke(main, ["estimate", "--counts-file", str(table), "--db",
                                      sqlite_url, "--format", "json"])
     assert estimated.exit_code == 0, estimated.output
