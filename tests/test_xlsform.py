@@ -201,6 +201,24 @@ def test_self_randomized_form_refuses_a_design_no_die_realizes_with_the_nearest_
     assert build_xlsform(survey, randomize="device").randomize == "device"
 
 
+def test_export_of_a_design_no_die_realizes_exits_2_and_the_device_form_is_written(db,
+                                                                                   tmp_path):
+    engine = open_engine(db)
+    add_survey(engine, parse_survey(one_question('model = "sld"\np = [0.1667, 0.8333]')))
+    engine.dispose()
+    out = tmp_path / "s.xlsx"
+    refused = run("export", "xlsform", "--survey", "s", "--out", str(out), "--db", db)
+    assert refused.exit_code == 2
+    assert refused.output.startswith("Error: question 'q': no die in d2, d4, d6, d8, d10, d12, "
+                                     "d20, d100 or pair of dice realizes sld with ")
+    assert not out.exists()
+    device = run("export", "xlsform", "--survey", "s", "--out", str(out), "--randomize",
+                 "device", "--acknowledge-risk", "--db", db)
+    assert device.exit_code == 0, device.output
+    assert [row["name"] for row in _sheet(out, "survey")][-5:] == [
+        "q_draw", "q_code", "q_rule_1", "q_rule_2", "q"]
+
+
 def test_self_randomized_form_of_a_matrix_no_die_realizes_points_to_the_device_form():
     survey = parse_survey(one_question('model = "custom"\nmatrix = [[0.333, 0.5], [0.667, 0.5]]'))
     with pytest.raises(ParameterError, match=r"realizes custom with its matrix, dont_know = 0 "

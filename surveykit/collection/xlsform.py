@@ -12,8 +12,10 @@ tablet or in a browser. The form surveykit writes holds, in this order:
 * ``group`` (``select_one``, required) when the survey's questions have
   several groups: the form version printed with the id, not a secret;
 * per question the randomization (below), then the answer, named after the
-  question id, as ``select_one`` over the design's responses (yes / no /
-  don't know for binary designs), required.
+  question id, as ``select_one`` over the answer boxes of the paper sheet
+  (:func:`surveykit.collection.instructions.answer_options`: yes / no, "don't
+  know" only for designs with that branch, categories, Kuk's counts, the
+  combined answers of crosswise and triangular designs), required.
 
 Two ways to randomize (``randomize``):
 
