@@ -10,6 +10,7 @@ from surveykit.cli.app import (
     FORMAT_TEXT_JSON,
     count,
     db_option,
+    echo_table,
     format_number,
     main,
     print_json,

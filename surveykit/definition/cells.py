@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from surveykit.definition.survey import Question, Survey
+from surveykit.errors import printable
 from surveykit.vocabulary import canonical_spelling
 
 __all__ = [
@@ -145,20 +146,27 @@ def no_group_reason(survey: Survey) -> str:
             "ids issued with a group")
 
 
-def bad_answer_reason(question: Question) -> str:
-    """The reason for an answer cell that is none of the question's answers."""
+def bad_answer_reason(question: Question, raw: str) -> str:
+    """The reason for an answer cell ``raw`` that is none of the question's answers, with the
+    [import.labels] line that would map it."""
     aliases = sorted(question.aliases)
-    extra = f", or an alias of this question ({', '.join(aliases)})" if aliases else ""
+    extra = (f", or an alias of this question ({', '.join(repr(a) for a in aliases)})"
+             if aliases else "")
     if question.design.is_binary and len(question.design.response_labels) == 3:
         allowed = "yes/y/1/true, no/n/0/false or dont_know/don't know/dk"
+        targets = '"yes", "no", "dont_know"'
     else:
         allowed = ", ".join(question.design.answer_labels) + " or dont_know/don't know/dk"
+        targets = ", ".join(f'"{label}"' for label in question.design.response_labels)
+    label = printable(raw.strip().replace("\\", "\\\\").replace('"', '\\"'))
     return (f"not an answer: use {allowed}{extra}; "
-            "leave the cell empty if the answer is missing")
+            "leave the cell empty if the answer is missing; or map the label with "
+            f'[import.labels] "{label}" = one of {targets}, "missing"')
 
 
-def duplicate_reason(question_id: str, lines: Sequence[int]) -> str:
-    """The reason for each row of a respondent who answers one question on several lines."""
+def duplicate_reason(question_id: str, lines: Sequence[int], unit: str = "line") -> str:
+    """The reason for each row of a respondent who answers one question on several lines
+    (``unit`` "row" for workbooks, whose rows are numbered as the sheet shows them)."""
     others = ", ".join(str(line) for line in lines)
     return (f"this respondent answers question {question_id!r} {len(lines)} times in "
-            f"this file (lines {others}); keep one row")
+            f"this file ({unit}s {others}); keep one row")
