@@ -95,7 +95,7 @@ class Watched:
 
     def __init__(self, browser, **options) -> None:
         self.context = browser.new_context(**options)
-        self.context.set_default_timeout(15_000)
+        self.context.set_default_timeout(60_000)  # generous: CI machines can be slow
         self.page = self.context.new_page()
         self.requests: list[tuple[str, str, str | None]] = []
         self.errors: list[str] = []
