@@ -39,6 +39,8 @@ _MAX_ITERATIONS = 500
 _STEP_TOLERANCE = 1e-13
 # Below this Newton decrement (relative to |loglik|) the full step is taken without a line search.
 _FLAT_DECREMENT = 1e-10
+# There, a full Newton step below this ends the search on a face (what remains is of its square).
+_NEWTON_DONE = 1e-10
 # A bound is released when the gradient points into the space by more than this (relative).
 _KKT_TOLERANCE = 1e-9
 
@@ -191,22 +193,30 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
             if np.max(np.abs(dz)) > _STEP_TOLERANCE and gz @ dz > 0:
                 d = directions @ dz
                 limit = _step_limit(problem, x, d, active, constrained)
-                step, new_x, new_value = _line_search(problem, x, d, value, gz @ dz, limit)
-                if step == 0 and gz @ dz < _FLAT_DECREMENT * max(1.0, abs(value)) \
-                        and limit[0] >= 1:
+                if gz @ dz < _FLAT_DECREMENT * max(1.0, abs(value)) and limit[0] >= 1:
                     # Near the maximum the likelihood changes less than its rounding error,
-                    # so the line search cannot see progress; Newton's full step is then
-                    # accurate (quadratic convergence) and is taken as it is.
+                    # so a line search cannot see progress (and may accept steps that make
+                    # none, forever). Newton's full step is accurate there (quadratic
+                    # convergence): take it; once it is tiny, the face is optimal.
                     trial = x + d
                     trial_value = problem.loglik(trial)
                     if np.isfinite(trial_value):
-                        step, new_x, new_value = 1.0, trial, trial_value
-                if step > 0:
-                    x, value = new_x, new_value
-                    if constrained and step >= limit[0] and limit[1] is not None:
-                        _land_on_bound(problem, x, limit[1], active)
-                    _renormalize(x, k, active)
-                    continue
+                        x, value = trial, trial_value
+                        _renormalize(x, k, active)
+                        if np.max(np.abs(d)) > _NEWTON_DONE:
+                            continue
+                else:
+                    step, new_x, new_value = _line_search(problem, x, d, value, gz @ dz, limit)
+                    if step > 0:
+                        moved = float(np.max(np.abs(new_x - x)))
+                        x, value = new_x, new_value
+                        landed = constrained and step >= limit[0] and limit[1] is not None
+                        if landed:
+                            _land_on_bound(problem, x, limit[1], active)
+                        _renormalize(x, k, active)
+                        if landed or moved > _STEP_TOLERANCE:
+                            continue
+                gradient, _ = problem.derivatives(x)
         # the face is optimal: is some bound holding the estimate back?
         if not constrained:
             converged = True
