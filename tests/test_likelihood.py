@@ -24,3 +24,25 @@ def test_newton_stops_when_rounding_noise_is_all_that_is_left():
     assert fit.iterations < 50
     best = maximize(problem, fixed={0: 0.8})
     assert abs(fit.eta[0] - best.eta[0]) < 1e-10
+
+
+def test_profile_interval_of_a_share_pinned_where_answers_are_impossible():
+    # The CDM's profile at pi = 1 leaves no honest non-carriers or cheaters, so the "no"
+    # answers are impossible: the profile is -inf there. It used to divide by zero
+    # (a RuntimeWarning, an error in this suite) before the interval was found.
+    from scipy import stats
+
+    from surveykit.designs import CheatingDetection
+    from surveykit.estimation import estimate
+
+    design = CheatingDetection(p=[0.3, 0.7])
+    counts = {1: {"yes": 218, "no": 282}, 2: {"yes": 315, "no": 185}}
+    result = estimate(design=design, counts=counts)
+    assert maximize(_problem(design, [[218, 282, 0], [315, 185, 0]]),
+                    fixed={0: 1.0}).loglik == -np.inf
+    low, high = result.confidence_interval()
+    assert 0 < low < result.pi_mle < high < 1
+    cutoff = result.loglik - stats.chi2.isf(0.05, 1) / 2
+    problem = _problem(design, [[218, 282, 0], [315, 185, 0]])
+    for end in (low, high):
+        assert abs(maximize(problem, fixed={0: end}).loglik - cutoff) < 1e-8

@@ -177,6 +177,13 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
         x[k:] = np.clip(eta, problem.low, problem.high)
         active[k:] |= at_low | at_high
     value = problem.loglik(x)
+    if not math.isfinite(value):
+        # The start has equal free shares and nuisance values inside their ranges; an
+        # observed answer impossible there is impossible on the whole face (the cell
+        # probabilities are non-negative and affine in each block), e.g. a profile that
+        # pins pi = 1 while some respondents answered no. The maximum is -inf.
+        return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=-math.inf, converged=True,
+                   iterations=0)
     iterations = 0
     converged = False
     releases = 0
