@@ -150,12 +150,17 @@ def _starts(problem: LikelihoodProblem, fixed: dict[int, float]):
         yield pi
         return
     width = problem.high - problem.low
+    # With at most one free share (the shares are then determined) the cell probabilities
+    # are affine in the nuisance values, and the log-likelihood is concave: one start
+    # finds the maximum. Profiles of two-state designs (SLD, UQTunknown) are such.
+    concave = len(free) <= 1
+    fractions = (0.5,) if concave else (0.5, 0.1, 0.9)
     grids = []
     for j in range(problem.nuisance):
         if k + j in fixed:
             grids.append([fixed[k + j]])
         else:
-            grids.append([problem.low[j] + width[j] * f for f in (0.5, 0.1, 0.9)])
+            grids.append([problem.low[j] + width[j] * f for f in fractions])
     for eta in itertools.product(*grids):
         yield np.concatenate([pi, eta])
 
