@@ -46,3 +46,17 @@ def test_profile_interval_of_a_share_pinned_where_answers_are_impossible():
     problem = _problem(design, [[218, 282, 0], [315, 185, 0]])
     for end in (low, high):
         assert abs(maximize(problem, fixed={0: end}).loglik - cutoff) < 1e-8
+
+
+def test_newton_never_lands_on_a_bound_where_an_observed_answer_is_impossible():
+    # Triangular: carriers never answer no. With 1272 yes and 1 no the Newton step toward
+    # pi = 1 was accepted at a share of no of 7e-18 (rounding), then snapped to the bound
+    # 0, where the one "no" is impossible: the estimate came out as pi = 1 with loglik -inf
+    # (and division by zero). The maximum is inside: pi = (1272/1273 - 0.25) / 0.75.
+    from surveykit.designs import Triangular
+    from surveykit.estimation import estimate
+
+    result = estimate(design=Triangular(p=0.25, dont_know=0.2),
+                      counts={"yes": 1272, "no": 1, "dont_know": 1145})
+    assert abs(result.pi_mle - (1272 / 1273 - 0.25) / 0.75) < 1e-12
+    assert np.isfinite(result.loglik)

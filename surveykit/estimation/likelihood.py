@@ -41,6 +41,8 @@ _STEP_TOLERANCE = 1e-13
 _FLAT_DECREMENT = 1e-10
 # There, a full Newton step below this ends the search on a face (what remains is of its square).
 _NEWTON_DONE = 1e-10
+# The share of the way to a bound where the likelihood is 0 that one step may go.
+_TO_THE_EDGE = 0.9
 # A bound is released when the gradient points into the space by more than this (relative).
 _KKT_TOLERANCE = 1e-9
 
@@ -205,6 +207,14 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
             if np.max(np.abs(dz)) > _STEP_TOLERANCE and gz @ dz > 0:
                 d = directions @ dz
                 limit = _step_limit(problem, x, d, active, constrained)
+                if limit[1] is not None and limit[0] <= 1:
+                    edge = x + limit[0] * d
+                    edge[limit[1][0]] = limit[1][1]
+                    if not math.isfinite(problem.loglik(edge)):
+                        # At that bound an observed answer becomes impossible, so the maximum
+                        # is inside: go at most part of the way (as interior-point methods
+                        # do) and never land there, where the likelihood is 0.
+                        limit = (_TO_THE_EDGE * limit[0], None)
                 if gz @ dz < _FLAT_DECREMENT * max(1.0, abs(value)) and limit[0] >= 1:
                     # Near the maximum the likelihood changes less than its rounding error,
                     # so a line search cannot see progress (and may accept steps that make
