@@ -60,3 +60,17 @@ def test_newton_never_lands_on_a_bound_where_an_observed_answer_is_impossible():
                       counts={"yes": 1272, "no": 1, "dont_know": 1145})
     assert abs(result.pi_mle - (1272 / 1273 - 0.25) / 0.75) < 1e-12
     assert np.isfinite(result.loglik)
+
+
+def test_sld_pi_hat_is_the_closed_form_also_when_it_is_negative():
+    # The unconstrained maximum of the SLD (RRreg's moment estimator) is
+    # pi = 1 - (l1 - l2) / (p2 - p1) = -0.2228 here. Newton in (pi, t) must cross pi = 0,
+    # where t is not identified, and wandered off (pi_hat was None); in (pi, a = pi t) the
+    # problem is concave.
+    from surveykit.designs import StochasticLieDetector
+    from surveykit.estimation import estimate
+
+    y1, m1, y2, m2, p1, p2 = 68, 538, 2289, 2431, 5 / 6, 1 / 6
+    result = estimate(design=StochasticLieDetector(p=[p1, p2]),
+                      counts={1: {"yes": y1, "no": m1 - y1}, 2: {"yes": y2, "no": m2 - y2}})
+    assert abs(result.pi_hat - (1 - (y1 / m1 - y2 / m2) / (p2 - p1))) < 1e-10

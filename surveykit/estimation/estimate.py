@@ -538,10 +538,43 @@ def _unconstrained(design: Design, problem: LikelihoodProblem, best, counts: np.
         shares = np.empty(2)
         shares[yes], shares[1 - yes] = pi, 1.0 - pi
         return shares
-    free = maximize(problem, constrained=False, start=np.concatenate([best.pi, best.eta]))
+    slopes = _slopes_on_products(design.structure.slopes)
+    if slopes is not None:
+        # mu is linear in (pi, a) with a_j = pi_s eta_j: a concave problem, which Newton
+        # solves from anywhere (in (pi, eta) the SLD's path to pi < 0 crosses pi = 0, where
+        # t is not identified, and Newton wanders off)
+        structure = design.structure
+        linear = LikelihoodProblem(structure.base, slopes, counts,
+                                   np.array([p.low for p in structure.nuisance]),
+                                   np.array([p.high for p in structure.nuisance]))
+        free = maximize(linear, constrained=False)
+    else:
+        free = maximize(problem, constrained=False, start=np.concatenate([best.pi, best.eta]))
     if free.converged and np.all(np.isfinite(free.pi)):
         return free.pi
     return None
+
+
+def _slopes_on_products(slopes: np.ndarray) -> np.ndarray | None:
+    """Slopes that make the cell probabilities linear in (pi, a_j = pi_s eta_j), or None.
+
+    Where nuisance parameter j moves one state's column s only (the SLD's t
+    moves the carriers'), or every column alike (the unrelated question's
+    innocuous share), eta_j P[:, :, s] pi_s = a_j P[:, :, s] = a_j P[:, :, s] sum(pi):
+    the same slope in every column, with a_j in place of eta_j.
+    """
+    out = np.empty_like(slopes)
+    for j, slope in enumerate(slopes):
+        moved = [s for s in range(slope.shape[-1]) if np.any(slope[..., s] != 0)]
+        if not moved:
+            out[j] = 0.0
+            continue
+        column = slope[..., moved[0]]
+        if len(moved) > 1 and not all(np.array_equal(slope[..., s], column)
+                                      for s in range(slope.shape[-1])):
+            return None
+        out[j] = column[..., None]
+    return out
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
