@@ -74,3 +74,27 @@ def test_sld_pi_hat_is_the_closed_form_also_when_it_is_negative():
     result = estimate(design=StochasticLieDetector(p=[p1, p2]),
                       counts={1: {"yes": y1, "no": m1 - y1}, 2: {"yes": y2, "no": m2 - y2}})
     assert abs(result.pi_hat - (1 - (y1 / m1 - y2 / m2) / (p2 - p1))) < 1e-10
+
+
+def test_standard_errors_at_a_boundary_estimate_come_from_fishers_information():
+    # SLD with t at its bound 1 and pi = 0.097 inside: the observed information is
+    # indefinite there (the score is not zero), which left every variance undefined: se was
+    # None and a warning claimed t could not be estimated "e.g. when nobody has the trait".
+    # Fisher's information at the estimate, written from the model: J_g = (t - (1 - p_g), pi).
+    from surveykit.designs import StochasticLieDetector
+    from surveykit.estimation import estimate
+
+    table = [(68, 538, 5 / 6), (2289, 2431, 1 / 6)]
+    result = estimate(design=StochasticLieDetector(p=[5 / 6, 1 / 6]),
+                      counts={g + 1: {"yes": y, "no": m - y} for g, (y, m, _) in enumerate(table)})
+    pi, t = result.pi_mle, result.parameters["t"]["estimate"]
+    assert t == 1.0 and 0.05 < pi < 0.15
+    information = np.zeros((2, 2))
+    for _, m, p in table:
+        mu = pi * t + (1 - pi) * (1 - p)
+        gradient = np.array([t - (1 - p), pi])
+        information += m * np.outer(gradient, gradient) / (mu * (1 - mu))
+    inverse = np.linalg.inv(information)
+    assert abs(result.se - np.sqrt(inverse[0, 0])) < 1e-12
+    assert abs(result.parameters["t"]["se"] - np.sqrt(inverse[1, 1])) < 1e-12
+    assert result.warnings == ()

@@ -10,7 +10,9 @@ confidence intervals (:meth:`Estimate.confidence_interval`).
 
 Standard errors: for one-group yes/no designs the exact conditional variance
 Var(pi_hat | M > 0) at pi_mle (:mod:`surveykit.estimation.binomial`); for every
-other design the inverse observed information at the estimate.
+other design the inverse observed information at the estimate, or, where the
+estimate sits on the boundary of the parameter space, the inverse expected
+(Fisher) information there (the observed one need not be positive there).
 
 Intervals: Wilson's score interval with continuity correction for one-group
 yes/no designs (its coverage is documented in docs/estimation.md), the
@@ -496,7 +498,7 @@ def fit_counts(design: Design, counts: np.ndarray) -> Estimate:
     at_bound = bool(np.any(best.pi <= 0)) or any(
         v <= p.low or v >= p.high for v, p in zip(best.eta, structure.nuisance, strict=True))
     unconstrained = _unconstrained(design, problem, best, used, at_bound)
-    cov, identified = covariance(problem, x)
+    cov, identified = covariance(problem, x, expected=at_bound)
     for j, parameter in enumerate(structure.nuisance):
         if not identified[k + j]:
             warnings.append(f"{parameter.name} ({parameter.description}) cannot be estimated "

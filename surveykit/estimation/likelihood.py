@@ -76,6 +76,9 @@ class LikelihoodProblem:
         self.n = counts[observed]
         self.B = base[observed]                    # (cells, states)
         self.A = slopes[:, observed, :]            # (nuisance, cells, states)
+        # every cell and the group sizes, for the expected information
+        self.base, self.slopes = base, slopes
+        self.totals = counts.sum(axis=1)
         self.low = np.asarray(low, dtype=float)
         self.high = np.asarray(high, dtype=float)
 
@@ -115,6 +118,22 @@ class LikelihoodProblem:
             hessian[:k, k:] += cross
             hessian[k:, :k] += cross.T
         return gradient, hessian
+
+
+    def expected_information(self, x: np.ndarray) -> np.ndarray:
+        """Fisher's information of (pi, eta) at ``x`` (all parameters free), for the group
+        sizes observed: sum over groups g of N_g sum_r J_gr J_gr' / mu_gr, J_gr the gradient
+        of mu_gr. Positive semi-definite everywhere, unlike the observed information."""
+        pi, eta = self.split(x)
+        matrix = self.base + np.tensordot(eta, self.slopes, axes=1) if self.nuisance \
+            else self.base
+        mu = matrix @ pi                                            # (groups, responses)
+        gradient = matrix                                           # (groups, responses, k)
+        if self.nuisance:
+            gradient = np.concatenate(
+                [matrix, np.einsum("jgrs,s->grj", self.slopes, pi)], axis=2)
+        weights = np.divide(self.totals[:, None], mu, out=np.zeros_like(mu), where=mu > 0)
+        return np.einsum("gr,gri,grj->ij", weights, gradient, gradient)
 
 
 def maximize(problem: LikelihoodProblem, *, fixed: dict[int, float] | None = None,
@@ -356,7 +375,8 @@ def _kkt_release(problem: LikelihoodProblem, x: np.ndarray, gradient: np.ndarray
     return release
 
 
-def covariance(problem: LikelihoodProblem, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def covariance(problem: LikelihoodProblem, x: np.ndarray, *, expected: bool = False
+               ) -> tuple[np.ndarray, np.ndarray]:
     """The inverse observed information of (pi, eta), and which parameters it identifies.
 
     The shares are parameterized by all but the last (sum to one); the
@@ -364,9 +384,17 @@ def covariance(problem: LikelihoodProblem, x: np.ndarray) -> tuple[np.ndarray, n
     which the information vanishes (a parameter the data cannot identify,
     such as the SLD's t when pi = 0) make the variances they touch undefined:
     the second array marks the parameters whose variance is finite.
+
+    ``expected=True`` uses Fisher's (expected) information instead: at an
+    estimate on the boundary the score is not zero, and the observed
+    information there can be indefinite (it is not the curvature of a
+    maximum), which would leave every variance undefined.
     """
     k, size = problem.states, problem.size
-    _, hessian = problem.derivatives(x)
+    if expected:
+        hessian = -problem.expected_information(x)
+    else:
+        _, hessian = problem.derivatives(x)
     columns = []
     for s in range(k - 1):
         column = np.zeros(size)
