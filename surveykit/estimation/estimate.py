@@ -651,7 +651,7 @@ def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Des
     if not isinstance(design, Design):
         raise ParameterError(f"design ({design!r}) must be a design")
     responses = design.response_labels
-    codes = _codes(np.asarray(labels), responses)
+    codes = _codes(np.asarray(labels), responses, design.model)
     size = len(responses)
     if groups is None:
         if len(design.group_names) > 1:
@@ -670,14 +670,14 @@ def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Des
     return fit_counts(design, counts)
 
 
-def _codes(array: np.ndarray, responses: tuple[str, ...]) -> np.ndarray:
+def _codes(array: np.ndarray, responses: tuple[str, ...], model: str) -> np.ndarray:
     if array.dtype.kind in "iu":
         codes = array
         if codes.size and (codes.min() < 0 or codes.max() >= len(responses)):
             bad = codes[(codes < 0) | (codes >= len(responses))][0].item()
             raise ParameterError(
-                f"label {bad!r} is not one of {', '.join(responses)} (or the codes "
-                f"0 to {len(responses) - 1})")
+                f"label {bad!r} is not an answer of design {model!r}; its answers are "
+                f"{', '.join(responses)} (or the codes 0 to {len(responses) - 1})")
         return codes
     codes = np.full(array.shape, -1, dtype=np.int8)
     for i, label in enumerate(responses):
@@ -689,8 +689,9 @@ def _codes(array: np.ndarray, responses: tuple[str, ...]) -> np.ndarray:
             label = spellings.get(canonical_spelling(str(raw)))
             if label is None:
                 raise ParameterError(
-                    f"label {raw.item() if hasattr(raw, 'item') else raw!r} is not one of "
-                    f"{', '.join(responses)} (or the codes 0 to {len(responses) - 1})")
+                    f"label {raw.item() if hasattr(raw, 'item') else raw!r} is not an answer of "
+                    f"design {model!r}; its answers are {', '.join(responses)} (or the codes "
+                    f"0 to {len(responses) - 1})")
             codes[array == raw] = responses.index(label)
     return codes
 
@@ -703,5 +704,5 @@ def _group_codes(array: np.ndarray, design: Design) -> np.ndarray:
         return array - 1
     codes = np.zeros(array.shape, dtype=np.int64)
     for raw in np.unique(array):
-        codes[array == raw] = design.group_index(raw)
+        codes[array == raw] = design.group_index(raw.item() if hasattr(raw, "item") else raw)
     return codes
