@@ -151,6 +151,12 @@ BAD_COUNTS = [
      "group 3 is not a group of design 'sld', which has 2 groups: 1, 2"),
     (lambda: estimate_from_labels(["yes", "no"], design=SLD, groups=["a", "1"]),
      "group 'a' is not a group of design 'sld', which has 2 groups: 1, 2"),
+    # the wrong number of groups
+    (lambda: estimate(design=SLD, counts={"yes": 30, "no": 70}),
+     "counts ({'yes': 30, 'no': 70}) are one group's; design 'sld' has 2 groups (1, 2): give "
+     "counts per group, e.g. {1: {'yes': 60, 'no': 40}, 2: {'yes': 35, 'no': 65}}"),
+    (lambda: estimate_from_labels(["yes", "no"], design=SLD),
+     "design 'sld' has 2 groups: give groups, the group of each response"),
     # a response label the design does not have
     (lambda: estimate(design=Warner(p=0.7), counts={"maybe": 3, "yes": 2}),
      "response 'maybe' is not an answer of design 'warner'; its answers are yes, no, dont_know"),

@@ -380,8 +380,14 @@ def align_counts(design: Design, counts: Counts | Mapping) -> np.ndarray:
     design's labels in any case (and, for yes/no designs, y/n/1/0/true/false).
     """
     if not isinstance(counts, Counts):
-        counts = Counts.from_mapping(counts) if counts and all(
-            isinstance(v, Mapping) for v in counts.values()) else Counts.single(counts)
+        nested = bool(counts) and all(isinstance(v, Mapping) for v in counts.values())
+        groups = design.group_names
+        if not nested and len(groups) > 1:
+            raise ParameterError(
+                f"counts ({dict(counts)!r}) are one group's; design {design.model!r} has "
+                f"{len(groups)} groups ({', '.join(groups)}): give counts per group, e.g. "
+                "{1: {'yes': 60, 'no': 40}, 2: {'yes': 35, 'no': 65}}")
+        counts = Counts.from_mapping(counts) if nested else Counts.single(counts)
     spellings = response_spellings(design.response_labels)
     array = np.zeros((len(design.group_names), len(design.response_labels)), dtype=np.int64)
     for group, label, n in counts:
