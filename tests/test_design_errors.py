@@ -23,6 +23,7 @@ from surveykit.designs import (
 )
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import estimate, estimate_from_labels
+from surveykit.simulation import simulate_counts
 
 
 def test_cdmsym_with_forced_answers_that_cannot_identify_pi_is_refused():
@@ -157,6 +158,10 @@ BAD_COUNTS = [
      "counts per group, e.g. {1: {'yes': 60, 'no': 40}, 2: {'yes': 35, 'no': 65}}"),
     (lambda: estimate_from_labels(["yes", "no"], design=SLD),
      "design 'sld' has 2 groups: give groups, the group of each response"),
+    (lambda: simulate_counts(SLD, shares=0.3, n=[100, 200, 300], reps=2,
+                             rng=np.random.default_rng(1)),
+     "n ([100, 200, 300]) must be a whole number of respondents per group, or one for each of "
+     "the 2 group(s) of design 'sld'"),
     # a response label the design does not have
     (lambda: estimate(design=Warner(p=0.7), counts={"maybe": 3, "yes": 2}),
      "response 'maybe' is not an answer of design 'warner'; its answers are yes, no, dont_know"),
