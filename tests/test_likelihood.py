@@ -1,6 +1,7 @@
 """The general maximum-likelihood machinery (surveykit.estimation.likelihood) on hard cases."""
 
 import numpy as np
+import pytest
 
 from surveykit.designs import StochasticLieDetector
 from surveykit.estimation.likelihood import LikelihoodProblem, maximize
@@ -98,3 +99,31 @@ def test_standard_errors_at_a_boundary_estimate_come_from_fishers_information():
     assert abs(result.se - np.sqrt(inverse[0, 0])) < 1e-12
     assert abs(result.parameters["t"]["se"] - np.sqrt(inverse[1, 1])) < 1e-12
     assert result.warnings == ()
+
+
+def test_profile_interval_ends_sit_on_the_chi_square_cutoff_of_an_independent_profile():
+    # The unrelated question with unknown innocuous share u: for fixed pi the log-likelihood
+    # is concave in u, so scipy's bounded scalar search gives the profile independently.
+    from scipy import optimize, special, stats
+
+    from surveykit.designs import UnrelatedQuestionUnknown
+    from surveykit.estimation import estimate
+
+    p = np.array([0.8, 0.3])
+    yes, no = np.array([250, 150]), np.array([250, 350])
+
+    def profile(pi):
+        def minus(u):
+            share = p * pi + (1 - p) * u
+            return -float(np.sum(special.xlogy(yes, share) + special.xlogy(no, 1 - share)))
+        return -optimize.minimize_scalar(minus, bounds=(0, 1), method="bounded",
+                                         options={"xatol": 1e-12}).fun
+
+    result = estimate(design=UnrelatedQuestionUnknown(p=list(p)),
+                      counts={1: {"yes": 250, "no": 250}, 2: {"yes": 150, "no": 350}})
+    peak = profile(result.pi_mle)
+    for level in (0.9, 0.95, 0.99):
+        low, high = result.confidence_interval(level)
+        for end in (low, high):
+            assert 2 * (peak - profile(end)) == pytest.approx(stats.chi2.isf(1 - level, 1),
+                                                              abs=1e-6)

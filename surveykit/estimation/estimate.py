@@ -54,6 +54,9 @@ CI_METHODS: tuple[str, ...] = binomial.BINOMIAL_CI_METHODS
 #: The default for one-group yes/no designs; other designs default to likelihood-ratio.
 DEFAULT_CI_METHOD = "wilson-cc"
 _GENERAL_METHODS = ("likelihood-ratio", "wald")
+# The signed root of the deviance where the profile likelihood is 0 (a finite stand-in for
+# infinity, so that the root finder can work with it).
+_FAR = 1e3
 
 
 class ConfidenceInterval(NamedTuple):
@@ -288,20 +291,59 @@ class Estimate:
         return _problem(self.design.structure, _likelihood_counts(self.design, self.counts))
 
     def _profile_interval(self, index: int, level: float) -> ConfidenceInterval:
-        """The profile-likelihood interval of share ``index`` (Brent's root finder)."""
+        """The profile-likelihood interval of share ``index``.
+
+        Its ends solve r(v) = -z and r(v) = z for the signed root of the
+        deviance, r(v) = sign(v - best) sqrt(2 (l_max - l_profile(v))), which is
+        nearly linear in v, so Brent's method needs few profile fits. Where the
+        profile problem is concave (two states, or no nuisance parameters), each
+        fit starts from the previous one.
+        """
         from scipy import optimize, stats
 
         problem = self._problem()
-        cutoff = self.loglik - float(stats.chi2.isf(1 - level, 1)) / 2
+        z = math.sqrt(float(stats.chi2.isf(1 - level, 1)))
         best = float(self.shares[index])
+        k = len(self.shares)
+        others = [s for s in range(k) if s != index]
+        warm = k <= 2 or not self.design.nuisance
+        last = [np.concatenate([self.shares, self.nuisance])]
+        known = {best: 0.0}  # brentq asks again for the ends of its bracket
 
-        def excess(value: float) -> float:
-            return maximize(problem, fixed={index: value}).loglik - cutoff
+        def signed_root(value: float) -> float:
+            if value in known:
+                return known[value]
+            fit = None
+            if warm:
+                start = last[0].copy()
+                rest = float(start[others].sum())
+                start[others] = start[others] * ((1 - value) / rest) if rest > 0 \
+                    else (1 - value) / len(others)
+                start[index] = value
+                fit = maximize(problem, fixed={index: value}, start=start)
+            if fit is None or not math.isfinite(fit.loglik):
+                # a warm start can sit where an observed answer is impossible: start afresh
+                fit = maximize(problem, fixed={index: value})
+            if not math.isfinite(fit.loglik):
+                known[value] = math.copysign(_FAR, value - best)
+                return known[value]
+            last[0] = np.concatenate([fit.pi, fit.eta])
+            known[value] = math.copysign(
+                math.sqrt(max(0.0, 2 * (self.loglik - fit.loglik))), value - best)
+            return known[value]
 
-        low = 0.0 if best <= 0 or excess(0.0) >= 0 else optimize.brentq(
-            excess, 0.0, best, xtol=1e-12, rtol=1e-12)
-        high = 1.0 if best >= 1 or excess(1.0) >= 0 else optimize.brentq(
-            excess, best, 1.0, xtol=1e-12, rtol=1e-12)
+        low = high = None
+        if best <= 0 or signed_root(0.0) >= -z:
+            low = 0.0
+        else:
+            low = optimize.brentq(lambda v: signed_root(v) + z, 0.0, best,
+                                  xtol=1e-12, rtol=1e-12)
+        last[0] = np.concatenate([self.shares, self.nuisance])
+        if best >= 1 or signed_root(1.0) <= z:
+            high = 1.0
+        else:
+            high = optimize.brentq(lambda v: signed_root(v) - z, best, 1.0,
+                                   xtol=1e-12, rtol=1e-12)
         return ConfidenceInterval(float(low), float(high))
 
     # -- output ----------------------------------------------------------------------------
