@@ -196,4 +196,13 @@ def test_a_group_without_answers_is_a_data_problem_not_a_parameter_error():
     with pytest.raises(EstimationError) as error:
         estimate(design=SLD, counts={1: {"yes": 30, "no": 70}, 2: {}})
     assert str(error.value) == ("design 'sld' needs answers from every group to estimate pi; "
-                                "group 2 has none")
+                                "group 2 has none (other than \"don't know\")")
+
+
+def test_a_group_that_answered_only_dont_know_counts_as_a_group_without_answers():
+    # It used to pass the check (it had counts), and pi came from group 1 alone, which cannot
+    # identify it: pi = 0.4951 with no standard error and a warning about t instead.
+    design = StochasticLieDetector(p=[0.2, 0.8], dont_know=0.2)
+    with pytest.raises(EstimationError, match="group 2 has none"):
+        estimate(design=design, counts={1: {"yes": 50, "no": 50, "dont_know": 10},
+                                        2: {"dont_know": 20}})

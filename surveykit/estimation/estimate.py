@@ -643,7 +643,9 @@ def _check_informative(design: Design, counts: np.ndarray) -> None:
     if not np.any(counts[informative] > 0):
         what = "yes/no answers" if design.is_binary else "answers other than don't know"
         raise EstimationError(f"no {what}: pi cannot be estimated")
-    present = counts.sum(axis=1) > 0
+    # "don't know" (the last response) says nothing about the shares: a group that answered
+    # only "don't know" is as good as absent
+    present = counts[:, :-1].sum(axis=1) > 0
     if not present.all():
         sub = Structure(
             states=structure.states, categories=structure.categories,
@@ -656,7 +658,7 @@ def _check_informative(design: Design, counts: np.ndarray) -> None:
             missing = [g for g, keep in zip(structure.groups, present, strict=True) if not keep]
             raise EstimationError(
                 f"design {design.model!r} needs answers from every group to estimate pi; group "
-                f"{', '.join(missing)} has none")
+                f"{', '.join(missing)} has none (other than \"don't know\")")
 
 
 def _goodness_of_fit(problem: LikelihoodProblem, structure: Structure, counts: np.ndarray,
