@@ -127,3 +127,13 @@ def test_profile_interval_ends_sit_on_the_chi_square_cutoff_of_an_independent_pr
         for end in (low, high):
             assert 2 * (peak - profile(end)) == pytest.approx(stats.chi2.isf(1 - level, 1),
                                                               abs=1e-6)
+
+
+def test_an_estimate_on_the_boundary_is_exactly_on_it():
+    # The direct question with only "no" answers: Newton's step to pi = 0 stopped 5.6e-17
+    # short of it (rounding in the step), so pi_mle was 5.6e-17 with se 2.4e-9, not 0 and 0.
+    from surveykit.designs import Direct
+    from surveykit.estimation import estimate
+
+    result = estimate(design=Direct(), counts={"yes": 0, "no": 10})
+    assert result.pi_mle == 0.0 and result.pi_hat == 0.0 and result.se == 0.0

@@ -43,6 +43,9 @@ _FLAT_DECREMENT = 1e-10
 _NEWTON_DONE = 1e-10
 # The share of the way to a bound where the likelihood is 0 that one step may go.
 _TO_THE_EDGE = 0.9
+# A full step that would stop this close (relative) short of a bound lands on it: a share of
+# 0.0, not 5.6e-17.
+_ON_THE_BOUND = 1e-9
 # A bound is released when the gradient points into the space by more than this (relative).
 _KKT_TOLERANCE = 1e-9
 
@@ -240,9 +243,13 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
                     # none, forever). Newton's full step is accurate there (quadratic
                     # convergence): take it; once it is tiny, the face is optimal.
                     trial = x + d
+                    if limit[1] is not None and limit[0] <= 1:
+                        trial[limit[1][0]] = limit[1][1]  # the step ends on that bound
                     trial_value = problem.loglik(trial)
                     if np.isfinite(trial_value):
                         x, value = trial, trial_value
+                        if limit[1] is not None and limit[0] <= 1:
+                            _land_on_bound(problem, x, limit[1], active)
                         _renormalize(x, k, active)
                         if np.max(np.abs(d)) > _NEWTON_DONE:
                             continue
@@ -322,6 +329,8 @@ def _step_limit(problem: LikelihoodProblem, x: np.ndarray, d: np.ndarray, active
         limit = (bound - x[i]) / d[i]
         if limit < best:
             best, blocking = limit, (i, bound)
+    if 1.0 < best <= 1.0 + _ON_THE_BOUND:
+        best = 1.0  # Newton's step ends on the bound up to rounding: let it land there
     return max(best, 0.0), blocking
 
 
