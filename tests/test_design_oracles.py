@@ -119,7 +119,8 @@ def test_one_group_estimate_equals_the_closed_form(name, dont_know):
             interior += 1
             n = yes + no + dk
             # Var(pi_hat | M > 0): the closed form's lambda (1 - lambda) / slope^2 times
-            # E[1/M | M > 0] (M answered of n), which is 1/m without a don't-know branch
+            # E[1/M | M > 0] (M answered of n), which is 1/m without a don't-know branch:
+            # divisor n, where RRreg's standard errors divide by n - 1
             factor = cf.inverse_moment(n, 1 - dont_know) * (yes + no) if dont_know else 1.0
             assert result.se == pytest.approx(math.sqrt(variance * factor), abs=TOLERANCE)
         else:
@@ -301,7 +302,8 @@ def test_two_group_estimate_equals_the_closed_form(name, dont_know):
             for key, (value, variance) in reference.items():
                 got, se = _READ[key](result)
                 assert got == pytest.approx(value, abs=TOLERANCE), key
-                # divisor: the answers of each group (don't know carries no information)
+                # divisor n: the answers of each group (don't know carries no information);
+                # RRreg divides by n - 1, so its standard errors are sqrt(n / (n - 1)) larger
                 assert se == pytest.approx(math.sqrt(variance), abs=TOLERANCE), key
         else:
             boundary += 1
