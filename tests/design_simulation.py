@@ -88,6 +88,7 @@ class Summary:
     coverage_se: float | None
     hat_bias: float | None = None
     hat_bias_se: float | None = None
+    hat_missing: int = 0
     undefined_se: int = 0
 
     @property
@@ -218,6 +219,9 @@ def _summarize(truth: float, rows) -> Summary:
     known = np.array([se for se in ses if se is not None], dtype=float)
     se = float(np.sqrt(np.mean(known**2))) if known.size else None
     hats = np.array([r[1] for r in rows if r[1] is not None], dtype=float)
+    # pi_hat does not exist where a group's answers are all one response (the likelihood
+    # without bounds grows without end); the fits that have one are then a biased selection
+    hat_missing = sum(r[1] is None for r in rows) if hats.size else 0
     coverage = coverage_se = None
     if rows and rows[0][3] is not None:
         covered = np.array([r[3].low <= truth <= r[3].high for r in rows], dtype=float)
@@ -229,7 +233,7 @@ def _summarize(truth: float, rows) -> Summary:
         sd=sd, se=se, coverage=coverage, coverage_se=coverage_se,
         hat_bias=float(hats.mean() - truth) if hats.size else None,
         hat_bias_se=float(np.std(hats, ddof=1) / math.sqrt(hats.size)) if hats.size > 1 else None,
-        undefined_se=undefined)
+        hat_missing=hat_missing, undefined_se=undefined)
 
 
 # -- the grid ---------------------------------------------------------------------------------
@@ -306,6 +310,8 @@ def format_row(result: Result) -> str:
             if s.bias_se > 0 else f"{name}: bias {s.bias:+.4f}"
         if s.hat_bias is not None and s.hat_bias_se:
             text += f", hat {s.hat_bias / s.hat_bias_se:+.1f} se"
+            if s.hat_missing:
+                text += f" ({s.hat_missing} missing)"
         if s.se_ratio is not None:
             text += f", se/sd {s.se_ratio:.3f}"
         if s.coverage is not None:

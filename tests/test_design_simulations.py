@@ -4,17 +4,30 @@ standard errors and 95% intervals that cover.
 The harness is tests/design_simulation.py (``python tests/design_simulation.py``
 prints the whole grid). Criteria, each a statement about a fixed-seed run:
 
-* bias of every estimate within 3 Monte Carlo standard errors, and the root
-  mean square of the reported standard errors within 10% of the simulated
-  standard deviation, where the estimate is interior (fewer than 1% of the
-  surveys give an estimate on the boundary of the parameter space; on the
-  boundary pi_mle is clipped, biased towards the inside and less variable,
-  as a constrained estimate must be);
+* where the estimate is interior (fewer than 1% of the surveys give an
+  estimate on the boundary of the parameter space; on the boundary pi_mle is
+  clipped, biased towards the inside and less variable, as a constrained
+  estimate must be): the bias of every estimate within 3 Monte Carlo standard
+  errors, and the root mean square of the reported standard errors within 10%
+  of the simulated standard deviation. Estimates that are not linear in the
+  answer shares have a finite-sample bias of order 1/n of their own (the SLD's
+  t is a ratio: at pi = 0.5, t = 0.8, groups of 300 and 800 its maximum-
+  likelihood estimate is 0.0028 too high on average, by 2,000,000 draws of the
+  closed form); for them a bias below 10% of the standard deviation passes too;
 * the unconstrained estimate ``pi_hat`` unbiased within 3 Monte Carlo
   standard errors everywhere, also next to 0 and 1, for the designs whose
-  closed form is linear in the answer shares (all but Kuk with several cards);
+  closed form is linear in the answer shares (all but Kuk with several cards),
+  where every survey has one (it does not exist when a group's answers are
+  all one response, and the surveys that have one are then a biased selection);
 * the 95% interval (the estimate's default method) covering at least 94%
   everywhere, pi near 0 and 1 included.
+
+The full grid makes about 600 bias checks; at 3 standard errors about 1.6 of
+them would fail by chance alone (one does: the generalized Warner at pi = 0.2
+with a don't-know share of 0.2 sits at +3.1 SE in its 3,000 surveys, and at
++1.6 and +0.4 SE in two runs of 1,000,000 surveys of the exactly unbiased Eq. 2).
+The grid therefore holds each check to 4 standard errors (a family-wise error
+rate of about 5%); the fast subset keeps 3.
 
 For one-group yes/no designs the coverage of the default interval (Wilson's
 with continuity correction) is computed exactly, by summing over every
@@ -81,18 +94,22 @@ def test_one_group_default_interval_covers_on_the_whole_grid(name, dont_know):
 # -- simulations -------------------------------------------------------------------------------
 
 
-def check(result: sim.Result, coverage_floor: float = 0.94) -> None:
+def check(result: sim.Result, *, coverage_floor: float = 0.94, z: float = 3.0) -> None:
     """The criteria of the module docstring, for one simulated scenario."""
     design = result.scenario.design()
-    linear = not (design.model == "kuk" and design.repetitions > 1)
+    several_cards = design.model == "kuk" and design.repetitions > 1
+    nonlinear = {"t"} | ({"pi"} if several_cards else set())
     for name, s in result.quantities.items():
         where = f"{result.scenario.label}: {name}"
         if result.interior:
-            assert abs(s.bias) <= 3 * s.bias_se, f"{where}: bias {s.bias:+.5f} > 3 se"
+            bias_ok = abs(s.bias) <= z * s.bias_se or (name in nonlinear
+                                                       and abs(s.bias) <= 0.1 * s.sd)
+            assert bias_ok, f"{where}: bias {s.bias:+.5f} ({s.bias / s.bias_se:+.1f} se)"
             assert s.se_ratio is not None and abs(s.se_ratio - 1) <= 0.10, \
                 f"{where}: reported se / sd = {s.se_ratio}"
-        if s.hat_bias is not None and linear:
-            assert abs(s.hat_bias) <= 3 * s.hat_bias_se, f"{where}: pi_hat bias {s.hat_bias:+.5f}"
+        if s.hat_bias is not None and not several_cards and not s.hat_missing:
+            assert abs(s.hat_bias) <= z * s.hat_bias_se, \
+                f"{where}: pi_hat bias {s.hat_bias:+.5f} ({s.hat_bias / s.hat_bias_se:+.1f} se)"
         if s.coverage is not None:
             assert s.coverage >= coverage_floor, f"{where}: coverage {s.coverage:.4f}"
 
@@ -124,5 +141,8 @@ GRID = sim.grid()
 @pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(GRID)), ids=[s.label for s in GRID])
 def test_every_preset_recovers_pi_on_the_whole_grid(index):
-    """3,000 surveys per cell, the seeds of ``python tests/design_simulation.py 3000``."""
-    check(sim.run(GRID[index], reps=3000, seed=1000 + index))
+    """3,000 surveys per cell, the seeds of ``python tests/design_simulation.py 3000``
+    (``pytest -m slow -s`` prints the row of each cell)."""
+    result = sim.run(GRID[index], reps=3000, seed=1000 + index)
+    print(sim.format_row(result))
+    check(result, z=4.0)
