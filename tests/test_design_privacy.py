@@ -258,3 +258,16 @@ def test_loss_at_the_estimate_is_reported_with_the_worst_case():
     assert data["epsilon_shafer"] is None  # unbounded worst case, as JSON null
     assert data["epsilon_shafer_at_estimate"] == pytest.approx(shafer_from_matrix(design, [t]))
     assert data["epsilon_walley_at_estimate"] == pytest.approx(walley_from_vertices(design, [t]))
+
+
+def test_no_loss_at_the_estimate_when_the_nuisance_parameter_is_not_estimated():
+    # pi_mle = 0: the SLD's t is not identified, and the loss "at the estimate" was computed
+    # at t = 0.5, where the search had started (0.9163 in both semantics)
+    from surveykit.estimation import estimate
+
+    result = estimate(design=StochasticLieDetector(p=[0.2, 0.8]),
+                      counts={1: {"yes": 85, "no": 15}, 2: {"yes": 15, "no": 85}})
+    assert result.pi_mle == 0 and result.parameters["t"]["estimate"] is None
+    data = result.to_dict()
+    assert data["epsilon_shafer_at_estimate"] is None
+    assert data["epsilon_walley_at_estimate"] is None

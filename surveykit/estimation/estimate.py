@@ -391,10 +391,13 @@ class Estimate:
         if design.nuisance:
             values = {p.name: float(v) for p, v in zip(design.nuisance, self.nuisance,
                                                         strict=True)}
+            # a nuisance value the data do not identify (t when pi = 0) is only where the
+            # search started: there is no loss "at the estimate" then
+            known = bool(np.all(self.identified[len(design.state_labels):]))
             data["epsilon_shafer_at_estimate"] = _finite_or_none(
-                design.privacy_loss("shafer", values))
+                design.privacy_loss("shafer", values)) if known else None
             data["epsilon_walley_at_estimate"] = _finite_or_none(
-                design.privacy_loss("walley", values))
+                design.privacy_loss("walley", values)) if known else None
         data.update({
             "design": design.spec(),
             "counts": {group: {label: int(self.counts[g, r])
