@@ -22,12 +22,15 @@ prints the whole grid). Criteria, each a statement about a fixed-seed run:
 * the 95% interval (the estimate's default method) covering at least 94%
   everywhere, pi near 0 and 1 included.
 
-The full grid makes about 600 bias checks; at 3 standard errors about 1.6 of
-them would fail by chance alone (one does: the generalized Warner at pi = 0.2
-with a don't-know share of 0.2 sits at +3.1 SE in its 3,000 surveys, and at
-+1.6 and +0.4 SE in two runs of 1,000,000 surveys of the exactly unbiased Eq. 2).
-The grid therefore holds each check to 4 standard errors (a family-wise error
-rate of about 5%); the fast subset keeps 3.
+The full grid makes about 600 bias checks and 300 coverage checks; with
+3,000 surveys a cell, a few of them miss by chance alone (about 1.6 bias checks
+beyond 3 standard errors, and about 2 coverages below 94% when the true one is
+95%). A cell that misses is therefore simulated again with 20,000 new surveys,
+and must meet every criterion there. Two cells needed it in the run reported
+in docs/designs.md: the generalized Warner at pi = 0.2 with a don't-know share
+of 0.2 (pi_hat, which is exactly unbiased, at +3.1 SE) and CDMsym at pi = 0.2,
+groups of 300 and 800 with a don't-know share of 0.2 (coverage 93.9%; 94.9%
+and 95.1% in two runs of 10,000 more).
 
 For one-group yes/no designs the coverage of the default interval (Wilson's
 with continuity correction) is computed exactly, by summing over every
@@ -94,24 +97,27 @@ def test_one_group_default_interval_covers_on_the_whole_grid(name, dont_know):
 # -- simulations -------------------------------------------------------------------------------
 
 
-def check(result: sim.Result, *, coverage_floor: float = 0.94, z: float = 3.0) -> None:
-    """The criteria of the module docstring, for one simulated scenario."""
+def failures(result: sim.Result, *, coverage_floor: float = 0.94) -> list[str]:
+    """The criteria of the module docstring that one simulated scenario misses."""
     design = result.scenario.design()
     several_cards = design.model == "kuk" and design.repetitions > 1
     nonlinear = {"t"} | ({"pi"} if several_cards else set())
+    missed = []
     for name, s in result.quantities.items():
         where = f"{result.scenario.label}: {name}"
         if result.interior:
-            bias_ok = abs(s.bias) <= z * s.bias_se or (name in nonlinear
-                                                       and abs(s.bias) <= 0.1 * s.sd)
-            assert bias_ok, f"{where}: bias {s.bias:+.5f} ({s.bias / s.bias_se:+.1f} se)"
-            assert s.se_ratio is not None and abs(s.se_ratio - 1) <= 0.10, \
-                f"{where}: reported se / sd = {s.se_ratio}"
-        if s.hat_bias is not None and not several_cards and not s.hat_missing:
-            assert abs(s.hat_bias) <= z * s.hat_bias_se, \
-                f"{where}: pi_hat bias {s.hat_bias:+.5f} ({s.hat_bias / s.hat_bias_se:+.1f} se)"
-        if s.coverage is not None:
-            assert s.coverage >= coverage_floor, f"{where}: coverage {s.coverage:.4f}"
+            if abs(s.bias) > 3 * s.bias_se and not (name in nonlinear
+                                                    and abs(s.bias) <= 0.1 * s.sd):
+                missed.append(f"{where}: bias {s.bias:+.5f} ({s.bias / s.bias_se:+.1f} se)")
+            if s.se_ratio is None or abs(s.se_ratio - 1) > 0.10:
+                missed.append(f"{where}: reported se / sd = {s.se_ratio}")
+        if s.hat_bias is not None and not several_cards and not s.hat_missing \
+                and abs(s.hat_bias) > 3 * s.hat_bias_se:
+            missed.append(f"{where}: pi_hat bias {s.hat_bias:+.5f} "
+                          f"({s.hat_bias / s.hat_bias_se:+.1f} se)")
+        if s.coverage is not None and s.coverage < coverage_floor:
+            missed.append(f"{where}: coverage {s.coverage:.4f}")
+    return missed
 
 
 # A representative subset, seconds in all: every kind of design (two groups with unequal sizes
@@ -132,7 +138,7 @@ def test_representative_designs_recover_pi_and_their_nuisance_parameters(scenari
     floor is 92% here (its Monte Carlo SE at 400 surveys is 1.1%); the full grid holds 94%."""
     result = sim.run(scenario, reps=400, seed=2026)
     assert result.interior
-    check(result, coverage_floor=0.92)
+    assert failures(result, coverage_floor=0.92) == []
 
 
 GRID = sim.grid()
@@ -142,7 +148,11 @@ GRID = sim.grid()
 @pytest.mark.parametrize("index", range(len(GRID)), ids=[s.label for s in GRID])
 def test_every_preset_recovers_pi_on_the_whole_grid(index):
     """3,000 surveys per cell, the seeds of ``python tests/design_simulation.py 3000``
-    (``pytest -m slow -s`` prints the row of each cell)."""
+    (``pytest -m slow -s`` prints the row of each cell); a cell that misses is simulated
+    again with 20,000 new surveys and must meet every criterion there."""
     result = sim.run(GRID[index], reps=3000, seed=1000 + index)
     print(sim.format_row(result))
-    check(result, z=4.0)
+    if failures(result):
+        again = sim.run(GRID[index], reps=20_000, seed=1_000_000 + index)
+        print("  again:", sim.format_row(again))
+        assert failures(again) == []
