@@ -122,7 +122,6 @@ class LikelihoodProblem:
             hessian[k:, :k] += cross.T
         return gradient, hessian
 
-
     def expected_information(self, x: np.ndarray) -> np.ndarray:
         """Fisher's information of (pi, eta) at ``x`` (all parameters free), for the group
         sizes observed: sum over groups g of N_g sum_r J_gr J_gr' / mu_gr, J_gr the gradient
