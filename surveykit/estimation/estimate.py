@@ -332,7 +332,6 @@ class Estimate:
                 math.sqrt(max(0.0, 2 * (self.loglik - fit.loglik))), value - best)
             return known[value]
 
-        low = high = None
         if best <= 0 or signed_root(0.0) >= -z:
             low = 0.0
         else:
