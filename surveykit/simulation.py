@@ -255,9 +255,13 @@ def simulate_counts(design: Design, *, shares, n, reps: int, rng: np.random.Gene
             f"shares ({np.asarray(shares).tolist()!r}) must be one share per state "
             f"({', '.join(states)}) adding up to 1")
     groups = len(design.group_names)
-    sizes = np.broadcast_to(np.asarray(n, dtype=np.int64), (groups,))
-    if np.any(sizes < 0):
-        raise ParameterError(f"n ({n!r}) must be whole numbers of respondents")
+    sizes = np.atleast_1d(np.asarray(n))
+    if sizes.dtype.kind not in "iu" or sizes.ndim != 1 or sizes.size not in (1, groups) \
+            or np.any(sizes < 0):
+        raise ParameterError(
+            f"n ({n!r}) must be a whole number of respondents per group, or one for each of the "
+            f"{groups} group(s) of design {design.model!r}")
+    sizes = np.broadcast_to(sizes.astype(np.int64), (groups,))
     matrix = design.matrix(nuisance)
     cells = np.clip(matrix @ share_array, 0, None)
     cells /= cells.sum(axis=1, keepdims=True)

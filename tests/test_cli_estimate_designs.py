@@ -274,7 +274,8 @@ def test_bad_input_is_one_line_with_status_2(args, message):
         ([*SLD[1:], "--counts", "yes=0,no=0", "--counts", "yes=0,no=0,dont_know=4"],
          "Error: no yes/no answers: pi cannot be estimated"),
         ([*SLD[1:], "--counts", "yes=0,no=0", "--counts", "yes=35,no=65"],
-         "Error: design 'sld' needs answers from every group to estimate pi; group 1 has none"),
+         "Error: design 'sld' needs answers from every group to estimate pi; group 1 has none "
+         "(other than \"don't know\")"),
         (["--design", "kuk", "--param", "p=1,0", "--param", "repetitions=2", "--counts",
           "0=5,1=3,2=4"],
          "Error: 3 answer(s) '1', which design 'kuk' never gives; check the design's "

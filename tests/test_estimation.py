@@ -203,7 +203,8 @@ def test_estimate_from_labels_counts_like_bincount():
                                                 ("yes", "no", "dont_know"))
     codes = np.select([labels == "yes", labels == "no"], [0, 1], 2)
     assert estimate_from_labels(codes, mechanism=gw) == e
-    with pytest.raises(ParameterError, match="label 'maybe' is not one of yes, no, dont_know"):
+    with pytest.raises(ParameterError, match="label 'maybe' is not an answer of design "
+                                             "'generalized_warner'; its answers are yes, no"):
         estimate_from_labels(["yes", "maybe"], mechanism=gw)
 
 

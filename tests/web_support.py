@@ -134,6 +134,14 @@ class CliServer:
     def output(self) -> str:
         return "".join(self.stdout) + "".join(self.stderr)
 
+    def output_once(self, text: str, timeout: float = 60) -> str:
+        """The output once it holds ``text`` (the server prints as it goes; a loaded
+        machine may lag), or as it stands after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while text not in self.output() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.output()
+
 
 def _pump(stream, sink: list[str], lines: queue.Queue | None) -> None:
     for line in stream:

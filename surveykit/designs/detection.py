@@ -130,6 +130,14 @@ class CheatingDetectionSymmetric(DontKnowBranch, Design):
                 raise ParameterError(
                     f"p ({list(p)!r}): in group {g + 1} forced yes ({p[2 * g]:g}) and forced no "
                     f"({p[2 * g + 1]:g}) sum above 1")
+        yes1, no1, yes2, no2 = (as_fraction(v) for v in p)
+        # P(yes | g) = pi (1 - no_g) + beta yes_g: two equations for pi and beta, solvable
+        # unless their determinant vanishes (e.g. the same forced answers in both groups)
+        if (1 - no1) * yes2 == (1 - no2) * yes1:
+            raise ParameterError(
+                f"p ({list(p)!r}): with p = [yes_1, no_1, yes_2, no_2], (1 - no_1) yes_2 must "
+                "differ from (1 - no_2) yes_1, or compliant carriers, honest non-carriers and "
+                "cheaters cannot be told apart; change one group's forced answers")
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
         object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))

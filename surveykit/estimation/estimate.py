@@ -10,7 +10,9 @@ confidence intervals (:meth:`Estimate.confidence_interval`).
 
 Standard errors: for one-group yes/no designs the exact conditional variance
 Var(pi_hat | M > 0) at pi_mle (:mod:`surveykit.estimation.binomial`); for every
-other design the inverse observed information at the estimate.
+other design the inverse observed information at the estimate, or, where the
+estimate sits on the boundary of the parameter space, the inverse expected
+(Fisher) information there (the observed one need not be positive there).
 
 Intervals: Wilson's score interval with continuity correction for one-group
 yes/no designs (its coverage is documented in docs/estimation.md), the
@@ -56,6 +58,9 @@ DEFAULT_CI_METHOD = "wilson-cc"
 GENERAL_METHODS = ("likelihood-ratio", "wald")
 # Newton steps allowed to the unconstrained root (pi_hat) from the constrained estimate.
 _FREE_ITERATIONS = 50
+# The signed root of the deviance where the profile likelihood is 0 (a finite stand-in for
+# infinity, so that the root finder can work with it).
+_FAR = 1e3
 
 
 class ConfidenceInterval(NamedTuple):
@@ -296,23 +301,58 @@ class Estimate:
         return _problem(self.design.structure, _likelihood_counts(self.design, self.counts))
 
     def _profile_interval(self, index: int, level: float) -> ConfidenceInterval:
-        """The profile-likelihood interval of share ``index`` (Brent's root finder)."""
+        """The profile-likelihood interval of share ``index``.
+
+        Its ends solve r(v) = -z and r(v) = z for the signed root of the
+        deviance, r(v) = sign(v - best) sqrt(2 (l_max - l_profile(v))), which is
+        nearly linear in v, so Brent's method needs few profile fits. Where the
+        profile problem is concave (two states, or no nuisance parameters), each
+        fit starts from the previous one.
+        """
         from scipy import optimize, stats
 
         problem = self._problem()
-        cutoff = self.loglik - float(stats.chi2.isf(1 - level, 1)) / 2
+        z = math.sqrt(float(stats.chi2.isf(1 - level, 1)))
         best = float(self.shares[index])
+        k = len(self.shares)
+        others = [s for s in range(k) if s != index]
+        warm = k <= 2 or not self.design.nuisance
+        last = [np.concatenate([self.shares, self.nuisance])]
+        known = {best: 0.0}  # brentq asks again for the ends of its bracket
 
-        def excess(value: float) -> float:
-            loglik = maximize(problem, fixed={index: value}).loglik
-            # a share the answers rule out has likelihood 0: far below the cutoff, but finite
-            # so that the root finder can interpolate
-            return (loglik if math.isfinite(loglik) else cutoff - 1e6) - cutoff
+        def signed_root(value: float) -> float:
+            if value in known:
+                return known[value]
+            fit = None
+            if warm:
+                start = last[0].copy()
+                rest = float(start[others].sum())
+                start[others] = start[others] * ((1 - value) / rest) if rest > 0 \
+                    else (1 - value) / len(others)
+                start[index] = value
+                fit = maximize(problem, fixed={index: value}, start=start)
+            if fit is None or not math.isfinite(fit.loglik):
+                # a warm start can sit where an observed answer is impossible: start afresh
+                fit = maximize(problem, fixed={index: value})
+            if not math.isfinite(fit.loglik):
+                known[value] = math.copysign(_FAR, value - best)
+                return known[value]
+            last[0] = np.concatenate([fit.pi, fit.eta])
+            known[value] = math.copysign(
+                math.sqrt(max(0.0, 2 * (self.loglik - fit.loglik))), value - best)
+            return known[value]
 
-        low = 0.0 if best <= 0 or excess(0.0) >= 0 else optimize.brentq(
-            excess, 0.0, best, xtol=1e-12, rtol=1e-12)
-        high = 1.0 if best >= 1 or excess(1.0) >= 0 else optimize.brentq(
-            excess, best, 1.0, xtol=1e-12, rtol=1e-12)
+        if best <= 0 or signed_root(0.0) >= -z:
+            low = 0.0
+        else:
+            low = optimize.brentq(lambda v: signed_root(v) + z, 0.0, best,
+                                  xtol=1e-12, rtol=1e-12)
+        last[0] = np.concatenate([self.shares, self.nuisance])
+        if best >= 1 or signed_root(1.0) <= z:
+            high = 1.0
+        else:
+            high = optimize.brentq(lambda v: signed_root(v) - z, best, 1.0,
+                                   xtol=1e-12, rtol=1e-12)
         return ConfidenceInterval(float(low), float(high))
 
     # -- output ----------------------------------------------------------------------------
@@ -360,10 +400,13 @@ class Estimate:
         if design.nuisance:
             values = {p.name: float(v) for p, v in zip(design.nuisance, self.nuisance,
                                                         strict=True)}
+            # a nuisance value the data do not identify (t when pi = 0) is only where the
+            # search started: there is no loss "at the estimate" then
+            known = bool(np.all(self.identified[len(design.state_labels):]))
             data["epsilon_shafer_at_estimate"] = _finite_or_none(
-                design.privacy_loss("shafer", values))
+                design.privacy_loss("shafer", values)) if known else None
             data["epsilon_walley_at_estimate"] = _finite_or_none(
-                design.privacy_loss("walley", values))
+                design.privacy_loss("walley", values)) if known else None
         data.update({
             "design": design.spec(),
             "counts": {group: {label: int(self.counts[g, r])
@@ -391,8 +434,14 @@ def align_counts(design: Design, counts: Counts | Mapping) -> np.ndarray:
     design's labels in any case (and, for yes/no designs, y/n/1/0/true/false).
     """
     if not isinstance(counts, Counts):
-        counts = Counts.from_mapping(counts) if counts and all(
-            isinstance(v, Mapping) for v in counts.values()) else Counts.single(counts)
+        nested = bool(counts) and all(isinstance(v, Mapping) for v in counts.values())
+        groups = design.group_names
+        if not nested and len(groups) > 1:
+            raise ParameterError(
+                f"counts ({dict(counts)!r}) are one group's; design {design.model!r} has "
+                f"{len(groups)} groups ({', '.join(groups)}): give counts per group, e.g. "
+                "{1: {'yes': 60, 'no': 40}, 2: {'yes': 35, 'no': 65}}")
+        counts = Counts.from_mapping(counts) if nested else Counts.single(counts)
     spellings = response_spellings(design.response_labels)
     array = np.zeros((len(design.group_names), len(design.response_labels)), dtype=np.int64)
     for group, label, n in counts:
@@ -509,7 +558,7 @@ def fit_counts(design: Design, counts: np.ndarray) -> Estimate:
     at_bound = bool(np.any(best.pi <= 0)) or any(
         v <= p.low or v >= p.high for v, p in zip(best.eta, structure.nuisance, strict=True))
     unconstrained = _unconstrained(design, problem, best, used, at_bound)
-    cov, identified = covariance(problem, x)
+    cov, identified = covariance(problem, x, expected=at_bound)
     for j, parameter in enumerate(structure.nuisance):
         if not identified[k + j]:
             warnings.append(f"{parameter.name} ({parameter.description}) cannot be estimated "
@@ -551,24 +600,58 @@ def _unconstrained(design: Design, problem: LikelihoodProblem, best, counts: np.
         shares = np.empty(2)
         shares[yes], shares[1 - yes] = pi, 1.0 - pi
         return shares
-    # From the constrained estimate Newton reaches an interior root in a handful of steps
-    # (at most 11 on 4,500 random fits); a search still going after 50 is running off to
-    # infinity or crawling to the edge of the cell probabilities, where no root exists.
-    free = maximize(problem, constrained=False, start=np.concatenate([best.pi, best.eta]),
-                    max_iterations=_FREE_ITERATIONS)
-    if free.converged and np.all(np.isfinite(free.pi)) and _is_distribution(design, free):
+    slopes = _slopes_on_products(design.structure.slopes)
+    if slopes is not None:
+        # mu is linear in (pi, a) with a_j = pi_s eta_j: a concave problem, which Newton
+        # solves from anywhere (in (pi, eta) the SLD's path to pi < 0 crosses pi = 0, where
+        # t is not identified, and Newton wanders off)
+        structure = design.structure
+        linear = LikelihoodProblem(structure.base, slopes, counts,
+                                   np.array([p.low for p in structure.nuisance]),
+                                   np.array([p.high for p in structure.nuisance]))
+        free = maximize(linear, constrained=False, max_iterations=_FREE_ITERATIONS)
+    else:
+        # From the constrained estimate Newton reaches an interior root in a handful of
+        # steps; a search still going after 50 is running off to infinity or crawling to
+        # the edge of the cell probabilities, where no root exists.
+        free = maximize(problem, constrained=False, start=np.concatenate([best.pi, best.eta]),
+                        max_iterations=_FREE_ITERATIONS)
+    used = slopes if slopes is not None else design.structure.slopes
+    if free.converged and np.all(np.isfinite(free.pi)) and _is_distribution(
+            design.structure.base, used, free):
         return free.pi
     return None
 
 
-def _is_distribution(design: Design, fit) -> bool:
+def _is_distribution(base: np.ndarray, slopes: np.ndarray, fit) -> bool:
     """Whether a fit's response probabilities are probabilities in every group: without
     bounds, answers that all fall in one cell let the free search run off to infinity
     (the unobserved cells' probabilities go negative), and that is no root of the score."""
-    s = design.structure
-    matrix = s.base + np.tensordot(fit.eta, s.slopes, axes=1) if s.nuisance else s.base
+    matrix = base + np.tensordot(fit.eta, slopes, axes=1) if slopes.shape[0] else base
     cells = matrix @ fit.pi
     return bool(np.all(np.isfinite(cells)) and cells.min() >= -1e-9 and cells.max() <= 1 + 1e-9)
+
+
+def _slopes_on_products(slopes: np.ndarray) -> np.ndarray | None:
+    """Slopes that make the cell probabilities linear in (pi, a_j = pi_s eta_j), or None.
+
+    Where nuisance parameter j moves one state's column s only (the SLD's t
+    moves the carriers'), or every column alike (the unrelated question's
+    innocuous share), eta_j P[:, :, s] pi_s = a_j P[:, :, s] = a_j P[:, :, s] sum(pi):
+    the same slope in every column, with a_j in place of eta_j.
+    """
+    out = np.empty_like(slopes)
+    for j, slope in enumerate(slopes):
+        moved = [s for s in range(slope.shape[-1]) if np.any(slope[..., s] != 0)]
+        if not moved:
+            out[j] = 0.0
+            continue
+        column = slope[..., moved[0]]
+        if len(moved) > 1 and not all(np.array_equal(slope[..., s], column)
+                                      for s in range(slope.shape[-1])):
+            return None
+        out[j] = column[..., None]
+    return out
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -587,7 +670,9 @@ def _check_informative(design: Design, counts: np.ndarray) -> None:
     if not np.any(counts[informative] > 0):
         what = "yes/no answers" if design.is_binary else "answers other than don't know"
         raise EstimationError(f"no {what}: pi cannot be estimated")
-    present = counts.sum(axis=1) > 0
+    # "don't know" (the last response) says nothing about the shares: a group that answered
+    # only "don't know" is as good as absent
+    present = counts[:, :-1].sum(axis=1) > 0
     if not present.all():
         sub = Structure(
             states=structure.states, categories=structure.categories,
@@ -600,7 +685,7 @@ def _check_informative(design: Design, counts: np.ndarray) -> None:
             missing = [g for g, keep in zip(structure.groups, present, strict=True) if not keep]
             raise EstimationError(
                 f"design {design.model!r} needs answers from every group to estimate pi; group "
-                f"{', '.join(missing)} has none")
+                f"{', '.join(missing)} has none (other than \"don't know\")")
 
 
 def _goodness_of_fit(problem: LikelihoodProblem, structure: Structure, counts: np.ndarray,
@@ -643,7 +728,7 @@ def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Des
     if not isinstance(design, Design):
         raise ParameterError(f"design ({design!r}) must be a design")
     responses = design.response_labels
-    codes = _codes(np.asarray(labels), responses)
+    codes = _codes(np.asarray(labels), responses, design.model)
     size = len(responses)
     if groups is None:
         if len(design.group_names) > 1:
@@ -669,14 +754,14 @@ def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Des
     return fit_counts(design, counts)
 
 
-def _codes(array: np.ndarray, responses: tuple[str, ...]) -> np.ndarray:
+def _codes(array: np.ndarray, responses: tuple[str, ...], model: str) -> np.ndarray:
     if array.dtype.kind in "iu":
         codes = array
         if codes.size and (codes.min() < 0 or codes.max() >= len(responses)):
             bad = codes[(codes < 0) | (codes >= len(responses))][0].item()
             raise ParameterError(
-                f"label {bad!r} is not one of {', '.join(responses)} (or the codes "
-                f"0 to {len(responses) - 1})")
+                f"label {bad!r} is not an answer of design {model!r}; its answers are "
+                f"{', '.join(responses)} (or the codes 0 to {len(responses) - 1})")
         return codes
     codes = np.full(array.shape, -1, dtype=np.int8)
     for i, label in enumerate(responses):
@@ -688,8 +773,9 @@ def _codes(array: np.ndarray, responses: tuple[str, ...]) -> np.ndarray:
             label = spellings.get(canonical_spelling(str(raw)))
             if label is None:
                 raise ParameterError(
-                    f"label {raw.item() if hasattr(raw, 'item') else raw!r} is not one of "
-                    f"{', '.join(responses)} (or the codes 0 to {len(responses) - 1})")
+                    f"label {raw.item() if hasattr(raw, 'item') else raw!r} is not an answer of "
+                    f"design {model!r}; its answers are {', '.join(responses)} (or the codes "
+                    f"0 to {len(responses) - 1})")
             codes[array == raw] = responses.index(label)
     return codes
 
@@ -702,5 +788,5 @@ def _group_codes(array: np.ndarray, design: Design) -> np.ndarray:
         return array - 1
     codes = np.zeros(array.shape, dtype=np.int64)
     for raw in np.unique(array):
-        codes[array == raw] = design.group_index(raw)
+        codes[array == raw] = design.group_index(raw.item() if hasattr(raw, "item") else raw)
     return codes

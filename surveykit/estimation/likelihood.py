@@ -39,6 +39,13 @@ _MAX_ITERATIONS = 500
 _STEP_TOLERANCE = 1e-13
 # Below this Newton decrement (relative to |loglik|) the full step is taken without a line search.
 _FLAT_DECREMENT = 1e-10
+# There, a full Newton step below this ends the search on a face (what remains is of its square).
+_NEWTON_DONE = 1e-10
+# The share of the way to a bound where the likelihood is 0 that one step may go.
+_TO_THE_EDGE = 0.9
+# A full step that would stop this close (relative) short of a bound lands on it: a share of
+# 0.0, not 5.6e-17.
+_ON_THE_BOUND = 1e-9
 # A bound is released when the gradient points into the space by more than this (relative).
 _KKT_TOLERANCE = 1e-9
 
@@ -72,6 +79,9 @@ class LikelihoodProblem:
         self.n = counts[observed]
         self.B = base[observed]                    # (cells, states)
         self.A = slopes[:, observed, :]            # (nuisance, cells, states)
+        # every cell and the group sizes, for the expected information
+        self.base, self.slopes = base, slopes
+        self.totals = counts.sum(axis=1)
         self.low = np.asarray(low, dtype=float)
         self.high = np.asarray(high, dtype=float)
 
@@ -101,9 +111,8 @@ class LikelihoodProblem:
         J = P
         if self.nuisance:
             J = np.concatenate([P, np.einsum("jcs,s->cj", self.A, pi)], axis=1)
-        # A profile pinned where an observed cell is impossible (loglik -inf, e.g. a share
-        # fixed at 1), or a search without bounds running off, has no finite derivatives;
-        # they come out inf/nan, silently.
+        # A search without bounds running off has no finite derivatives; they come out
+        # inf/nan, silently (the caller sees the -inf likelihood).
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             w = self.n / mu
             gradient = J.T @ w
@@ -115,6 +124,21 @@ class LikelihoodProblem:
                 hessian[:k, k:] += cross
                 hessian[k:, :k] += cross.T
         return gradient, hessian
+
+    def expected_information(self, x: np.ndarray) -> np.ndarray:
+        """Fisher's information of (pi, eta) at ``x`` (all parameters free), for the group
+        sizes observed: sum over groups g of N_g sum_r J_gr J_gr' / mu_gr, J_gr the gradient
+        of mu_gr. Positive semi-definite everywhere, unlike the observed information."""
+        pi, eta = self.split(x)
+        matrix = self.base + np.tensordot(eta, self.slopes, axes=1) if self.nuisance \
+            else self.base
+        mu = matrix @ pi                                            # (groups, responses)
+        gradient = matrix                                           # (groups, responses, k)
+        if self.nuisance:
+            gradient = np.concatenate(
+                [matrix, np.einsum("jgrs,s->grj", self.slopes, pi)], axis=2)
+        weights = np.divide(self.totals[:, None], mu, out=np.zeros_like(mu), where=mu > 0)
+        return np.einsum("gr,gri,grj->ij", weights, gradient, gradient)
 
 
 def maximize(problem: LikelihoodProblem, *, fixed: dict[int, float] | None = None,
@@ -130,8 +154,7 @@ def maximize(problem: LikelihoodProblem, *, fixed: dict[int, float] | None = Non
     """
     fixed = fixed or {}
     if start is not None:
-        return _newton(problem, np.array(start, dtype=float), fixed, constrained,
-                       max_iterations)
+        return _newton(problem, np.array(start, dtype=float), fixed, constrained, max_iterations)
     best: Fit | None = None
     for x0 in _starts(problem, fixed):
         fit = _newton(problem, x0, fixed, constrained, max_iterations)
@@ -154,12 +177,17 @@ def _starts(problem: LikelihoodProblem, fixed: dict[int, float]):
         yield pi
         return
     width = problem.high - problem.low
+    # With at most one free share (the shares are then determined) the cell probabilities
+    # are affine in the nuisance values, and the log-likelihood is concave: one start
+    # finds the maximum. Profiles of two-state designs (SLD, UQTunknown) are such.
+    concave = len(free) <= 1
+    fractions = (0.5,) if concave else (0.5, 0.1, 0.9)
     grids = []
     for j in range(problem.nuisance):
         if k + j in fixed:
             grids.append([fixed[k + j]])
         else:
-            grids.append([problem.low[j] + width[j] * f for f in (0.5, 0.1, 0.9)])
+            grids.append([problem.low[j] + width[j] * f for f in fractions])
     for eta in itertools.product(*grids):
         yield np.concatenate([pi, eta])
 
@@ -182,16 +210,12 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
         active[k:] |= at_low | at_high
     value = problem.loglik(x)
     if not math.isfinite(value):
-        # an observed answer has probability 0 here and nothing free can change that
-        # (e.g. a profile point that pins every share): the likelihood is 0
-        if not any(not active[i] for i in range(size)):
-            return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=-math.inf, converged=True,
-                       iterations=0)
-        x = _interior(problem, x, active)
-        value = problem.loglik(x)
-        if not math.isfinite(value):
-            return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=-math.inf, converged=False,
-                       iterations=0)
+        # The start has equal free shares and nuisance values inside their ranges; an
+        # observed answer impossible there is impossible on the whole face (the cell
+        # probabilities are non-negative and affine in each block), e.g. a profile that
+        # pins pi = 1 while some respondents answered no. The maximum is -inf.
+        return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=-math.inf, converged=True,
+                   iterations=0)
     iterations = 0
     converged = False
     releases = 0
@@ -208,24 +232,42 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
             if np.max(np.abs(dz)) > _STEP_TOLERANCE and gz @ dz > 0:
                 d = directions @ dz
                 limit = _step_limit(problem, x, d, active, constrained)
-                step = 0.0
+                if limit[1] is not None and limit[0] <= 1:
+                    edge = x + limit[0] * d
+                    edge[limit[1][0]] = limit[1][1]
+                    if not math.isfinite(problem.loglik(edge)):
+                        # At that bound an observed answer becomes impossible, so the maximum
+                        # is inside: go at most part of the way (as interior-point methods
+                        # do) and never land there, where the likelihood is 0.
+                        limit = (_TO_THE_EDGE * limit[0], None)
                 if gz @ dz < _FLAT_DECREMENT * max(1.0, abs(value)) and limit[0] >= 1:
                     # Near the maximum the likelihood changes less than its rounding error,
-                    # so a line search cannot see progress (it fails, or accepts a step
-                    # too small to move x, over and over); Newton's full step is then
-                    # accurate (quadratic convergence) and is taken as it is.
+                    # so a line search cannot see progress (and may accept steps that make
+                    # none, forever). Newton's full step is accurate there (quadratic
+                    # convergence): take it; once it is tiny, the face is optimal.
                     trial = x + d
+                    if limit[1] is not None and limit[0] <= 1:
+                        trial[limit[1][0]] = limit[1][1]  # the step ends on that bound
                     trial_value = problem.loglik(trial)
                     if np.isfinite(trial_value):
-                        step, new_x, new_value = 1.0, trial, trial_value
-                if step == 0:
+                        x, value = trial, trial_value
+                        if limit[1] is not None and limit[0] <= 1:
+                            _land_on_bound(problem, x, limit[1], active)
+                        _renormalize(x, k, active)
+                        if np.max(np.abs(d)) > _NEWTON_DONE:
+                            continue
+                else:
                     step, new_x, new_value = _line_search(problem, x, d, value, gz @ dz, limit)
-                if step > 0 and not np.array_equal(new_x, x):
-                    x, value = new_x, new_value
-                    if constrained and step >= limit[0] and limit[1] is not None:
-                        _land_on_bound(problem, x, limit[1], active)
-                    _renormalize(x, k, active)
-                    continue
+                    if step > 0:
+                        moved = float(np.max(np.abs(new_x - x)))
+                        x, value = new_x, new_value
+                        landed = constrained and step >= limit[0] and limit[1] is not None
+                        if landed:
+                            _land_on_bound(problem, x, limit[1], active)
+                        _renormalize(x, k, active)
+                        if landed or moved > _STEP_TOLERANCE:
+                            continue
+                gradient, _ = problem.derivatives(x)
         # the face is optimal: is some bound holding the estimate back?
         if not constrained:
             converged = True
@@ -238,20 +280,6 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
         releases += 1
     return Fit(pi=x[:k].copy(), eta=x[k:].copy(), loglik=problem.loglik(x),
                converged=converged, iterations=iterations)
-
-
-def _interior(problem: LikelihoodProblem, x: np.ndarray, active: np.ndarray) -> np.ndarray:
-    """A start with every free share positive and free nuisance values mid-range."""
-    k = problem.states
-    x = x.copy()
-    movable = [s for s in range(k) if not active[s]]
-    if movable:
-        mass = 1.0 - sum(x[s] for s in range(k) if s not in movable)
-        x[movable] = mass / len(movable)
-    for j in range(problem.nuisance):
-        if not active[k + j]:
-            x[k + j] = (problem.low[j] + problem.high[j]) / 2
-    return x
 
 
 def _directions(k: int, size: int, active: np.ndarray, pivot: int | None) -> np.ndarray:
@@ -304,20 +332,19 @@ def _step_limit(problem: LikelihoodProblem, x: np.ndarray, d: np.ndarray, active
         limit = (bound - x[i]) / d[i]
         if limit < best:
             best, blocking = limit, (i, bound)
+    if 1.0 < best <= 1.0 + _ON_THE_BOUND:
+        best = 1.0  # Newton's step ends on the bound up to rounding: let it land there
     return max(best, 0.0), blocking
 
 
 def _line_search(problem: LikelihoodProblem, x: np.ndarray, d: np.ndarray, value: float,
                  slope: float, limit: tuple[float, object]) -> tuple[float, np.ndarray, float]:
     """Backtracking (Armijo) from min(1, limit); returns (0, x, value) when nothing helps."""
-    first = step = min(1.0, limit[0])
+    step = min(1.0, limit[0])
     for _ in range(60):
         trial = x + step * d
         trial_value = problem.loglik(trial)
-        # equality passes only for the first step: a tiny step that changes nothing (the
-        # likelihood is flat to rounding) is no progress, and the caller then decides
-        if np.isfinite(trial_value) and (trial_value > value + 1e-4 * step * slope
-                                         or (step == first and trial_value >= value)):
+        if trial_value >= value + 1e-4 * step * slope and np.isfinite(trial_value):
             return step, trial, trial_value
         step /= 2
     return 0.0, x, value
@@ -360,7 +387,8 @@ def _kkt_release(problem: LikelihoodProblem, x: np.ndarray, gradient: np.ndarray
     return release
 
 
-def covariance(problem: LikelihoodProblem, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def covariance(problem: LikelihoodProblem, x: np.ndarray, *, expected: bool = False
+               ) -> tuple[np.ndarray, np.ndarray]:
     """The inverse observed information of (pi, eta), and which parameters it identifies.
 
     The shares are parameterized by all but the last (sum to one); the
@@ -368,9 +396,17 @@ def covariance(problem: LikelihoodProblem, x: np.ndarray) -> tuple[np.ndarray, n
     which the information vanishes (a parameter the data cannot identify,
     such as the SLD's t when pi = 0) make the variances they touch undefined:
     the second array marks the parameters whose variance is finite.
+
+    ``expected=True`` uses Fisher's (expected) information instead: at an
+    estimate on the boundary the score is not zero, and the observed
+    information there can be indefinite (it is not the curvature of a
+    maximum), which would leave every variance undefined.
     """
     k, size = problem.states, problem.size
-    _, hessian = problem.derivatives(x)
+    if expected:
+        hessian = -problem.expected_information(x)
+    else:
+        _, hessian = problem.derivatives(x)
     columns = []
     for s in range(k - 1):
         column = np.zeros(size)
