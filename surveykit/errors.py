@@ -42,6 +42,11 @@ class SurveyDefinitionError(SurveykitError):
     """A survey definition (TOML) is malformed: the message names file, field and fix."""
 
 
+class OutputError(SurveykitError):
+    """A file or folder the command should write cannot be written (missing folder, a
+    folder where a file should be, no permission): the message names the option and path."""
+
+
 class StoreError(SurveykitError):
     """The database refuses an operation (unknown survey, schema not initialized, ...)."""
 

@@ -168,7 +168,8 @@ def test_key_file_inside_the_output_folder_or_over_an_old_key_is_refused(survey,
     with pytest.raises(ParameterError, match="already exists; choose a new file name"):
         write_questionnaires(survey, respondents=2, out_dir=tmp_path / "out2", key_file=old)
     assert old.read_text() == "keep me"
-    assert not list((tmp_path / "out2").iterdir())
+    # nothing left behind: no --out folder, no staging folder
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["old.csv"]
 
 
 def test_output_folder_of_an_earlier_run_is_refused(survey, tmp_path):
@@ -298,7 +299,7 @@ def test_an_undefined_variable_fails_and_leaves_no_files(survey, tmp_path):
                                                   r"attribute 'no_such_thing'"):
         write_questionnaires(survey, respondents=3, out_dir=out, templates_dir=templates,
                              key_file=tmp_path / "key.csv")
-    assert not list(out.iterdir())
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["templates"]
     assert not (tmp_path / "key.csv").exists()
 
 
