@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from surveykit.errors import OutputError
+from surveykit.errors import OutputError, ParameterError
 
 __all__ = ["output_file", "output_folder", "remove_created", "write_atomically"]
 
@@ -31,7 +31,8 @@ def output_file(path: str | os.PathLike, option: str, *, suffixes: tuple[str, ..
     """``path`` as a Path, or an OutputError naming ``option`` when it cannot be written.
 
     Its folder must exist and be writable and it must not be a folder itself;
-    ``suffixes`` (e.g. ``(".png", ".svg")``) are the endings allowed.
+    ``suffixes`` (e.g. ``(".png", ".svg")``) are the endings allowed (another
+    ending is a ParameterError: a usage mistake, not the file system's).
 
     >>> output_file("report.html", "--out")
     PosixPath('report.html')
@@ -42,7 +43,7 @@ def output_file(path: str | os.PathLike, option: str, *, suffixes: tuple[str, ..
     """
     path = Path(path)
     if suffixes and path.suffix.lower() not in suffixes:
-        raise OutputError(f"{option} {path} must end in {_either(suffixes)}")
+        raise ParameterError(f"{option} {path} must end in {_either(suffixes)}")
     if path.is_dir():
         raise OutputError(f"{option} {path} is a folder; give a file name inside it, e.g. "
                           f"{path / ('out' + (suffixes[0] if suffixes else ''))}")

@@ -178,8 +178,8 @@ text = "Ever?"''')
         "question 'q': --randomize self needs a die table, and surveykit has die tables for "
         "the generalized Warner design (p, q) only, not yet for sld (p = [0.2, 0.8], "
         "dont_know = 0); give "
-        "the question a [questions.mechanism] with p and q, or see docs/field-collection.md "
-        "for --randomize device and its limits")
+        "the question a [questions.mechanism] with p and q, or see 'surveykit docs "
+        "field-collection' for --randomize device and its limits")
 
 
 def test_question_id_that_collides_with_a_helper_field_is_named(tmp_path):

@@ -72,7 +72,7 @@ class SurveykitGroup(click.Group):
     # --help lists the commands in the order of the work, not alphabetically
     WORKFLOW = ("demo", "design", "init", "survey", "generate", "export", "serve", "import",
                 "counts",
-                "report", "estimate", "reproduce")
+                "report", "estimate", "reproduce", "docs")
 
     def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: D102 - Click hook
         names = super().list_commands(ctx)
@@ -137,6 +137,12 @@ def _terminate_as_interrupt():
         return signal.signal(signal.SIGTERM, interrupt)
     except ValueError:  # not the main thread (e.g. a test runner's worker)
         return None
+
+
+def echo_user_text(text: str) -> None:
+    """Print text that holds user text (survey titles, question texts, aliases) with control
+    characters escaped line by line, so that an escape sequence cannot rewrite the terminal."""
+    click.echo("\n".join(printable(line) for line in text.split("\n")), nl=False)
 
 
 def echo_error(message: str) -> None:

@@ -45,7 +45,7 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     version, balanced across groups) come from operating-system entropy. The
     database gets the issued ids with their groups and per-question, per-group
     instruction totals only, never an instruction next to an id.
-    docs/questionnaires.md explains how to print and hand out the files.
+    'surveykit docs questionnaires' explains how to print and hand out the files.
 
     Example: surveykit generate --survey academic_integrity --respondents 300 --out forms
     """
@@ -86,7 +86,7 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
         click.echo(f"wrote the key file {result.key_file} (keep it away from the answers)")
     if mode == "slips":
         click.echo("Print sheets-* and slips-* separately; each respondent keeps a slip and "
-                   "hands in only the sheet (docs/questionnaires.md).")
+                   "hands in only the sheet ('surveykit docs questionnaires').")
         if len(names) > 1:
             click.echo("Give each respondent a sheet and a slip of the same form version; "
                        "shuffle the slips within each version.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from surveykit.cli.app import db_option, main
+from surveykit.cli.app import db_option, echo_user_text, main
 from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD
 from surveykit.reporting.report import REPORT_FORMATS
 
@@ -13,12 +13,12 @@ from surveykit.reporting.report import REPORT_FORMATS
 @click.option("--survey", "survey_name", required=True, help="Name of the stored survey.")
 @click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="text",
               show_default=True, help="html is one self-contained file with inline plots.")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False, writable=True),
+@click.option("--out", "out_file", type=click.Path(),
               default=None, help="Write the report to FILE instead of the terminal.")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Confidence level of the intervals.")
 @click.option("--method", type=click.Choice(CI_METHODS), default=DEFAULT_CI_METHOD,
-              show_default=True, help="Confidence interval method (docs/estimation.md).")
+              show_default=True, help="Confidence interval method ('surveykit docs estimation').")
 @db_option
 def report_command(survey_name, fmt, out_file, level, method, db_url):
     """Print the estimation report of a survey: estimates, privacy, checks.
@@ -30,15 +30,18 @@ def report_command(survey_name, fmt, out_file, level, method, db_url):
 
     Example: surveykit report --survey academic_integrity --format html --out report.html
     """
+    from surveykit.files import output_file, write_atomically
     from surveykit.reporting.report import render_report, report_for_survey
     from surveykit.store import open_engine
 
+    if out_file is not None:
+        output_file(out_file, "--out")
     report = report_for_survey(open_engine(db_url), survey_name, level=level, method=method)
     text = render_report(report, fmt)
     if out_file is None:
-        click.echo(text, nl=False)
+        echo_user_text(text) if fmt == "text" else click.echo(text, nl=False)
         return
-    with open(out_file, "w", encoding="utf-8") as stream:
+    with write_atomically(out_file) as stream:
         stream.write(text)
     click.echo(f"Wrote the {fmt} report of {survey_name!r} to {out_file} "
                f"({report.warning_count} warning(s)).", err=True)

@@ -84,7 +84,7 @@ DEVICE_RISKS: tuple[str, ...] = (
     "ODK Collect (and KoboCollect, built on it) draws random() and the uuid that "
     "becomes meta/instanceID from one java.util.Random: anyone who holds the "
     "submissions can recover the generator's 48-bit state from the instanceID every "
-    "submission carries, and with it every draw (docs/field-collection.md shows it "
+    "submission carries, and with it every draw ('surveykit docs field-collection' shows it "
     "done). Enketo and ODK Web Forms take the instanceID from the browser's secure "
     "generator.",
     "Drafts hold the draw: a form saved before a question is answered keeps that "
@@ -275,7 +275,8 @@ def build_xlsform(survey, *, randomize: str = "self",
     if randomize not in RANDOMIZE:
         raise ParameterError(
             f"randomize ({randomize!r}) must be one of {', '.join(RANDOMIZE)}: self (the "
-            "respondent rolls dice) or device (the form draws, see docs/field-collection.md)")
+            "respondent rolls dice) or device (the form draws, see 'surveykit docs "
+            "field-collection')")
     if wording_defaults is None:
         wording_defaults = load_wording_defaults(make_environment())
     languages = (language_column(survey.language),)
@@ -344,7 +345,7 @@ def _question_views(survey, randomize: str, wording_defaults: Mapping[str, str]
                     f"question {question.id!r}: --randomize self needs a die table, and "
                     f"surveykit has die tables for the generalized Warner design (p, q) "
                     f"only, not yet for {question.design.describe()}; give the question a "
-                    "[questions.mechanism] with p and q, or see docs/field-collection.md "
+                    "[questions.mechanism] with p and q, or see 'surveykit docs field-collection' "
                     "for --randomize device and its limits")
         layout = build_layout(survey, mode="die", wording_defaults=wording_defaults)
     else:

@@ -14,6 +14,10 @@ import numpy as np
 
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
+from surveykit.files import output_file
+
+#: The picture formats --plot writes.
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 
 __all__ = [
     "forest_plot_svg",
@@ -183,10 +187,8 @@ def save_design_plot(path, ours, warner) -> Path:
     """Write the design's privacy-accuracy picture to ``path`` (.png, .svg or .pdf)."""
     import matplotlib.pyplot as plt
 
-    path = Path(path)
+    path = output_file(path, "--plot", suffixes=PLOT_SUFFIXES)
     suffix = path.suffix.lower().lstrip(".")
-    if suffix not in ("png", "svg", "pdf"):
-        raise ParameterError(f"--plot {str(path)!r} must end in .png, .svg or .pdf")
     n = ours.n if ours.n is not None else DEFAULT_PLOT_N
     title = (f"{ours.semantics.capitalize()} budget {ours.budget:g}: n = {n:,}, "
              f"pi = {ours.pi:g}")
@@ -210,10 +212,8 @@ def save_plan_plot(path, plan) -> Path:
 
     from surveykit.planning import trade_off_curve
 
-    path = Path(path)
+    path = output_file(path, "--plot", suffixes=PLOT_SUFFIXES)
     suffix = path.suffix.lower().lstrip(".")
-    if suffix not in ("png", "svg", "pdf"):
-        raise ParameterError(f"--plot {str(path)!r} must end in .png, .svg or .pdf")
     if plan.free is None:
         raise ParameterError("--plot draws the trade-off along the design's free parameter: "
                              "give --epsilon")
