@@ -208,6 +208,11 @@ class XLSFormExport:
         }
 
 
+class FieldNameError(ParameterError):
+    """Two fields of the form need the same name (a question id collides with a helper
+    field); ``survey add`` refuses such a survey (see :mod:`surveykit.readiness`)."""
+
+
 def _ref(name: str) -> str:
     return "${" + name + "}"
 
@@ -237,7 +242,7 @@ class _Builder:
     def add(self, owner: str, **cells: object) -> None:
         name = str(cells["name"])
         if name in self.names:
-            raise ParameterError(
+            raise FieldNameError(
                 f"question id {owner!r}: the form needs the field name {name!r} for "
                 f"{self.names[name]}; rename the question in the survey file")
         self.names[name] = f"question {owner!r}"
