@@ -21,6 +21,8 @@ TOPICS: dict[str, str] = {
     "field-imports": "import: field exports, the [import] profile, dry runs, survey update",
     "web-collection": "serve: web collection, TLS, deployment",
     "estimation": "estimate and report: the estimate, the variance, intervals, coverage",
+    "scale": "counts --data and counts tables: files counted where they lie, DuckDB, Dask",
+    "regression": "regress: randomized-response regression on covariates",
     "store": "the database: tables, versions, write paths",
     "errata": "where surveykit departs from the paper, and why",
     "reproduction": "reproduce: the paper's figures and the verification table",

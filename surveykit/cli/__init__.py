@@ -10,6 +10,7 @@ from surveykit.cli import (  # noqa: F401 - importing registers the commands
     docs,
     export,
     generate,
+    regress,
     report,
     serve,
     store,

@@ -1,0 +1,141 @@
+"""``surveykit regress``: regression with a randomized-response variable, from a CSV file.
+
+The command reads the file, builds the design from ``--design`` and
+``--param``, makes one library call (:func:`surveykit.estimation.regression.regress`)
+and prints the result's ``summary()`` or its JSON. A stored survey
+(``--survey NAME``, covariates kept with the imported answers) will produce
+the same DataFrame and design and call the same function.
+"""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+from surveykit.cli.app import FORMAT_TEXT_JSON, main, print_json
+from surveykit.errors import EstimationError, ParameterError
+
+
+def _pairs(texts: tuple[str, ...], option: str) -> dict[str, str]:
+    """``KEY=VALUE`` texts as a dict, with one-line errors naming the option."""
+    out: dict[str, str] = {}
+    for text in texts:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise ParameterError(f"{option} ({text!r}) must read KEY=VALUE, e.g. p=0.1667,0.8333")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _at_rows(texts: tuple[str, ...]):
+    """--at COLUMN=VALUE[,COLUMN=VALUE...]: one row of covariate values per option."""
+    import pandas as pd
+
+    rows = []
+    for text in texts:
+        row: dict[str, object] = {}
+        for item in text.split(","):
+            column, sep, value = item.partition("=")
+            if not sep or not column.strip():
+                raise ParameterError(f"--at ({text!r}) must read COLUMN=VALUE[,COLUMN=VALUE...], "
+                                     "e.g. --at age=30,faculty=law")
+            try:
+                row[column.strip()] = float(value)
+            except ValueError:
+                row[column.strip()] = value.strip()
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@main.command("regress")
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--formula", required=True,
+              help='Model formula as in R, e.g. "rrt ~ age * left_right + C(faculty)".')
+@click.option("--sensitive", required=True, metavar="COLUMN",
+              help="Column with the randomized answers (the response, or a term).")
+@click.option("--design", "design_name", required=True, metavar="NAME",
+              help="Randomized-response design, as RRreg names them (warner, fr, sld, ...).")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE[,...]",
+              help="A design parameter; repeat for each (e.g. --param p=0.1667,0.8333).")
+@click.option("--group", metavar="COLUMN",
+              help="Column with each respondent's group (1, 2; 0 = asked directly).")
+@click.option("--family", type=click.Choice(["binomial", "gaussian"]), default=None,
+              help="Outcome model when the sensitive column is a predictor [default: gaussian].")
+@click.option("--sensitive-formula", default="~ 1", show_default=True,
+              help='Model of the true answer when it is a predictor, e.g. "~ age".')
+@click.option("--fix", "fixed", multiple=True, metavar="NAME=VALUE",
+              help="Hold a nuisance parameter at a value instead of estimating it (e.g. t=1).")
+@click.option("--at", "at", multiple=True, metavar="COLUMN=VALUE[,...]",
+              help="Also predict the prevalence at these covariate values (repeatable).")
+@click.option("--level", type=float, default=0.95, show_default=True,
+              help="Confidence level of the intervals.")
+@click.option("--max-iterations", type=click.IntRange(1, 10000), default=200, show_default=True,
+              help="Newton iterations before the fit counts as not converged.")
+@click.option("--allow-unconverged", is_flag=True,
+              help="Print the estimates even if the fit did not converge.")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def regress_command(data, formula, sensitive, design_name, params, group, family,
+                    sensitive_formula, fixed, at, level, max_iterations, allow_unconverged, fmt):
+    """Regression with a randomized-response variable as the outcome or a predictor.
+
+    If --sensitive is the response of --formula the model is a logistic
+    regression of the true answer (multinomial for k categories); if it is
+    among the terms, --family is the outcome's model. Coefficients come with
+    standard errors, Wald and likelihood-ratio tests; nuisance parameters
+    (e.g. the SLD's t) are estimated jointly.
+
+    Example: surveykit regress minarets.csv --formula "rrt ~ age.c * leftRight.c"
+    --sensitive rrt --design sld --param p=0.1667,0.8333 --group condition
+    """
+    import pandas as pd
+
+    from surveykit.designs.registry import make_design, parse_parameters
+    from surveykit.estimation.regression import regress
+
+    design = make_design(design_name, **parse_parameters(design_name, _pairs(params, "--param")))
+    try:
+        frame = pd.read_csv(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ParameterError(f"{data} is not a readable CSV file: {error}") from None
+    held = {}
+    for name, value in _pairs(fixed, "--fix").items():
+        try:
+            held[name] = float(value)
+        except ValueError:
+            raise ParameterError(f"--fix {name} ({value!r}) must be a number") from None
+    result = regress(frame, formula, sensitive=sensitive, design=design, group=group,
+                     family=family, sensitive_formula=sensitive_formula, fixed=held,
+                     max_iterations=max_iterations)
+    if not result.converged and not allow_unconverged:
+        raise EstimationError(
+            f"the fit did not converge in {result.iterations} iterations; the estimates may be "
+            "off (rerun with --allow-unconverged to print them anyway)")
+    predictions = None
+    if at:
+        newdata = _at_rows(at)
+        predictions = [result.predict(newdata, level=level, category=category)
+                       for category in _categories(result)]
+    if fmt == "json":
+        out = result.to_dict(level=level)
+        if predictions is not None:
+            out["predictions"] = [
+                {"at": row, "category": category,
+                 **{k: float(v) if math.isfinite(v) else None for k, v in p.iloc[i].items()}}
+                for category, p in zip(_categories(result), predictions, strict=True)
+                for i, row in enumerate(_at_rows(at).to_dict("records"))]
+        print_json(out)
+        return
+    click.echo(result.summary(level=level), nl=False)
+    if predictions is not None:
+        click.echo("")
+        click.echo(f"Predicted prevalence ({level:.0%} CI):")
+        for category, p in zip(_categories(result), predictions, strict=True):
+            for text, (_, row) in zip(at, p.iterrows(), strict=True):
+                click.echo(f"  {category} at {text}: {row.prevalence:.4f} "
+                           f"(SE {row.se:.4f}; {row.ci_low:.4f}, {row.ci_high:.4f})")
+
+
+def _categories(result) -> list[str]:
+    labels = result.design.category_labels
+    return ["yes"] if result.design.is_binary else list(labels)

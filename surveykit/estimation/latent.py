@@ -1,0 +1,387 @@
+"""The likelihood of rows whose true state is hidden behind a randomized answer.
+
+Row i has a true state s (a category of the sensitive question, or a
+behavioural state such as the CDM's cheaters) that nobody observes, a
+randomized answer r_i given in group g_i, and possibly an outcome y_i asked
+directly. Its likelihood is a mixture over the states (van den Hout, van der
+Heijden and Gilchrist 2007; Heck and Moshagen 2018, Eq. 7-10):
+
+    L_i = sum_s  M(eta)[g_i, r_i, s] * rho_s(gamma) * q_s(z_i; alpha) * f(y_i | x_is; beta)
+
+* ``q(z; alpha)``: the true category given covariates z, a logistic model for a
+  yes/no question (log-odds of yes) or a multinomial logit with the first
+  category as reference for k categories;
+* ``rho(gamma)``: behavioural states have constant shares gamma and the
+  categories share 1 - sum(gamma);
+* ``M(eta)``: the design's column for the row's answer and group, affine in the
+  nuisance parameters eta (:mod:`surveykit.designs.base`);
+* ``f``: the outcome's density (Gaussian or Bernoulli) given a model matrix
+  x_is in which the sensitive answer takes the value of state s (the sensitive
+  answer as a predictor; absent when the sensitive answer is the outcome).
+
+:class:`LatentModel` computes the log-likelihood, its gradient and its
+Hessian exactly. With the posterior weights w_is = c_is / L_i (the E-step of
+EM) the gradient is the posterior mean of the complete-data score (Fisher's
+identity) and the Hessian follows Louis (1982): the posterior mean of the
+complete-data Hessian plus the posterior covariance of the complete-data
+score. The parameters in which the likelihood is affine (gamma, eta) are
+differentiated directly, so that estimates on their bounds (no cheaters,
+t = 1) are handled. :func:`maximize` climbs it by Newton's method on a box
+with a line search; where the Hessian is not negative definite (far from the
+maximum, as EM's early iterations are) it takes the ascent step of the
+Hessian with its eigenvalues reflected. Rows are processed in chunks, so that
+a million rows need little memory.
+
+This module is pure math: it imports nothing from storage, rendering or the CLI.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from surveykit.estimation.likelihood import _ascent_step
+
+__all__ = ["LatentModel", "Maximum", "Outcome", "maximize"]
+
+_CHUNK = 131072
+# A linear predictor this large means a probability of exp(-500): estimates running away.
+_DIVERGED = 500.0
+_LOG_2PI = math.log(2 * math.pi)
+
+
+@dataclass(frozen=True, eq=False)
+class Outcome:
+    """A directly asked outcome: ``family`` "gaussian" or "binomial", values ``y`` (rows,)
+    and one model matrix per category ``X`` (categories, rows, terms)."""
+
+    family: str
+    y: np.ndarray
+    X: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.X.shape[2] + (1 if self.family == "gaussian" else 0)
+
+
+class LatentModel:
+    """Log-likelihood and derivatives of a latent-state regression (see the module docstring).
+
+    ``Z`` (rows, terms) is the model matrix of the true category; ``states``
+    the design's states, of which ``categories`` are substantive and the rest
+    behavioural; ``reference`` the category whose log-odds are 0. ``M`` and
+    ``A`` are each row's design column and its nuisance slopes, (rows, states)
+    and (nuisance, rows, states); ``low``/``high`` bound the nuisance values.
+
+    The parameter vector is [alpha for each non-reference category, beta,
+    log sigma (Gaussian outcome), gamma, eta].
+    """
+
+    def __init__(self, *, Z: np.ndarray, states: tuple[str, ...], categories: tuple[str, ...],
+                 reference: str, M: np.ndarray, A: np.ndarray, low: np.ndarray,
+                 high: np.ndarray, outcome: Outcome | None = None) -> None:
+        self.Z = np.ascontiguousarray(Z, dtype=float)
+        self.n, self.q = self.Z.shape
+        self.states = states
+        self.category_states = np.array([states.index(c) for c in categories])
+        self.behavioural_states = np.array([j for j, s in enumerate(states)
+                                            if s not in categories], dtype=int)
+        self.K = len(categories)
+        self.reference = categories.index(reference)
+        self.free_categories = [c for c in range(self.K) if c != self.reference]
+        self.M, self.A = M, A
+        self.J = A.shape[0]
+        self.B = len(self.behavioural_states)
+        self.outcome = outcome
+        self.n_alpha = self.q * (self.K - 1)
+        self.n_outcome = outcome.size if outcome is not None else 0
+        self.n_linear = self.B + self.J
+        self.size = self.n_alpha + self.n_outcome + self.n_linear
+        inf = np.full(self.n_alpha + self.n_outcome, np.inf)
+        self.low = np.concatenate([-inf, np.zeros(self.B), np.asarray(low, dtype=float)])
+        self.high = np.concatenate([inf, np.ones(self.B), np.asarray(high, dtype=float)])
+
+    # -- pieces of the parameter vector ------------------------------------------------------
+
+    def alpha(self, x: np.ndarray) -> np.ndarray:
+        """(terms, categories - 1) coefficients of the non-reference categories."""
+        return x[:self.n_alpha].reshape(self.K - 1, self.q).T
+
+    def gamma(self, x: np.ndarray) -> np.ndarray:
+        start = self.n_alpha + self.n_outcome
+        return x[start:start + self.B]
+
+    def eta(self, x: np.ndarray) -> np.ndarray:
+        return x[self.size - self.J:]
+
+    def category_probabilities(self, x: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
+        """q(z; alpha): (rows, categories), each row summing to one."""
+        Z = self.Z if Z is None else Z
+        logits = np.zeros((Z.shape[0], self.K))
+        logits[:, self.free_categories] = Z @ self.alpha(x)
+        logits -= logits.max(axis=1, keepdims=True)
+        q = np.exp(logits)
+        return q / q.sum(axis=1, keepdims=True)
+
+    # -- the likelihood ----------------------------------------------------------------------
+
+    def loglik(self, x: np.ndarray) -> float:
+        return self.evaluate(x, derivatives=False)[0]
+
+    def evaluate(self, x: np.ndarray, derivatives: bool = True):
+        """(loglik, gradient, Hessian, largest |linear predictor|); -inf where some row has
+        probability 0."""
+        total = 0.0
+        gradient = np.zeros(self.size)
+        hessian = np.zeros((self.size, self.size))
+        largest = 0.0
+        for start in range(0, self.n, _CHUNK):
+            rows = slice(start, min(start + _CHUNK, self.n))
+            with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+                part = self._chunk(x, rows, derivatives)
+            if part is None or (derivatives and not (np.all(np.isfinite(part[1]))
+                                                     and np.all(np.isfinite(part[2])))):
+                return -math.inf, None, None, math.inf
+            value, g, h, big = part
+            total += value
+            largest = max(largest, big)
+            if derivatives:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    gradient += g
+                    hessian += h
+        if not derivatives:
+            return total, None, None, largest
+        with np.errstate(over="ignore", invalid="ignore"):
+            hessian = (hessian + hessian.T) / 2
+        if not (np.all(np.isfinite(gradient)) and np.all(np.isfinite(hessian))):
+            return -math.inf, None, None, math.inf
+        return total, gradient, hessian, largest
+
+    def _chunk(self, x: np.ndarray, rows: slice, derivatives: bool):
+        Z = self.Z[rows]
+        m = Z.shape[0]
+        S, K, cats = len(self.states), self.K, self.category_states
+        alpha = self.alpha(x)
+        linear = Z @ alpha                                   # (m, K - 1)
+        logits = np.zeros((m, K))
+        logits[:, self.free_categories] = linear
+        top = logits.max(axis=1, keepdims=True)
+        log_q = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+        q = np.exp(log_q)
+        gamma, eta = self.gamma(x), self.eta(x)
+        with np.errstate(divide="ignore"):
+            log_rho = np.full(S, math.log1p(-gamma.sum()) if gamma.sum() < 1 else -math.inf)
+            log_rho[self.behavioural_states] = np.log(gamma)
+        M = self.M[rows] + (np.tensordot(eta, self.A[:, rows], axes=1) if self.J else 0.0)
+        log_e = np.zeros((m, S))
+        log_e[:, cats] = log_q
+        outcome = self.outcome
+        if outcome is not None:
+            log_f, scores, residual = self._outcome(x, rows)
+            log_e[:, cats] += log_f
+        with np.errstate(divide="ignore"):
+            log_c = np.log(M) + log_rho + log_e
+        top = log_c.max(axis=1, keepdims=True)
+        if not np.all(np.isfinite(top)):
+            return None
+        log_mu = top[:, 0] + np.log(np.exp(log_c - top).sum(axis=1))
+        value = float(log_mu.sum())
+        largest = float(np.abs(linear).max()) if linear.size else 0.0
+        if not derivatives:
+            return value, None, None, largest
+        w = np.exp(log_c - log_mu[:, None])                  # posterior of the states
+        # The complete-data score of alpha is z_i (x) a_is, a_isk = [s = category k] - q_ik
+        # (zero for behavioural states); so every alpha block below is a weighted Gram
+        # matrix of Z, Z' diag(weight) Z, or Z' times a (rows, few) matrix.
+        a = np.zeros((m, S, K - 1))
+        for k, d in enumerate(self.free_categories):
+            a[:, cats, k] = (np.arange(K) == d)[None, :] - q[:, d:d + 1]
+        a_bar = np.einsum("is,isk->ik", w, a)
+        # direct derivatives of c_is / L_i for the affine parameters gamma and eta
+        D = np.zeros((m, S, self.n_linear))
+        rest = np.exp(log_e - log_mu[:, None])              # e_is / L_i
+        sign = np.zeros((self.B, S))
+        for b, state in enumerate(self.behavioural_states):
+            sign[b, cats] = -1.0
+            sign[b, state] = 1.0
+            D[:, :, b] = M * rest * sign[b]
+        if self.J:
+            rho = np.exp(log_rho)
+            D[:, :, self.B:] = np.moveaxis(self.A[:, rows], 0, 2) * (rest * rho)[:, :, None]
+        g_N = D.sum(axis=1)
+        size, q_terms, n_alpha = self.size, self.q, self.n_alpha
+        gradient = np.zeros(size)
+        hessian = np.zeros((size, size))
+        gradient[:n_alpha] = (Z.T @ a_bar).T.ravel()
+        in_category = w[:, cats].sum(axis=1)
+        blocks = [slice(k * q_terms, (k + 1) * q_terms) for k in range(K - 1)]
+        for k, d in enumerate(self.free_categories):
+            for k2, e in enumerate(self.free_categories):
+                if k2 < k:
+                    continue
+                # posterior covariance of the scores plus the mean complete-data Hessian
+                weight = (np.einsum("is,is,is->i", w, a[:, :, k], a[:, :, k2])
+                          - a_bar[:, k] * a_bar[:, k2]
+                          - in_category * q[:, d] * ((d == e) - q[:, e]))
+                block = Z.T @ (Z * weight[:, None])
+                hessian[blocks[k], blocks[k2]] = block
+                hessian[blocks[k2], blocks[k]] = block.T
+        linear_block = slice(size - self.n_linear, size)
+        for k in range(K - 1):
+            cross = np.einsum("is,isn->in", a[:, :, k], D) - a_bar[:, k:k + 1] * g_N
+            hessian[blocks[k], linear_block] = Z.T @ cross
+        if outcome is not None:
+            o = slice(n_alpha, n_alpha + self.n_outcome)
+            scores_o = np.zeros((m, S, self.n_outcome))
+            scores_o[:, cats] = scores
+            O_bar = np.einsum("is,isp->ip", w, scores_o)
+            gradient[o] = O_bar.sum(axis=0)
+            weighted = (np.sqrt(w)[:, :, None] * scores_o).reshape(m * S, self.n_outcome)
+            hessian[o, o] = (self._structural(w, rows, residual, x)
+                             + weighted.T @ weighted - O_bar.T @ O_bar)
+            for k in range(K - 1):
+                cross = (np.einsum("is,isp->ip", w * a[:, :, k], scores_o)
+                         - a_bar[:, k:k + 1] * O_bar)
+                hessian[blocks[k], o] = Z.T @ cross
+                hessian[o, blocks[k]] = hessian[blocks[k], o].T
+            hessian[o, linear_block] = np.einsum("isp,isn->pn", scores_o, D) - O_bar.T @ g_N
+        gradient[linear_block] = g_N.sum(axis=0)
+        H_NN = -g_N.T @ g_N
+        if self.J and self.B:
+            cross = np.einsum("jis,is,bs->bj", self.A[:, rows], rest, sign)
+            H_NN[:self.B, self.B:] += cross
+            H_NN[self.B:, :self.B] += cross.T
+        hessian[linear_block, linear_block] = H_NN
+        hessian[linear_block, :size - self.n_linear] = hessian[:size - self.n_linear,
+                                                               linear_block].T
+        return value, gradient, hessian, largest
+
+    def _outcome(self, x: np.ndarray, rows: slice):
+        """log f (m, K), its scores (m, K, outcome parameters) and the residual terms."""
+        outcome = self.outcome
+        X = outcome.X[:, rows]                               # (K, m, p)
+        p = X.shape[2]
+        beta = x[self.n_alpha:self.n_alpha + p]
+        y = outcome.y[rows]
+        linear = np.einsum("kmp,p->mk", X, beta)
+        Xm = np.moveaxis(X, 0, 1)                            # (m, K, p)
+        if outcome.family == "gaussian":
+            tau = x[self.n_alpha + p]
+            precision = math.exp(-2 * tau)
+            r = y[:, None] - linear
+            log_f = -0.5 * _LOG_2PI - tau - 0.5 * r**2 * precision
+            scores = np.concatenate([Xm * (r * precision)[:, :, None],
+                                     (r**2 * precision - 1)[:, :, None]], axis=2)
+            return log_f, scores, (r, precision)
+        prob = 1 / (1 + np.exp(-linear))
+        log_f = y[:, None] * linear - np.logaddexp(0, linear)
+        scores = Xm * (y[:, None] - prob)[:, :, None]
+        return log_f, scores, (prob,)
+
+    def _structural(self, w, rows, residual, x) -> np.ndarray:
+        """Posterior mean of the complete-data Hessian of the outcome's parameters."""
+        X = self.outcome.X[:, rows]
+        p = X.shape[2]
+        H = np.zeros((self.n_outcome, self.n_outcome))
+        wc = w[:, self.category_states]                     # (m, K)
+        if self.outcome.family == "gaussian":
+            r, precision = residual
+            H[:p, :p] = -precision * np.einsum("km,kmp,kmr->pr", wc.T, X, X)
+            cross = -2 * precision * np.einsum("km,kmp->p", (wc * r).T, X)
+            H[:p, p] = cross
+            H[p, :p] = cross
+            H[p, p] = -2 * precision * float(np.sum(wc * r**2))
+        else:
+            (prob,) = residual
+            weight = (wc * prob * (1 - prob)).T
+            H[:p, :p] = -np.einsum("km,kmp,kmr->pr", weight, X, X)
+        return H
+
+
+@dataclass(frozen=True)
+class Maximum:
+    """Where :func:`maximize` stopped: parameters, log-likelihood, gradient and Hessian there."""
+
+    x: np.ndarray
+    loglik: float
+    gradient: np.ndarray
+    hessian: np.ndarray
+    converged: bool
+    iterations: int
+    diverging: bool
+
+
+def maximize(model: LatentModel, start: np.ndarray, *, fixed: np.ndarray | None = None,
+             max_iterations: int = 200, on_iteration: Callable[[int], None] | None = None
+             ) -> Maximum:
+    """Newton's method with a line search on the model's box, from ``start``.
+
+    ``fixed`` marks parameters held at their starting values (likelihood-ratio
+    tests). Converged means the Newton decrement g'(-H)^-1 g on the free
+    parameters fell below 1e-11 (relative to |loglik|), after which one more
+    Newton step is taken. ``diverging`` reports a linear predictor beyond 500:
+    estimates running off to infinity (perfect separation).
+    """
+    low, high = model.low, model.high
+    fixed = np.zeros(model.size, dtype=bool) if fixed is None else np.asarray(fixed, bool)
+    x = np.clip(np.array(start, dtype=float), low, high)
+    value, g, H, largest = model.evaluate(x)
+    if not math.isfinite(value):
+        return Maximum(x, value, np.zeros(model.size), np.zeros((model.size,) * 2), False, 0,
+                       False)
+    converged = diverging = False
+    iteration = 0
+    while iteration < max_iterations:
+        iteration += 1
+        if on_iteration is not None:
+            on_iteration(iteration)
+        d, limit = _direction(x, g, H, fixed, low, high)
+        decrement = float(g @ d)
+        scale = max(1.0, abs(value))
+        if decrement <= 1e-11 * scale:
+            step = min(1.0, limit)
+            trial = np.clip(x + step * d, low, high)
+            trial_value, tg, tH, tl = model.evaluate(trial)
+            if math.isfinite(trial_value) and trial_value >= value - 1e-12 * scale:
+                x, value, g, H, largest = trial, trial_value, tg, tH, tl
+            converged = True
+            break
+        step = min(1.0, limit)
+        accepted = False
+        for _ in range(60):
+            trial = np.clip(x + step * d, low, high)
+            trial_value, tg, tH, tl = model.evaluate(trial)
+            if math.isfinite(trial_value) and trial_value >= value + 1e-4 * step * decrement:
+                accepted = True
+                break
+            step /= 2
+        if not accepted:
+            # the line search sees no progress: at the maximum up to rounding, or stuck
+            converged = decrement <= 1e-8 * scale
+            break
+        x, value, g, H, largest = trial, trial_value, tg, tH, tl
+        if largest > _DIVERGED:
+            diverging = True
+            break
+    return Maximum(x=x, loglik=value, gradient=g, hessian=H, converged=converged,
+                   iterations=iteration, diverging=diverging)
+
+
+def _direction(x, g, H, fixed, low, high) -> tuple[np.ndarray, float]:
+    """The Newton (or ascent) step on the parameters that are free to move, and the largest
+    step length that stays in the box."""
+    free = ~fixed & ~((x <= low) & (g <= 0)) & ~((x >= high) & (g >= 0))
+    for _ in range(x.size + 1):
+        d = np.zeros_like(x)
+        if free.any():
+            d[free] = _ascent_step(g[free], H[np.ix_(free, free)])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(d > 0, (high - x) / d, np.where(d < 0, (low - x) / d, np.inf))
+        blocked = free & (room <= 0)
+        if not blocked.any():
+            return d, float(room.min()) if room.size else math.inf
+        free &= ~blocked
+    return np.zeros_like(x), 0.0
