@@ -24,7 +24,7 @@ from surveykit.errors import ParameterError, SurveyDefinitionError, SurveykitErr
 
 __all__ = ["check_survey"]
 
-_QUESTION = re.compile(r"^question '([^']+)'(?: wording)?: ")
+_QUESTION = re.compile(r"^question(?: id)? '([^']+)'(?: wording)?: ")
 
 
 @dataclass(frozen=True)

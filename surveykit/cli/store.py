@@ -77,9 +77,11 @@ def survey_add_command(file, db_url, fmt):
     Example: surveykit survey add academic_integrity.toml
     """
     from surveykit.definition.survey import load_survey_file
+    from surveykit.readiness import check_survey
     from surveykit.store import add_survey, display_url, open_engine
 
     survey = load_survey_file(file)
+    check_survey(survey, str(file))
     engine = open_engine(db_url)
     added = add_survey(engine, survey)
     if fmt == "json":
@@ -108,9 +110,11 @@ def survey_update_command(file, db_url, fmt):
     Example: surveykit survey update academic_integrity.toml
     """
     from surveykit.definition.survey import load_survey_file
+    from surveykit.readiness import check_survey
     from surveykit.store import display_url, open_engine, update_survey
 
     survey = load_survey_file(file)
+    check_survey(survey, str(file))
     engine = open_engine(db_url)
     update = update_survey(engine, survey)
     if fmt == "json":

@@ -85,7 +85,7 @@ from surveykit.collection.randomizer import (
     question_protocols,
 )
 from surveykit.collection.render import load_wording_defaults, make_environment
-from surveykit.collection.respondent_ids import ID_GROUPS
+from surveykit.collection.respondent_ids import ID_GROUPS, LEGACY_GROUPS
 from surveykit.errors import ParameterError
 
 __all__ = [
@@ -151,18 +151,21 @@ def language_column(tag: str) -> str:
 
 
 def id_constraint() -> str:
-    """The XPath constraint on ``respondent_id``: 14 symbols in groups 4-4-4-2.
+    """The XPath constraint on ``respondent_id``: 15 symbols in groups 4-4-4-3 (the last
+    is the check symbol), or 14 in groups 4-4-4-2 (ids issued before the check symbol).
 
     Symbols are Crockford base32 in either case, and I, L, O (read as 1, 1, 0,
     as :func:`surveykit.collection.respondent_ids.normalize_respondent_id`
-    does); groups may be joined by a hyphen, a space or nothing.
+    does); groups may be joined by a hyphen, a space or nothing. The check
+    symbol itself is verified on import (XPath has no arithmetic on 70 bits).
 
     >>> id_constraint()[:40]
     "regex(., '^ *[0-9A-TV-Za-tv-z]{4}[- ]?[0"
     """
     symbol = "[0-9A-TV-Za-tv-z]"  # every letter but U; I, L, O are typed 1, 1, 0
-    body = "[- ]?".join(f"{symbol}{{{n}}}" for n in ID_GROUPS)
-    return f"regex(., '^ *{body} *$')"
+    body = "[- ]?".join(f"{symbol}{{{n}}}" for n in ID_GROUPS[:-1])
+    last = f"{symbol}{{{LEGACY_GROUPS[-1]},{ID_GROUPS[-1]}}}"
+    return f"regex(., '^ *{body}[- ]?{last} *$')"
 
 
 @dataclass(frozen=True, kw_only=True)
