@@ -21,10 +21,12 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
@@ -504,11 +506,12 @@ def fit_counts(design: Design, counts: np.ndarray) -> Estimate:
     _check_informative(design, used)
     problem = _problem(structure, used)
     best = maximize(problem)
-    x = np.concatenate([best.pi, best.eta])
     k = len(structure.states)
     at_bound = bool(np.any(best.pi <= 0)) or any(
         v <= p.low or v >= p.high for v, p in zip(best.eta, structure.nuisance, strict=True))
     unconstrained = _unconstrained(design, problem, best, used, at_bound)
+    best, unconstrained = _exact_at_the_edges(design, best, unconstrained, used)
+    x = np.concatenate([best.pi, best.eta])
     cov, identified = covariance(problem, x)
     for j, parameter in enumerate(structure.nuisance):
         if not identified[k + j]:
@@ -531,6 +534,40 @@ def fit_counts(design: Design, counts: np.ndarray) -> Estimate:
                     identified=_readonly(identified), loglik=best.loglik, g2=g2, df=df,
                     fit_pvalue=pvalue, converged=best.converged, iterations=best.iterations,
                     variance=variance, warnings=tuple(warnings))
+
+
+# Shares this close to 0 or 1 are 0 or 1: round-off of the fit, not information (an estimate
+# moves by about 1/n per answer, far more than this for any survey).
+_EDGE = 1e-12
+
+
+def _exact_at_the_edges(design: Design, best, unconstrained: np.ndarray | None,
+                        counts: np.ndarray):
+    """Shares without round-off at 0 and 1 (and never -0.0).
+
+    One-group yes/no designs get pi_hat in exact arithmetic
+    (:meth:`surveykit.estimation.binomial.BinomialMap.exact_pi`) and pi_mle, its
+    clip to [0, 1]; elsewhere shares within 1e-12 of 0 or 1 become 0 or 1.
+    """
+    mapping = binomial.binomial_map(design)
+    if mapping is not None and counts[0, 0] + counts[0, 1] > 0:
+        exact = mapping.exact_pi(int(counts[0, 0]), int(counts[0, 1]))
+        clipped = min(max(exact, Fraction(0)), Fraction(1))
+        yes = design.state_labels.index(YES)
+        free = np.empty(2)
+        free[yes], free[1 - yes] = float(exact), float(1 - exact)
+        shares = np.empty(2)
+        shares[yes], shares[1 - yes] = float(clipped), float(1 - clipped)
+        return dataclasses.replace(best, pi=shares), free
+
+    def snap(values: np.ndarray) -> np.ndarray:
+        values = np.array(values, dtype=float)
+        values[np.abs(values) <= _EDGE] = 0.0
+        values[np.abs(values - 1) <= _EDGE] = 1.0
+        return values
+
+    return (dataclasses.replace(best, pi=snap(best.pi)),
+            None if unconstrained is None else snap(unconstrained))
 
 
 def _unconstrained(design: Design, problem: LikelihoodProblem, best, counts: np.ndarray,
