@@ -22,6 +22,7 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 from __future__ import annotations
 
 import dataclasses
+import html
 import itertools
 import math
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Structure, identi
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import binomial
+from surveykit.estimation.compliance import ALPHA, DontKnowCheck, dont_know_check
 from surveykit.estimation.likelihood import LikelihoodProblem, covariance, maximize
 from surveykit.vocabulary import canonical_spelling, response_spellings
 
@@ -317,6 +319,52 @@ class Estimate:
             excess, best, 1.0, xtol=1e-12, rtol=1e-12)
         return ConfidenceInterval(float(low), float(high))
 
+    # -- checks ----------------------------------------------------------------------------
+
+    def dont_know_check(self, alpha: float = ALPHA) -> DontKnowCheck:
+        """The don't-know compliance test, as the report runs it: the "don't know" answers
+        among all answers against the design's share (exact binomial test; see
+        :mod:`surveykit.estimation.compliance`).
+
+        >>> from surveykit.designs.warner import GeneralizedWarner
+        >>> e = estimate(yes=643, no=924, dont_know=388, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+        >>> round(e.dont_know_check().pvalue, 3)
+        0.888
+        """
+        return dont_know_check(self.dont_know, self.n, self.design.designed_dont_know,
+                               alpha=alpha)
+
+    def _repr_html_(self) -> str:
+        """The estimate as an HTML table, for Jupyter."""
+        data = self.to_dict()
+        cell = html.escape
+        level = f"{data['ci_level']:.0%}"
+        rows = "".join(
+            f"<tr><td>{cell(entry['category'])}</td><td>{_html_number(entry['estimate'])}</td>"
+            f"<td>{_html_number(entry['se'])}</td><td>[{_html_number(entry['ci_low'])}, "
+            f"{_html_number(entry['ci_high'])}]</td></tr>"
+            for entry in data["estimates"])
+        answers = ", ".join(f"{cell(label)} {n}" for label, n in
+                            zip(self.design.response_labels, self.counts.sum(axis=0),
+                                strict=True))
+        facts = [("design", cell(self.design.describe())), ("answers", f"{answers} "
+                                                                       f"(n = {self.n:,})")]
+        check = self.dont_know_check()
+        if check.observed is not None and (check.designed or self.dont_know):
+            facts.append(("don't know", f"{check.observed:.1%} observed, "
+                                        f"{check.designed:.1%} designed "
+                                        f"(p = {check.pvalue:.3g})"))
+        facts.append(("privacy loss", f"Shafer {_html_number(data['epsilon_shafer'])}, "
+                                      f"Walley {_html_number(data['epsilon_walley'])}"))
+        facts += [("warning", cell(warning)) for warning in data["warnings"]]
+        head = "".join(f"<tr><th style=\"text-align:left\">{cell(k)}</th>"
+                       f"<td colspan=\"3\" style=\"text-align:left\">{v}</td></tr>"
+                       for k, v in facts)
+        return ("<table class=\"surveykit-estimate\">"
+                f"<thead>{head}<tr><th>category</th><th>estimate</th><th>std. error</th>"
+                f"<th>{level} CI ({cell(data['ci_method'])})</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table>")
+
     # -- output ----------------------------------------------------------------------------
 
     def to_dict(self, level: float = 0.95, method: str | None = None) -> dict:
@@ -376,11 +424,20 @@ class Estimate:
             "loglik": self.loglik,
             "converged": self.converged,
             "iterations": self.iterations,
-            "warnings": list(self.warnings),
         })
+        check = self.dont_know_check()
+        data.update(check.to_dict())
+        data["warnings"] = [*self.warnings, *([check.warning] if check.warning else [])]
         if self.g2 is not None:
             data["fit"] = {"g2": self.g2, "df": self.df, "p_value": self.fit_pvalue}
         return data
+
+
+def _html_number(value: float | None) -> str:
+    """4 decimals; "n/a" where there is no number, "inf" for no protection."""
+    if value is None:
+        return "n/a"
+    return "inf" if math.isinf(value) else f"{value:.4f}"
 
 
 # -- counts against a design -----------------------------------------------------------------
@@ -665,34 +722,47 @@ def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Des
                          groups=None) -> Estimate:
     """Estimate from raw responses: an array of response labels (and of groups).
 
-    ``labels`` holds the design's response labels (any case; for yes/no
-    designs also y/n/1/0/true/false) or integer codes into
-    ``design.response_labels`` (0 yes, 1 no, 2 don't know for yes/no designs).
+    ``labels`` is a list, a NumPy array or a pandas Series of the design's
+    response labels, read as imports read them (any case and spacing, "Don't
+    know" and "dk"; for yes/no designs also y/n/1/0/true/false as text), or of
+    integer codes into ``design.response_labels`` (0 yes, 1 no, 2 don't know
+    for yes/no designs). Missing answers (None, NaN, pandas' NA, empty text)
+    are left out, as empty cells are on import; they are never "don't know".
     ``groups`` (for multi-group designs) holds group numbers 1, 2, ... or
-    names. Counting is one ``numpy.bincount``.
+    names, one per label. Counting is one ``numpy.bincount``.
 
     >>> from surveykit.designs.warner import GeneralizedWarner
-    >>> estimate_from_labels(["yes", "no", "no", "dont_know"],
+    >>> estimate_from_labels(["Yes", "no", None, "Don't know"],
     ...                      mechanism=GeneralizedWarner(p=0.6, q=0.2)).n
-    4
+    3
     """
     design = design if design is not None else mechanism
     if not isinstance(design, Design):
         raise ParameterError(f"design ({design!r}) must be a design")
     responses = design.response_labels
-    codes = _codes(np.asarray(labels), responses)
+    array = _as_array(labels, "labels")
+    present = ~_missing(array)
+    group_array = None if groups is None else _as_array(groups, "groups")
+    if group_array is not None:
+        if group_array.shape != array.shape:
+            raise ParameterError(
+                f"groups has {group_array.size} entries for {array.size} responses")
+        absent = _missing(group_array) & present
+        if np.any(absent):
+            raise ParameterError(
+                f"groups: response {int(np.argmax(absent)) + 1} has no group; give the group "
+                "of every response that is not missing")
+        group_array = group_array[present]
+    codes = _codes(_as_codes_or_labels(array[present]), responses)
     size = len(responses)
-    if groups is None:
+    if group_array is None:
         if len(design.group_names) > 1:
             raise ParameterError(
                 f"design {design.model!r} has {len(design.group_names)} groups: give groups, "
                 "the group of each response")
         counts = np.bincount(codes.ravel(), minlength=size)[None, :size]
     else:
-        group_codes = _group_codes(np.asarray(groups), design)
-        if group_codes.shape != codes.shape:
-            raise ParameterError(
-                f"groups has {group_codes.size} entries for {codes.size} responses")
+        group_codes = _group_codes(group_array, design)
         # group * size + response in the smallest integer type that holds it: with int8
         # codes the combination costs two passes over bytes, not three over int64s
         cells = size * len(design.group_names)
@@ -704,6 +774,62 @@ def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Des
         counts = np.bincount(combined.ravel(), minlength=cells)
         counts = counts.reshape(len(design.group_names), size)
     return fit_counts(design, counts)
+
+
+def _as_array(values, name: str) -> np.ndarray:
+    """A one-dimensional array of a list, tuple, NumPy array or pandas Series/Categorical."""
+    if isinstance(values, str | bytes):
+        raise ParameterError(f"{name} ({values!r}) must be a list, array or Series of "
+                             "answers, not one text")
+    dtype = getattr(values, "dtype", None)
+    # pandas' extension arrays (Categorical, nullable Int64, string) become objects
+    array = np.asarray(values, dtype=object if dtype is not None
+                       and not isinstance(dtype, np.dtype) else None)
+    if array.ndim != 1:
+        array = array.ravel()
+    return array
+
+
+def _is_missing(value: object) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float | np.floating):
+        return math.isnan(value)
+    if isinstance(value, str):
+        return not value.strip()
+    # pandas.NA and pandas.NaT, without importing pandas
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def _missing(array: np.ndarray) -> np.ndarray:
+    """True where an answer is missing: None, NaN, pandas' NA, empty text."""
+    if array.dtype.kind == "f":
+        return np.isnan(array)
+    if array.dtype.kind == "O":
+        return np.fromiter((_is_missing(v) for v in array), dtype=bool, count=array.size)
+    if array.dtype.kind == "U":
+        return np.char.strip(array) == ""
+    return np.zeros(array.shape, dtype=bool)
+
+
+def _as_codes_or_labels(array: np.ndarray) -> np.ndarray:
+    """Whole numbers as integer codes (a numeric column with missing values is float);
+    anything else as text labels."""
+    if array.dtype.kind == "f":
+        if not np.all(np.equal(np.mod(array, 1), 0)):
+            bad = array[np.mod(array, 1) != 0][0]
+            raise ParameterError(f"label {bad!r} is not a whole number (a code) or a label")
+        return array.astype(np.int64)
+    if array.dtype.kind == "O":
+        numbers = [isinstance(v, int | np.integer | float | np.floating)
+                   and not isinstance(v, bool | np.bool_) for v in array]
+        if array.size and all(numbers):
+            return _as_codes_or_labels(array.astype(float))
+        if any(numbers):
+            raise ParameterError("the labels mix numbers (codes) and texts; give one kind")
+        return np.array([str(v) if not isinstance(v, bool | np.bool_) else
+                         ("true" if v else "false") for v in array], dtype=object)
+    return array
 
 
 def _codes(array: np.ndarray, responses: tuple[str, ...]) -> np.ndarray:
@@ -732,6 +858,18 @@ def _codes(array: np.ndarray, responses: tuple[str, ...]) -> np.ndarray:
 
 
 def _group_codes(array: np.ndarray, design: Design) -> np.ndarray:
+    if array.dtype.kind == "f":
+        array = _as_codes_or_labels(array)
+    if array.dtype.kind == "O":
+        # numbers and names may mix (1, 2, "B"): each distinct value is looked up once
+        index: dict[object, int] = {}
+        codes = np.empty(array.shape, dtype=np.int64)
+        for i, raw in enumerate(array):
+            key = int(raw) if isinstance(raw, float | np.floating) else raw
+            if key not in index:
+                index[key] = design.group_index(key)
+            codes[i] = index[key]
+        return codes
     if array.dtype.kind in "iu":
         if array.size and (array.min() < 1 or array.max() > len(design.group_names)):
             bad = array[(array < 1) | (array > len(design.group_names))][0].item()
