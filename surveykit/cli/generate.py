@@ -53,6 +53,12 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     from surveykit.collection.randomizer import SEED_WARNING
     from surveykit.store import display_url, open_engine
 
+    from surveykit.files import output_file, output_folder
+
+    # paths first: a mistyped folder fails before any warning or work
+    output_folder(out_dir, "--out")
+    if key_file is not None:
+        output_file(key_file, "--key-file")
     if seed is not None:
         click.echo(SEED_WARNING, err=True)
     if key_file is not None:

@@ -87,6 +87,7 @@ from surveykit.collection.randomizer import (
 from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.collection.respondent_ids import ID_GROUPS, LEGACY_GROUPS
 from surveykit.errors import ParameterError
+from surveykit.files import output_file
 
 __all__ = [
     "DEVICE_RISKS",
@@ -497,6 +498,16 @@ def _content_version(rows, choices, settings) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:12]
 
 
+def _checked_out(path: str | Path) -> Path:
+    """The --out workbook: .xlsx (a usage error otherwise) in a folder that can be written
+    (an OutputError, naming the folder, otherwise)."""
+    path = Path(path)
+    if path.suffix.casefold() != ".xlsx":
+        raise ParameterError(f"--out {str(path)!r} must end in .xlsx: field tools read "
+                             "XLSForms as Excel workbooks")
+    return output_file(path, "--out")
+
+
 def write_xlsform(form: XLSForm, path: str | Path) -> Path:
     """Write ``form`` to the workbook ``path`` (.xlsx), replacing it atomically.
 
@@ -505,16 +516,7 @@ def write_xlsform(form: XLSForm, path: str | Path) -> Path:
     """
     from openpyxl import Workbook
 
-    path = Path(path)
-    if path.suffix.casefold() != ".xlsx":
-        raise ParameterError(f"--out {str(path)!r} must end in .xlsx: field tools read "
-                             "XLSForms as Excel workbooks")
-    if path.is_dir():
-        raise ParameterError(f"--out {str(path)!r} is a folder; give a file name such as "
-                             "form.xlsx")
-    if not path.parent.is_dir():
-        raise ParameterError(f"--out {str(path)!r}: the folder {str(path.parent)!r} does "
-                             "not exist; create it first")
+    path = _checked_out(path)
     workbook = Workbook()
     workbook.remove(workbook.active)
     for title, (header, rows) in form.sheets().items():
@@ -549,6 +551,7 @@ def export_xlsform(engine, survey_name: str, *, out: str | Path, randomize: str 
     """
     from surveykit import store
 
+    _checked_out(out)  # before any work: a missing folder fails at once
     if randomize == "device" and not acknowledge_risk:
         raise ParameterError(
             "--randomize device is not private on every client: "

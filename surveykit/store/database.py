@@ -164,14 +164,36 @@ def _busy_timeout(url) -> float:
 
 
 def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
+    @event.listens_for(engine, "do_connect")
+    def _read_only_when_it_cannot_write(dialect, record, cargs, cparams):
+        # A database the user may only read (a read-only file, or a folder where SQLite
+        # cannot create its -wal and -shm files) is opened read-only, so that counts and
+        # reports work; a write then fails with "readonly", which problems.py explains.
+        path = problems.sqlite_file(engine)
+        if path is None or not path.is_file():
+            return None
+        folder = path.parent if str(path.parent) else Path(".")
+        folder_writable = os.access(folder, os.W_OK | os.X_OK)
+        if os.access(path, os.W_OK) and folder_writable:
+            return None
+        record.info["read_only"] = True
+        wal = path.with_name(path.name + "-wal")
+        # without write access to the folder and no -wal file, SQLite can only read the
+        # file as immutable (no shared-memory index to create)
+        immutable = "&immutable=1" if not folder_writable and not wal.exists() else ""
+        uri = f"{path.resolve().as_uri()}?mode=ro{immutable}"
+        return dialect.dbapi.connect(uri, uri=True, **{k: v for k, v in cparams.items()
+                                                        if k != "uri"})
+
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection, _record) -> None:
+    def _on_connect(dbapi_connection, record) -> None:
         # Let SQLAlchemy's "begin" event below emit BEGIN itself, so write
         # transactions can take the write lock up front.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        if not record.info.get("read_only"):
+            cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         cursor.close()
 
@@ -209,6 +231,12 @@ def require_schema(engine: Engine) -> None:
     current = migrate.current_revision(engine)
     head = migrate.head_revision()
     if current is None:
+        foreign = sorted(set(inspect(engine).get_table_names()) - {"alembic_version"})
+        if path is not None and foreign:
+            raise StoreError(
+                f"{path} is not a surveykit database (it holds other tables: "
+                f"{', '.join(foreign[:5])}): give the surveykit database with --db, or a new "
+                "file name and run 'surveykit init --db FILE' to create one")
         raise StoreError(
             f"{display_url(engine)} has no surveykit tables: run 'surveykit init' first"
         )
