@@ -51,9 +51,8 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     """
     from surveykit.collection.generation import KEY_FILE_WARNING, generate_questionnaires
     from surveykit.collection.randomizer import SEED_WARNING
-    from surveykit.store import display_url, open_engine
-
     from surveykit.files import output_file, output_folder
+    from surveykit.store import display_url, open_engine
 
     # paths first: a mistyped folder fails before any warning or work
     output_folder(out_dir, "--out")
