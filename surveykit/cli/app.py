@@ -155,7 +155,9 @@ def echo_user_text(text: str) -> None:
 def echo_error(message: str) -> None:
     """``Error: message`` on stderr, each line with control characters escaped (user text,
     such as a survey title or a file name, may hold terminal escape sequences)."""
-    lines = [printable(line) for line in message.splitlines() or [""]]
+    # split on newlines only: str.splitlines() would also split on \x1c-\x1e, \x85 and
+    # \u2028, which printable() shows as escapes instead
+    lines = [printable(line) for line in message.rstrip("\n").split("\n")]
     click.echo("Error: " + "\n".join(lines), err=True)
 
 

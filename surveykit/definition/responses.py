@@ -204,9 +204,12 @@ def _bad_utf8_problem(number: int, raw: bytes, exc: UnicodeDecodeError, delimite
               "or Latin-1)")
     if header is None:
         return CsvProblem(number, None, line, reason, kind="not UTF-8")
-    fields = next(csv.reader([line], delimiter=delimiter), [])
-    before = raw[:exc.start].decode("utf-8", errors="replace")
-    index = len(next(csv.reader([before + "x"], delimiter=delimiter), [""])) - 1
+    try:
+        fields = next(csv.reader([line], delimiter=delimiter), [])
+        before = raw[:exc.start].decode("utf-8", errors="replace")
+        index = len(next(csv.reader([before + "x"], delimiter=delimiter), [""])) - 1
+    except csv.Error:  # a stray carriage return or quote: name the line, not a column
+        return CsvProblem(number, None, line, reason, kind="not UTF-8")
     if 0 <= index < min(len(header), len(fields)):
         return CsvProblem(number, header[index], fields[index], reason, kind="not UTF-8")
     return CsvProblem(number, None, line, reason, kind="not UTF-8")
