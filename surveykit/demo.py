@@ -31,6 +31,7 @@ from surveykit.collection.randomizer import question_protocols
 from surveykit.definition.survey import load_survey_file
 from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Instruction
 from surveykit.errors import ParameterError
+from surveykit.files import output_folder
 from surveykit.reporting.report import Report, render_report, report_for_survey
 from surveykit.resources import locate_resource
 from surveykit.store.importer import import_responses
@@ -157,7 +158,7 @@ def run_demo(directory: Path, *, respondents: int = 2000, seed: int | None = Non
     survey) with true prevalences ``prevalence`` per question (default
     :data:`DEMO_PREVALENCE`, 0.2 for other questions).
     """
-    directory = Path(directory)
+    directory = output_folder(directory, "--dir")
     if directory.exists() and any(directory.iterdir()):
         raise ParameterError(
             f"--dir {str(directory)!r} is not empty: the demo needs a fresh folder; "
@@ -165,7 +166,7 @@ def run_demo(directory: Path, *, respondents: int = 2000, seed: int | None = Non
         )
     if isinstance(respondents, bool) or not isinstance(respondents, int) or respondents < 10:
         raise ParameterError(f"respondents ({respondents!r}) must be a whole number >= 10")
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(exist_ok=True)
     database = directory / "surveykit.db"
     engine = store.open_engine(f"sqlite:///{database}")
     try:

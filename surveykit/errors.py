@@ -42,6 +42,16 @@ class SurveyDefinitionError(SurveykitError):
     """A survey definition (TOML) is malformed: the message names file, field and fix."""
 
 
+class InputError(SurveykitError):
+    """A file the command should read is not there or cannot be read (status 1: the file
+    system's state, not the command line's form)."""
+
+
+class OutputError(SurveykitError):
+    """A file or folder the command should write cannot be written (missing folder, a
+    folder where a file should be, no permission): the message names the option and path."""
+
+
 class StoreError(SurveykitError):
     """The database refuses an operation (unknown survey, schema not initialized, ...)."""
 

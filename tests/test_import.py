@@ -20,6 +20,8 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from surveykit.cli import main
+from surveykit.collection.randomizer import seeded_source
+from surveykit.collection.respondent_ids import new_respondent_ids
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
@@ -393,6 +395,33 @@ def test_only_issued_respondent_ids_are_accepted_once_ids_were_issued(survey_eng
     result = import_responses(survey_engine, path, SURVEY, skip_invalid=True,
                               rejects_path=rejects)
     assert (result.imported, result.rejected) == (2, 1)
+
+
+def test_a_mistyped_id_is_told_apart_from_an_unknown_one_and_the_near_issued_id_named(
+        survey_engine, tmp_path):
+    # issue 11: a one-character typo and a truncated id both said only "not issued"
+    issued = new_respondent_ids(3, rng=seeded_source(4))
+    store.record_generation(survey_engine, SURVEY, issued, {})
+    first = issued[0]
+    typo = first[:2] + ("Z" if first[2] != "Z" else "Y") + first[3:]
+    unknown = next(i for i in new_respondent_ids(9, rng=seeded_source(5)) if i not in issued)
+    path = write(tmp_path / "a.csv", LONG_HEADER + f"{issued[1].lower()},exam_cheating,yes\n"
+                 f"{typo},exam_cheating,no\n{first[:-1]},plagiarism,no\n"
+                 f"{unknown},plagiarism,yes\n")
+    error = refused(survey_engine, path)
+    reasons = {problem.line: (problem.kind, problem.reason) for problem in error.problems}
+    assert reasons[3] == ("respondent id mistyped", (
+        "this respondent id has a typo: its check symbol (the last) does not match the "
+        f"others; did you mean {first}, the only issued id one symbol away?"))
+    assert reasons[4] == ("respondent id not issued", (
+        "this respondent id was not issued for survey 'academic_integrity' (only issued "
+        f"questionnaire ids are accepted); did you mean {first}, the only issued id one "
+        "symbol away?"))
+    assert reasons[5] == ("respondent id not issued", (
+        "this respondent id was not issued for survey 'academic_integrity' (only issued "
+        "questionnaire ids are accepted)"))
+    assert error.kinds == {"respondent id mistyped": 1, "respondent id not issued": 2}
+    assert 2 not in reasons  # the issued id typed in lower case is read as issued
 
 
 def test_progress_reports_bytes_up_to_the_file_size(survey_engine, tmp_path):

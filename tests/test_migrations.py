@@ -66,11 +66,23 @@ def test_responses_is_without_rowid_on_sqlite(sqlite_url):
 def test_an_outdated_database_asks_for_init(sqlite_url):
     engine = store.open_engine(sqlite_url)
     store.init_database(engine)
-    with engine.begin() as conn:
-        conn.execute(text("UPDATE alembic_version SET version_num = 'old'"))
-    with pytest.raises(store.StoreError, match=r"is at schema revision old, this surveykit "
+    migrate.downgrade(engine, "0002")
+    with pytest.raises(store.StoreError, match=r"is at schema revision 0002, this surveykit "
                                                r"needs 0003: run 'surveykit init'"):
         store.list_surveys(engine)
+    engine.dispose()
+
+
+def test_a_revision_surveykit_does_not_know_is_another_application(sqlite_url):
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = 'a1b2c3'"))
+    for call in (store.list_surveys, store.init_database):
+        with pytest.raises(store.StoreError, match=r"another application or a newer surveykit"
+                                                   r".*revision 'a1b2c3'|revision 'a1b2c3'.*"
+                                                   r"another application or a newer surveykit"):
+            call(engine)
     engine.dispose()
 
 

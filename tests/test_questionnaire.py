@@ -13,6 +13,7 @@ import difflib
 import os
 import re
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ from surveykit.collection.render import (
 )
 from surveykit.collection.respondent_ids import ID_PATTERN
 from surveykit.definition.survey import parse_survey
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, SurveyDefinitionError
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE_GOLDEN = os.environ.get("SURVEYKIT_UPDATE_GOLDEN") == "1"
@@ -168,7 +169,8 @@ def test_key_file_inside_the_output_folder_or_over_an_old_key_is_refused(survey,
     with pytest.raises(ParameterError, match="already exists; choose a new file name"):
         write_questionnaires(survey, respondents=2, out_dir=tmp_path / "out2", key_file=old)
     assert old.read_text() == "keep me"
-    assert not list((tmp_path / "out2").iterdir())
+    # nothing left behind: no --out folder, no staging folder
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["old.csv"]
 
 
 def test_output_folder_of_an_earlier_run_is_refused(survey, tmp_path):
@@ -252,7 +254,15 @@ def test_a_survey_in_french_overrides_the_wording_per_survey_and_per_question(tm
 
 
 def test_unknown_wording_key_is_refused_with_the_known_keys():
-    survey = parse_survey(SURVEY_TOML.replace("reminder =", "remindr ="), "typo.toml")
+    # at the door: the survey file does not parse (issue 11: it used to fail at generate)
+    with pytest.raises(SurveyDefinitionError, match=r"^typo.toml: questions\[1\].wording.remindr: "
+                                                    r"unknown wording key 'remindr' \(keys like "
+                                                    r"it: reminder\)"):
+        parse_survey(SURVEY_TOML.replace("reminder =", "remindr ="), "typo.toml")
+    # and a Survey built in code is still refused when its questionnaire is rendered
+    survey = parse_survey(SURVEY_TOML, "typo.toml")
+    question = replace(survey.questions[1], wording={"remindr": "Mind"})
+    survey = replace(survey, questions=(survey.questions[0], question, *survey.questions[2:]))
     with pytest.raises(ParameterError, match=r"question 'paid' wording: unknown wording key "
                                              r"'remindr'; known keys are answer_dont_know, "):
         render_part(survey, "sheets", "html", respondent_ids=["X"])
@@ -298,7 +308,7 @@ def test_an_undefined_variable_fails_and_leaves_no_files(survey, tmp_path):
                                                   r"attribute 'no_such_thing'"):
         write_questionnaires(survey, respondents=3, out_dir=out, templates_dir=templates,
                              key_file=tmp_path / "key.csv")
-    assert not list(out.iterdir())
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["templates"]
     assert not (tmp_path / "key.csv").exists()
 
 
@@ -308,7 +318,7 @@ def test_a_user_template_folder_overrides_single_files(survey, tmp_path):
     write_questionnaires(survey, respondents=2, out_dir=tmp_path / "out", fmt="markdown",
                          templates_dir=tmp_path, rng=seeded_source(9))
     sheets = (tmp_path / "out" / "sheets-00001.md").read_text(encoding="utf-8")
-    assert re.fullmatch(r"(ID \w{4}-\w{4}-\w{4}-\w{2}: Integrity survey\n){2}", sheets)
+    assert re.fullmatch(r"(ID \w{4}-\w{4}-\w{4}-\w{3}: Integrity survey\n){2}", sheets)
     # slips.md.j2 came from the shipped templates
     assert "## Your private instructions" in (tmp_path / "out" / "slips-00001.md").read_text(
         encoding="utf-8")
@@ -558,9 +568,15 @@ def test_group_names_labels_and_innocuous_text_stay_literal_in_markdown(hostile_
 
 
 def test_a_placeholder_the_key_does_not_know_is_refused_when_the_layout_is_built():
-    survey = parse_survey(SURVEY_TOML.replace('text = "Have you ever copied',
-                                              'wording = { rule_say = "Say {answr}" }\n'
-                                              'text = "Have you ever copied'), "typo.toml")
+    with pytest.raises(SurveyDefinitionError, match=r"questions\[0\].wording.rule_say: 'Say "
+                                                    r"\{answr\}' uses the placeholder"):
+        parse_survey(SURVEY_TOML.replace('text = "Have you ever copied',
+                                         'wording = { rule_say = "Say {answr}" }\n'
+                                         'text = "Have you ever copied'), "typo.toml")
+    survey = parse_survey(SURVEY_TOML, "typo.toml")
+    survey = replace(survey, questions=(replace(survey.questions[0],
+                                                wording={"rule_say": "Say {answr}"}),
+                                        *survey.questions[1:]))
     with pytest.raises(ParameterError, match=r"^question 'exam' wording: rule_say \('Say "
                                              r"\{answr\}'\) uses the placeholder \{answr\}; "
                                              r"it allows \{answer\}"):

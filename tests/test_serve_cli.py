@@ -46,7 +46,7 @@ def test_a_non_loopback_address_needs_public():
     assert result.exit_code == 2
     assert result.stderr == (
         "Error: --host 0.0.0.0 is not a loopback address: add --public to serve other "
-        "machines, behind a reverse proxy with TLS (docs/web-collection.md)\n")
+        "machines, behind a reverse proxy with TLS ('surveykit docs web-collection')\n")
 
 
 def test_allowed_host_is_for_public_servers_only():

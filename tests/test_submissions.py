@@ -105,6 +105,19 @@ def test_once_ids_are_issued_only_issued_ids_are_accepted_as_typed(survey_engine
     assert result.respondent_id == issued
 
 
+def test_a_mistyped_web_id_is_called_a_typo_and_no_issued_id_is_revealed(survey_engine: Engine):
+    issued = "7KQ2-M9XD-4FRT-8BT"  # its check symbol is T
+    database.record_generation(survey_engine, "academic_integrity", [issued], {})
+    before = snapshot(survey_engine)
+    with pytest.raises(NotIssuedError) as caught:
+        record_submission(survey_engine, "academic_integrity", "7KQ2-M9XD-4FRT-8CT", ANSWERS)
+    assert str(caught.value) == ("this respondent id has a typo: its check symbol (the last) "
+                                 "does not match the others; copy it again from the answer "
+                                 "sheet")
+    assert issued not in str(caught.value)
+    assert snapshot(survey_engine) == before
+
+
 def test_the_group_comes_from_the_issued_id(engine: Engine):
     store.add_survey(engine, parse_survey(TWO_GROUPS))
     database.record_generation(engine, "groups", ["A-1", "B-1"], {}, groups=[1, 2])

@@ -7,6 +7,7 @@ in test_randomizer.py; here: the page gets exactly those thresholds.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.collection.webform import build_web_form
 from surveykit.definition.survey import load_survey_file, parse_survey
 from surveykit.designs.registry import PRESETS, make_design, parameter_names
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, SurveyDefinitionError
 from tests.web_support import MIXED
 
 GRID = 1 << GRID_BITS
@@ -135,8 +136,15 @@ def test_survey_and_question_wording_override_the_defaults():
 
 
 def test_an_unknown_wording_key_is_refused_with_the_known_ones():
-    survey = parse_survey('name = "w"\ntitle = "W"\n[mechanism]\np = 0.6\nq = 0.2\n'
-                          '[wording]\nweb_sumbit = "Send"\n[[questions]]\nid = "q"\ntext = "?"')
+    text = ('name = "w"\ntitle = "W"\n[mechanism]\np = 0.6\nq = 0.2\n'
+            '[wording]\nweb_sumbit = "Send"\n[[questions]]\nid = "q"\ntext = "?"')
+    # refused when the survey file is read (survey add), with the nearest key
+    with pytest.raises(SurveyDefinitionError, match=r"wording.web_sumbit: unknown wording key "
+                                                    r"'web_sumbit' \(keys like it: web_submit"):
+        parse_survey(text)
+    # and still when a Survey built in code reaches the web form
+    survey = replace(parse_survey(text.replace("web_sumbit", "web_submit")),
+                     wording={"web_sumbit": "Send"})
     with pytest.raises(ParameterError, match="unknown wording key 'web_sumbit'"):
         build_web_form(survey, wording_defaults=WORDING)
 

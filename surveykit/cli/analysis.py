@@ -115,7 +115,7 @@ dont_know=D; the count of such answers goes in --counts dont_know=N); in the
               metavar="FILE",
               help="Estimate every question of a counts table (survey, question, group, "
                    "response, count) made anywhere, with the stored survey's designs "
-                   "(docs/scale.md).")
+                   "('surveykit docs scale').")
 @db_option
 @click.pass_context
 def estimate_command(ctx, design_name, params, count_texts, dont_know, yes, no, p, q, level,
@@ -194,9 +194,15 @@ def _estimate_generalized_warner(ctx, params, count_texts, dont_know, yes, no, p
         ("privacy loss", f"Shafer {format_number(data['epsilon_shafer'])}, "
                          f"Walley {format_number(data['epsilon_walley'])}"),
     ]
+    if _dont_know_text(data):
+        rows.append(("don't know", _dont_know_text(data)))
+    rows += [("warning", warning) for warning in data["warnings"]]
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
-        click.echo(f"{label:<{width}}  {value}")
+        wrapped = textwrap.wrap(value, 78 - width, break_on_hyphens=False) or [""]
+        click.echo(f"{label:<{width}}  {wrapped[0]}")
+        for line in wrapped[1:]:
+            click.echo(f"{'':<{width}}  {line}")
 
 
 def _option(ctx: click.Context, name: str) -> click.Parameter:
@@ -352,9 +358,22 @@ def _estimate_lines(result, data: dict) -> list[str]:
                   f"{format_number(data['epsilon_walley_at_estimate'])}")
     else:
         field("privacy loss", losses)
+    dont_know = _dont_know_text(data)
+    if dont_know:
+        field("don't know", dont_know)
     for warning in data["warnings"]:
         field("warning", warning)
     return lines
+
+
+def _dont_know_text(data: dict) -> str:
+    """The don't-know compliance test as the report words it (empty when the design has no
+    don't-know branch and nobody answered "don't know")."""
+    observed, designed = data["dont_know_observed"], data["dont_know_designed"]
+    if observed is None or (not designed and not data["dont_know"]):
+        return ""
+    return (f"{observed:.1%} observed, {designed:.1%} designed (exact binomial test, "
+            f"p = {data['dont_know_pvalue']:.3g})")
 
 
 def _answer(label: str) -> str:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
+import signal
 import sys
 from collections.abc import Callable, Iterator
 
 import click
 
 from surveykit import __version__
-from surveykit.errors import ParameterError, SurveykitError
+from surveykit.errors import ParameterError, SurveykitError, printable
 
 FORMAT_TEXT_JSON = click.Choice(["text", "json"])
 
@@ -77,7 +79,7 @@ class SurveykitGroup(click.Group):
 
     # --help lists the commands in the order of the work, not alphabetically
     WORKFLOW = ("demo", "design", "init", "survey", "generate", "export", "serve", "import",
-                "counts", "report", "estimate", "regress", "reproduce")
+                "counts", "report", "estimate", "regress", "reproduce", "docs")
 
     def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: D102 - Click hook
         names = super().list_commands(ctx)
@@ -87,12 +89,15 @@ class SurveykitGroup(click.Group):
 
     def main(self, *args, **kwargs):  # noqa: D102 - Click's entry point
         kwargs["standalone_mode"] = False
+        previous = _terminate_as_interrupt()
         try:
             return super().main(*args, **kwargs)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
-            click.echo("Aborted.", err=True)
+            # Ctrl+C or kill (SIGTERM): every command cleans up on the way out
+            echo_error("interrupted before the command finished; database changes were "
+                       "rolled back and partly written files removed")
             sys.exit(1)
         except _NO_ARGS_IS_HELP as exc:
             # `surveykit` or `surveykit survey` alone: the help is what was asked for
@@ -102,14 +107,65 @@ class SurveykitGroup(click.Group):
             hint = ""
             if exc.ctx is not None:
                 hint = f" (see '{exc.ctx.command_path} --help')"
-            click.echo(f"Error: {exc.format_message()}{hint}", err=True)
+            echo_error(f"{exc.format_message()}{hint}")
             sys.exit(2)
         except ParameterError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            echo_error(str(exc))
             sys.exit(2)
         except SurveykitError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            echo_error(str(exc))
             sys.exit(1)
+        except RecursionError:
+            echo_error("the input is nested too deeply to read; nothing was changed")
+            sys.exit(1)
+        except OSError as exc:
+            # the file system refused (disk full, a permission the checks could not foresee)
+            echo_error(describe_os_error(exc))
+            sys.exit(1)
+        except Exception as exc:
+            if os.environ.get("SURVEYKIT_DEBUG"):
+                raise
+            echo_error(f"surveykit failed unexpectedly ({type(exc).__name__}: {exc}). This is "
+                       "a bug: please report it with the command you ran; set "
+                       "SURVEYKIT_DEBUG=1 to see where it happened")
+            sys.exit(1)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate_as_interrupt():
+    """Let SIGTERM (kill) unwind like Ctrl+C, so transactions roll back and partial files are
+    removed; returns the previous handler (None outside the main thread)."""
+    def interrupt(_signum, _frame):
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (e.g. a test runner's worker)
+        return None
+
+
+def echo_user_text(text: str) -> None:
+    """Print text that holds user text (survey titles, question texts, aliases) with control
+    characters escaped line by line, so that an escape sequence cannot rewrite the terminal."""
+    click.echo("\n".join(printable(line) for line in text.split("\n")), nl=False)
+
+
+def echo_error(message: str) -> None:
+    """``Error: message`` on stderr, each line with control characters escaped (user text,
+    such as a survey title or a file name, may hold terminal escape sequences)."""
+    # split on newlines only: str.splitlines() would also split on \x1c-\x1e, \x85 and
+    # \u2028, which printable() shows as escapes instead
+    lines = [printable(line) for line in message.rstrip("\n").split("\n")]
+    click.echo("Error: " + "\n".join(lines), err=True)
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line for an OSError: the file, why, and that the command changed nothing."""
+    name = exc.filename if exc.filename is not None else "a file"
+    why = exc.strerror or str(exc)
+    return f"cannot use {name}: {why}; check the path and its permissions"
 
 
 @click.group(cls=SurveykitGroup, context_settings={"help_option_names": ["-h", "--help"]},

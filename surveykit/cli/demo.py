@@ -84,7 +84,7 @@ def reproduce_command(out, reps, table_reps, seed, fmt):
     """Reproduce the paper's Figures 1-5 and a verification table of its theorems.
 
     Writes five PNG figures, verification.csv, tradeoff_bounds.csv and
-    verification.md into OUT (docs/reproduction.md explains them).
+    verification.md into OUT ('surveykit docs reproduction' explains them).
 
     Example: surveykit reproduce --out reproduction --reps 1000 --seed 2026
     """

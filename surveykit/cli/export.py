@@ -24,7 +24,7 @@ def export_group() -> None:
                    "ODK Collect, needs --acknowledge-risk).")
 @click.option("--acknowledge-risk", is_flag=True,
               help="Write the --randomize device form despite its two limits "
-                   "(docs/field-collection.md).")
+                   "('surveykit docs field-collection').")
 @click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="Folder with your own wording.json (e.g. a translation).")
 @db_option
@@ -36,7 +36,7 @@ def export_xlsform_command(survey_name, out, randomize, acknowledge_risk, templa
     The form asks the respondent id (checked), the group for multi-group
     surveys, and each question as a choice of the design's answers. By
     default respondents roll dice in private and the form shows which faces
-    mean which rule, so the device never knows the rule. docs/field-collection.md
+    mean which rule, so the device never knows the rule. 'surveykit docs field-collection'
     explains deploying the form and what is private on which client.
 
     Example: surveykit export xlsform --survey academic_integrity --out form.xlsx
@@ -55,4 +55,4 @@ def export_xlsform_command(survey_name, out, randomize, acknowledge_risk, templa
                f"{len(result.answer_fields)} question(s), {how}")
     for number, risk in enumerate(result.risks, start=1):
         click.echo(f"Limit {number}: {risk}")
-    click.echo("Upload it to ODK Central or KoboToolbox (docs/field-collection.md).")
+    click.echo("Upload it to ODK Central or KoboToolbox ('surveykit docs field-collection').")

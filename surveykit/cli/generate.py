@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json, progress_bar
@@ -45,14 +47,23 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     version, balanced across groups) come from operating-system entropy. The
     database gets the issued ids with their groups and per-question, per-group
     instruction totals only, never an instruction next to an id.
-    docs/questionnaires.md explains how to print and hand out the files.
+    'surveykit docs questionnaires' explains how to print and hand out the files.
 
     Example: surveykit generate --survey academic_integrity --respondents 300 --out forms
     """
-    from surveykit.collection.generation import KEY_FILE_WARNING, generate_questionnaires
+    from surveykit.collection.generation import (
+        KEY_FILE_WARNING,
+        check_key_file,
+        generate_questionnaires,
+    )
     from surveykit.collection.randomizer import SEED_WARNING
+    from surveykit.files import output_folder
     from surveykit.store import display_url, open_engine
 
+    # paths first: a mistyped folder fails before any warning or work
+    output_folder(out_dir, "--out")
+    if key_file is not None and mode == "slips":
+        check_key_file(Path(key_file), Path(out_dir))
     if seed is not None:
         click.echo(SEED_WARNING, err=True)
     if key_file is not None:
@@ -86,7 +97,7 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
         click.echo(f"wrote the key file {result.key_file} (keep it away from the answers)")
     if mode == "slips":
         click.echo("Print sheets-* and slips-* separately; each respondent keeps a slip and "
-                   "hands in only the sheet (docs/questionnaires.md).")
+                   "hands in only the sheet ('surveykit docs questionnaires').")
         if len(names) > 1:
             click.echo("Give each respondent a sheet and a slip of the same form version; "
                        "shuffle the slips within each version.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from surveykit.cli.app import data_paths, db_option, main
+from surveykit.cli.app import data_paths, db_option, echo_user_text, main
 from surveykit.counting import ENGINES
 from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD
 from surveykit.reporting.report import REPORT_FORMATS
@@ -15,12 +15,12 @@ from surveykit.reporting.report import REPORT_FORMATS
               help="Name of the stored survey (with --counts-file: taken from the file).")
 @click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="text",
               show_default=True, help="html is one self-contained file with inline plots.")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False, writable=True),
+@click.option("--out", "out_file", type=click.Path(),
               default=None, help="Write the report to FILE instead of the terminal.")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Confidence level of the intervals.")
 @click.option("--method", type=click.Choice(CI_METHODS), default=DEFAULT_CI_METHOD,
-              show_default=True, help="Confidence interval method (docs/estimation.md).")
+              show_default=True, help="Confidence interval method ('surveykit docs estimation').")
 @db_option
 @click.option("--data", "data", multiple=True, metavar="PATH",
               help="Report on these CSV, XLSX or Parquet files, globs or directories (several "
@@ -34,7 +34,7 @@ from surveykit.reporting.report import REPORT_FORMATS
               help="With --data: later files' answers replace earlier ones.")
 @click.option("--counts-file", "counts_file", type=click.Path(dir_okay=False), default=None,
               help="Report on a counts table (CSV: survey, question, group, response, count; "
-                   "or counts JSON) made anywhere; docs/scale.md.")
+                   "or counts JSON) made anywhere; 'surveykit docs scale'.")
 @click.argument("more_data", nargs=-1, type=click.Path(), metavar="[PATH]...")
 def report_command(survey_name, fmt, out_file, level, method, db_url, data, engine_name,
                    scheduler, replace, counts_file, more_data):
@@ -49,9 +49,12 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
 
     Example: surveykit report --survey academic_integrity --data exports/*.parquet
     """
+    from surveykit.files import output_file, write_atomically
     from surveykit.reporting.report import render_report, report_for_survey
     from surveykit.store import open_engine
 
+    if out_file is not None:
+        output_file(out_file, "--out")
     data = data_paths(data, more_data)
     if data and counts_file:
         raise click.UsageError("give --data or --counts-file, not both")
@@ -74,9 +77,9 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
                                    method=method)
     text = render_report(report, fmt)
     if out_file is None:
-        click.echo(text, nl=False)
+        echo_user_text(text) if fmt == "text" else click.echo(text, nl=False)
         return
-    with open(out_file, "w", encoding="utf-8") as stream:
+    with write_atomically(out_file) as stream:
         stream.write(text)
     click.echo(f"Wrote the {fmt} report of {survey_name!r} to {out_file} "
                f"({report.warning_count} warning(s)).", err=True)

@@ -11,8 +11,8 @@ from surveykit.cli.app import db_option, main
 from surveykit.errors import ParameterError, SurveykitError
 
 _TLS_WARNING = ("Warning: --public serves plain HTTP. Put a reverse proxy with TLS (HTTPS) in "
-                "front of it (docs/web-collection.md): without TLS anybody on the network path "
-                "can read respondents' ids and answers.")
+                "front of it ('surveykit docs web-collection'): without TLS anybody on the "
+                "network path can read respondents' ids and answers.")
 
 
 @main.command("serve")
@@ -75,7 +75,7 @@ def serve_command(survey_name, db_url, host, port, public, allowed_hosts, close_
     if not is_loopback(host) and not public:
         raise ParameterError(
             f"--host {host} is not a loopback address: add --public to serve other machines, "
-            "behind a reverse proxy with TLS (docs/web-collection.md)")
+            "behind a reverse proxy with TLS ('surveykit docs web-collection')")
     if allowed_hosts and not public:
         raise ParameterError("--allowed-host is for --public servers; on loopback the server "
                              "answers to 127.0.0.1, localhost and ::1 only")

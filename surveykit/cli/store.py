@@ -23,21 +23,38 @@ from surveykit.errors import printable, summarize_kinds
 
 @main.command("init")
 @db_option
+@click.option("--example", is_flag=True,
+              help="Also write the example survey (academic_integrity.toml) and its answers "
+                   "(responses_long.csv, responses_wide.csv) into the current folder.")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
-def init_command(db_url, fmt):
+def init_command(db_url, example, fmt):
     """Create the database, or upgrade it to this surveykit's schema.
 
     Runs the Alembic migrations shipped with surveykit; running it again is
-    harmless. Example: surveykit init --db sqlite:///fieldwork.db
+    harmless. A database of another application is refused, never changed.
+
+    \b
+    Examples:
+      surveykit init --db sqlite:///fieldwork.db
+      surveykit init --example     # and the example files, to follow the README
     """
+    from surveykit.example import check_example, write_example
     from surveykit.store import display_url, init_database, open_engine
 
+    if example:
+        check_example(".")  # before the database: a conflict leaves everything as it was
     engine = open_engine(db_url)
     revision = init_database(engine)
+    written = [str(path) for path in write_example(".")] if example else []
     if fmt == "json":
-        print_json({"database": display_url(engine), "revision": revision})
+        print_json({"database": display_url(engine), "revision": revision,
+                    **({"example_files": written} if example else {})})
         return
     click.echo(f"Database {display_url(engine)} is ready (schema revision {revision}).")
+    if example:
+        click.echo("Example files in this folder: academic_integrity.toml (the survey), "
+                   "responses_long.csv and responses_wide.csv (its answers).")
+        click.echo("Next: surveykit survey add academic_integrity.toml")
 
 
 @main.group("survey", cls=click.Group)
@@ -52,15 +69,19 @@ def survey_group() -> None:
 def survey_add_command(file, db_url, fmt):
     """Check a survey definition FILE (TOML) and store it.
 
-    The file names the survey, its default mechanism (p truthful, q opposite)
-    and its questions, each with an optional mechanism and answer aliases; see
-    sample_data/academic_integrity.toml. Adding the same file again changes
-    nothing. Example: surveykit survey add academic_integrity.toml
+    The file names the survey, its default design and its questions, each
+    with an optional design and answer aliases ('surveykit init --example'
+    writes an example, academic_integrity.toml). Everything generate, report,
+    export and serve need is checked here, so a survey that is added works
+    with all of them. Adding the same file again changes nothing.
+    Example: surveykit survey add academic_integrity.toml
     """
     from surveykit.definition.survey import load_survey_file
+    from surveykit.readiness import check_survey
     from surveykit.store import add_survey, display_url, open_engine
 
     survey = load_survey_file(file)
+    check_survey(survey, str(file))
     engine = open_engine(db_url)
     added = add_survey(engine, survey)
     if fmt == "json":
@@ -89,9 +110,11 @@ def survey_update_command(file, db_url, fmt):
     Example: surveykit survey update academic_integrity.toml
     """
     from surveykit.definition.survey import load_survey_file
+    from surveykit.readiness import check_survey
     from surveykit.store import display_url, open_engine, update_survey
 
     survey = load_survey_file(file)
+    check_survey(survey, str(file))
     engine = open_engine(db_url)
     update = update_survey(engine, survey)
     if fmt == "json":
@@ -122,7 +145,7 @@ def survey_list_command(db_url, fmt):
         return
     header = ("name", "questions", "issued", "respondents", "answers", "imports", "title")
     rows = [(s.name, str(s.questions), str(s.issued), str(s.respondents), str(s.answers),
-             str(s.imports), s.title) for s in summaries]
+             str(s.imports), printable(s.title)) for s in summaries]
     echo_table(header, rows)
 
 
@@ -176,7 +199,7 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
     engine = open_engine(db_url)
     if dry_run and fmt == "text":
         # the mapping first: it is what a dry run is for, even when rows are bad
-        click.echo(f"Dry run: {file} into {survey_name!r}; nothing will be changed.")
+        click.echo(f"Dry run: {printable(file)} into {survey_name!r}; nothing will be changed.")
         click.echo("Columns:")
         for line in describe_columns(engine, file, survey_name, fmt=file_format):
             click.echo(f"  {printable(line)}")
@@ -197,7 +220,7 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
         print_json(result.to_dict())
         return
     if result.already_imported:
-        click.echo(f"{file} was already imported into {survey_name!r} (import "
+        click.echo(f"{printable(file)} was already imported into {survey_name!r} (import "
                    f"#{result.import_id}, {result.imported_at:%Y-%m-%d %H:%M} UTC, same "
                    "sha256); nothing changed.")
         return
@@ -216,12 +239,12 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
                 click.echo(f"  {question}{where}: " + ", ".join(
                     f"{label} {n:+d}" for label, n in answers.items()))
     else:
-        click.echo(f"Imported {file} ({result.file_format} layout) into {survey_name!r} as "
-                   f"import #{result.import_id}: {numbers}")
+        click.echo(f"Imported {printable(file)} ({result.file_format} layout) into "
+                   f"{survey_name!r} as import #{result.import_id}: {numbers}")
     if result.rejected_by_reason:
         click.echo(f"Rejected rows by reason: {summarize_kinds(result.rejected_by_reason)}.")
     if result.rejects_path is not None:
-        click.echo(f"Rejected rows, with their reasons: {result.rejects_path}")
+        click.echo(f"Rejected rows, with their reasons: {printable(result.rejects_path)}")
     for note in result.notes:
         click.echo(f"Note: {printable(note)}")
     if dry_run:
@@ -254,7 +277,7 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
     missing: respondents who answered some question of the survey but left
     this one empty. Issued questionnaires that never came back are not missing.
     With --data the files are counted where they lie, with the checks and
-    messages of 'import' (docs/scale.md).
+    messages of 'import' ('surveykit docs scale').
 
     Example: surveykit counts --survey academic_integrity --format json
 

@@ -24,16 +24,19 @@ asked for explicitly, to a key file; the database receives the issued ids
 with their groups (a form version, not a secret) and aggregate instruction
 counts per question and group, never an instruction next to an id.
 
-If anything fails, the files this run created are removed and the database is
-left as it was (the store records a generation in one transaction, last).
+The files are written into a hidden staging folder beside ``out_dir`` and
+moved into ``out_dir`` only after the store recorded the generation (one
+transaction); if anything fails before that, the files this run created are
+removed and the database and ``out_dir`` are left as they were.
 """
 
 from __future__ import annotations
 
 import csv
 import os
+import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +57,8 @@ from surveykit.collection.render import (
     render_to,
 )
 from surveykit.collection.respondent_ids import new_respondent_ids
-from surveykit.errors import ParameterError
+from surveykit.errors import OutputError, ParameterError
+from surveykit.files import output_file, output_folder, remove_created
 
 __all__ = [
     "DEFAULT_PER_FILE",
@@ -148,10 +152,9 @@ def _check_count(name: str, value: object, minimum: int = 1) -> int:
     return int(value)
 
 
-def _prepare_out_dir(out_dir: Path) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ParameterError(f"--out {str(out_dir)!r} is a file; give a folder")
-    out_dir.mkdir(parents=True, exist_ok=True)
+def _check_out_dir(out_dir: Path) -> None:
+    """The --out folder: creatable or empty of earlier questionnaires (checked up front)."""
+    output_folder(out_dir, "--out")
     earlier = sorted(path.name for stem in _STEMS.values() for path in out_dir.glob(f"{stem}-*"))
     if earlier:
         raise ParameterError(
@@ -160,13 +163,31 @@ def _prepare_out_dir(out_dir: Path) -> None:
         )
 
 
-def _open_key_file(key_file: Path, out_dir: Path):
-    resolved = key_file.resolve()
-    if resolved.is_relative_to(out_dir.resolve()):
+def _publish(staging: Path, out_dir: Path, files: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Move the finished files from the staging folder into ``out_dir`` (created if missing)."""
+    if not out_dir.exists():
+        staging.rename(out_dir)
+        return tuple(out_dir / path.name for path in files)
+    moved = []
+    for path in files:
+        target = out_dir / path.name
+        path.rename(target)
+        moved.append(target)
+    staging.rmdir()
+    return tuple(moved)
+
+
+def check_key_file(key_file: Path, out_dir: Path) -> None:
+    if key_file.resolve().is_relative_to(out_dir.resolve()):
         raise ParameterError(
             f"--key-file {str(key_file)!r} is inside the --out folder {str(out_dir)!r}, "
             "which goes to the field; write the key file somewhere else"
         )
+    output_file(key_file, "--key-file")
+
+
+def _open_key_file(key_file: Path):
+    resolved = key_file.resolve()
     try:
         # O_EXCL: never overwrite an earlier key; 0o600: readable by its owner only.
         descriptor = os.open(resolved, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -196,8 +217,34 @@ def write_questionnaires(
 
     ``rng=None`` draws ids, groups and instructions from operating-system
     entropy. ``progress`` is called with the number of respondents finished
-    after every file batch. On any error the files created so far are removed.
+    after every file batch. The files are written to a hidden staging folder
+    beside ``out_dir`` and moved there only when all are written; on any error
+    the files created so far are removed and ``out_dir`` stays as it was.
     """
+    result, staging = _write_staged(survey, respondents=respondents, out_dir=out_dir,
+                                    mode=mode, fmt=fmt, key_file=key_file, rng=rng,
+                                    templates_dir=templates_dir, per_file=per_file,
+                                    progress=progress)
+    return _finish(result, staging)
+
+
+def _finish(result: GenerationResult, staging: Path) -> GenerationResult:
+    """Publish the staged files; on failure remove them (and the key file)."""
+    try:
+        files = _publish(staging, result.out_dir, result.files)
+    except BaseException:
+        _discard(result, staging)
+        raise
+    return replace(result, files=files)
+
+
+def _discard(result: GenerationResult, staging: Path) -> None:
+    extra = [result.key_file] if result.key_file is not None else []
+    remove_created([*result.files, *staging.glob("*"), *extra], [staging])
+
+
+def _write_staged(survey, *, respondents, out_dir, mode, fmt, key_file, rng, templates_dir,
+                  per_file, progress) -> tuple[GenerationResult, Path]:
     respondents = _check_count("respondents", respondents)
     per_file = _check_count("per_file", per_file)
     if mode not in MODES:
@@ -213,18 +260,22 @@ def write_questionnaires(
     layout = build_layout(survey, mode=mode, wording_defaults=load_wording_defaults(environment))
     templates = {part: get_template(environment, part, fmt) for part in _PARTS[mode]}
     out_dir = Path(out_dir)
-    _prepare_out_dir(out_dir)
+    _check_out_dir(out_dir)
+    key_path = None if key_file is None else Path(key_file)
+    if key_path is not None:
+        check_key_file(key_path, out_dir)
+    parent = out_dir.parent if str(out_dir.parent) else Path(".")
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=parent))
 
     created: list[Path] = []
-    key_path = None if key_file is None else Path(key_file)
     key_stream = None
     try:
         if key_path is not None:
-            key_stream = _open_key_file(key_path, out_dir)
+            key_stream = _open_key_file(key_path)
             created.append(key_path)
         groups = balanced_groups(respondents, len(layout.groups), rng=rng)
         writer = _BatchWriter(layout, [q.design for q in survey.questions], templates,
-                              out_dir, fmt, rng, key_stream, created)
+                              staging, fmt, rng, key_stream, created)
         done = 0
         while done < respondents:
             size = min(per_file, respondents - done)
@@ -235,8 +286,7 @@ def write_questionnaires(
     except BaseException:
         if key_stream is not None:
             key_stream.close()
-        for path in created:
-            path.unlink(missing_ok=True)
+        remove_created(created, [staging])
         raise
     if key_stream is not None:
         key_stream.close()
@@ -249,7 +299,7 @@ def write_questionnaires(
             layout.groups, np.bincount(groups, minlength=len(layout.groups)), strict=True)},
         instruction_tallies=writer.tallies(), respondent_ids=tuple(writer.issued),
         respondent_groups=tuple(writer.issued_groups),
-    )
+    ), staging
 
 
 class _BatchWriter:
@@ -348,7 +398,9 @@ def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None
 
     survey = store.load_survey(engine, survey_name)
     rng = None if seed is None else seeded_source(seed)
-    result = write_questionnaires(survey, rng=rng, **options)
+    options = {"mode": "slips", "fmt": "html", "key_file": None, "templates_dir": None,
+               "per_file": DEFAULT_PER_FILE, "progress": None, **options}
+    result, staging = _write_staged(survey, rng=rng, **options)
     try:
         tallies = {question: {g: {code: n for code, n in counts.items() if n}
                               for g, counts in groups.items()}
@@ -357,8 +409,15 @@ def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None
         store.record_generation(engine, survey_name, result.respondent_ids, tallies,
                                 groups=groups)
     except BaseException:
-        for path in (*result.files, result.key_file):
-            if path is not None:
-                path.unlink(missing_ok=True)
+        _discard(result, staging)
         raise
-    return result
+    # the ids are issued: from here on a failure leaves the files in the staging folder,
+    # which the error names, rather than deleting questionnaires that are on record
+    try:
+        files = _publish(staging, result.out_dir, result.files)
+    except OSError as exc:
+        raise OutputError(
+            f"the {result.respondents} respondent ids are issued, but moving their "
+            f"questionnaires from {staging} to {result.out_dir} failed ({exc.strerror}); "
+            f"move the files by hand") from None
+    return replace(result, files=files)

@@ -1,6 +1,6 @@
 """What a questionnaire template needs, as plain data; no I/O.
 
-A survey is rendered in one of two modes (docs/questionnaires.md):
+A survey is rendered in one of two modes ('surveykit docs questionnaires'):
 
 * ``slips``: each respondent gets a private *instruction slip* (question by
   question, the instruction drawn for them from the design's protocol:
@@ -239,7 +239,7 @@ def merge_wording(defaults: Mapping[str, str], *overrides: tuple[str, Mapping[st
             if key not in defaults:
                 raise ParameterError(
                     f"{where}: unknown wording key {key!r}; known keys are "
-                    f"{', '.join(sorted(defaults))} (docs/questionnaires.md)"
+                    f"{', '.join(sorted(defaults))} ('surveykit docs questionnaires')"
                 )
             merged[key] = str(text)
         check_placeholders(merged, where)

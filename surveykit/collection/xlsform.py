@@ -85,8 +85,9 @@ from surveykit.collection.randomizer import (
     question_protocols,
 )
 from surveykit.collection.render import load_wording_defaults, make_environment
-from surveykit.collection.respondent_ids import ID_GROUPS
+from surveykit.collection.respondent_ids import ID_GROUPS, LEGACY_GROUPS
 from surveykit.errors import ParameterError
+from surveykit.files import output_file
 
 __all__ = [
     "DEVICE_RISKS",
@@ -108,7 +109,7 @@ DEVICE_RISKS: tuple[str, ...] = (
     "ODK Collect (and KoboCollect, built on it) draws random() and the uuid that "
     "becomes meta/instanceID from one java.util.Random: anyone who holds the "
     "submissions can recover the generator's 48-bit state from the instanceID every "
-    "submission carries, and with it every draw (docs/field-collection.md shows it "
+    "submission carries, and with it every draw ('surveykit docs field-collection' shows it "
     "done). Enketo and ODK Web Forms take the instanceID from the browser's secure "
     "generator.",
     "Drafts hold the draw: a form saved before a question is answered keeps that "
@@ -151,18 +152,21 @@ def language_column(tag: str) -> str:
 
 
 def id_constraint() -> str:
-    """The XPath constraint on ``respondent_id``: 14 symbols in groups 4-4-4-2.
+    """The XPath constraint on ``respondent_id``: 15 symbols in groups 4-4-4-3 (the last
+    is the check symbol), or 14 in groups 4-4-4-2 (ids issued before the check symbol).
 
     Symbols are Crockford base32 in either case, and I, L, O (read as 1, 1, 0,
     as :func:`surveykit.collection.respondent_ids.normalize_respondent_id`
-    does); groups may be joined by a hyphen, a space or nothing.
+    does); groups may be joined by a hyphen, a space or nothing. The check
+    symbol itself is verified on import (XPath has no arithmetic on 70 bits).
 
     >>> id_constraint()[:40]
     "regex(., '^ *[0-9A-TV-Za-tv-z]{4}[- ]?[0"
     """
     symbol = "[0-9A-TV-Za-tv-z]"  # every letter but U; I, L, O are typed 1, 1, 0
-    body = "[- ]?".join(f"{symbol}{{{n}}}" for n in ID_GROUPS)
-    return f"regex(., '^ *{body} *$')"
+    body = "[- ]?".join(f"{symbol}{{{n}}}" for n in ID_GROUPS[:-1])
+    last = f"{symbol}{{{LEGACY_GROUPS[-1]},{ID_GROUPS[-1]}}}"
+    return f"regex(., '^ *{body}[- ]?{last} *$')"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -235,6 +239,11 @@ class XLSFormExport:
         }
 
 
+class FieldNameError(ParameterError):
+    """Two fields of the form need the same name (a question id collides with a helper
+    field); ``survey add`` refuses such a survey (see :mod:`surveykit.readiness`)."""
+
+
 def _ref(name: str) -> str:
     return "${" + name + "}"
 
@@ -259,7 +268,7 @@ class _Builder:
     def add(self, owner: str, **cells: object) -> None:
         name = str(cells["name"])
         if name in self.names:
-            raise ParameterError(
+            raise FieldNameError(
                 f"question id {owner!r}: the form needs the field name {name!r} for "
                 f"{self.names[name]}; rename the question in the survey file")
         self.names[name] = f"question {owner!r}"
@@ -298,7 +307,8 @@ def build_xlsform(survey, *, randomize: str = "self",
     if randomize not in RANDOMIZE:
         raise ParameterError(
             f"randomize ({randomize!r}) must be one of {', '.join(RANDOMIZE)}: self (the "
-            "respondent rolls dice) or device (the form draws, see docs/field-collection.md)")
+            "respondent rolls dice) or device (the form draws, see 'surveykit docs "
+            "field-collection')")
     if wording_defaults is None:
         wording_defaults = load_wording_defaults(make_environment())
     if randomize == "self":
@@ -307,7 +317,7 @@ def build_xlsform(survey, *, randomize: str = "self",
                 die_plan(question.design, otherwise=_WITHOUT_DICE)
             except DieDesignError as exc:
                 exc.args = (f"question {question.id!r}: {exc.args[0]} (--randomize device "
-                            "has two limits: docs/field-collection.md)",) + exc.args[1:]
+                            "has two limits: 'surveykit docs field-collection')",) + exc.args[1:]
                 raise
     layout = build_layout(survey, mode="die" if randomize == "self" else "slips",
                           wording_defaults=wording_defaults)
@@ -488,6 +498,16 @@ def _content_version(rows, choices, settings) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:12]
 
 
+def _checked_out(path: str | Path) -> Path:
+    """The --out workbook: .xlsx (a usage error otherwise) in a folder that can be written
+    (an OutputError, naming the folder, otherwise)."""
+    path = Path(path)
+    if path.suffix.casefold() != ".xlsx":
+        raise ParameterError(f"--out {str(path)!r} must end in .xlsx: field tools read "
+                             "XLSForms as Excel workbooks")
+    return output_file(path, "--out")
+
+
 def write_xlsform(form: XLSForm, path: str | Path) -> Path:
     """Write ``form`` to the workbook ``path`` (.xlsx), replacing it atomically.
 
@@ -496,16 +516,7 @@ def write_xlsform(form: XLSForm, path: str | Path) -> Path:
     """
     from openpyxl import Workbook
 
-    path = Path(path)
-    if path.suffix.casefold() != ".xlsx":
-        raise ParameterError(f"--out {str(path)!r} must end in .xlsx: field tools read "
-                             "XLSForms as Excel workbooks")
-    if path.is_dir():
-        raise ParameterError(f"--out {str(path)!r} is a folder; give a file name such as "
-                             "form.xlsx")
-    if not path.parent.is_dir():
-        raise ParameterError(f"--out {str(path)!r}: the folder {str(path.parent)!r} does "
-                             "not exist; create it first")
+    path = _checked_out(path)
     workbook = Workbook()
     workbook.remove(workbook.active)
     for title, (header, rows) in form.sheets().items():
@@ -540,6 +551,7 @@ def export_xlsform(engine, survey_name: str, *, out: str | Path, randomize: str 
     """
     from surveykit import store
 
+    _checked_out(out)  # before any work: a missing folder fails at once
     if randomize == "device" and not acknowledge_risk:
         raise ParameterError(
             "--randomize device is not private on every client: "

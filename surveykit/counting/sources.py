@@ -21,7 +21,7 @@ from pathlib import Path
 from surveykit.definition.cells import question_lookup, read_question
 from surveykit.definition.responses import ResponseFile, inspect_file
 from surveykit.definition.survey import Survey
-from surveykit.errors import CsvImportError, ParameterError
+from surveykit.errors import CsvImportError, InputError, ParameterError
 
 __all__ = ["KINDS", "ResponseSource", "expand_paths", "open_sources", "response_file"]
 
@@ -92,7 +92,7 @@ Parquet files, globs (exports/*.csv) or directories
         elif Path(text).is_file():
             matches = [Path(text)]
         else:
-            raise ParameterError(f"--data {text!r}: no such file or directory")
+            raise InputError(f"--data {text!r}: no such file or directory")
         found += matches
     unique: dict[Path, Path] = {}
     for path in found:

@@ -54,7 +54,7 @@ from surveykit.definition.cells import (
     unknown_question_reason,
 )
 from surveykit.definition.survey import Survey
-from surveykit.errors import CsvImportError, CsvProblem, ParameterError
+from surveykit.errors import CsvImportError, CsvProblem, InputError, ParameterError
 from surveykit.store.database import QuestionCounts
 
 __all__ = ["COLUMNS", "MISSING", "read_counts_file", "read_counts_table",
@@ -207,9 +207,10 @@ def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")
     except OSError as error:
-        raise ParameterError(f"--counts-file {str(path)!r}: {error.strerror}") from None
+        raise InputError(f"--counts-file {str(path)!r}: {error.strerror}") from None
     except UnicodeDecodeError:
-        raise ParameterError(f"--counts-file {str(path)!r} is not UTF-8 text") from None
+        raise InputError(f"--counts-file {str(path)!r} is not UTF-8 text; save it as UTF-8"
+                         ) from None
 
 
 def _json_object(text: str, path: Path) -> dict:

@@ -42,7 +42,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from surveykit.collection.respondent_ids import normalize_respondent_id
+from surveykit.collection.respondent_ids import (
+    IdDiagnosis,
+    diagnose_unknown_id,
+    normalize_respondent_id,
+)
 from surveykit.definition.cells import bad_answer_reason, no_group_reason, not_a_group_reason
 from surveykit.definition.profile import ColumnMapping, QuestionResolver, map_columns
 from surveykit.definition.spreadsheets import open_sheet, sniff, zip_kind
@@ -201,9 +205,12 @@ def _bad_utf8_problem(number: int, raw: bytes, exc: UnicodeDecodeError, delimite
               "or Latin-1)")
     if header is None:
         return CsvProblem(number, None, line, reason, kind="not UTF-8")
-    fields = next(csv.reader([line], delimiter=delimiter), [])
-    before = raw[:exc.start].decode("utf-8", errors="replace")
-    index = len(next(csv.reader([before + "x"], delimiter=delimiter), [""])) - 1
+    try:
+        fields = next(csv.reader([line], delimiter=delimiter), [])
+        before = raw[:exc.start].decode("utf-8", errors="replace")
+        index = len(next(csv.reader([before + "x"], delimiter=delimiter), [""])) - 1
+    except csv.Error:  # a stray carriage return or quote: name the line, not a column
+        return CsvProblem(number, None, line, reason, kind="not UTF-8")
     if 0 <= index < min(len(header), len(fields)):
         return CsvProblem(number, header[index], fields[index], reason, kind="not UTF-8")
     return CsvProblem(number, None, line, reason, kind="not UTF-8")
@@ -267,6 +274,8 @@ class ResponseFile:
         self.unit = "row" if kind in ("xlsx", "xls") else "line"
         self.delimiter = ","
         self.notes: list[str] = []
+        # unknown ids of this file for which the nearest issued id is looked up
+        self._suggestions_left = 100
         self._closers: list[Callable[[], object]] = []
         self._size = path.stat().st_size if size is None else size
         self._position: Callable[[], int] = lambda: 0
@@ -509,14 +518,21 @@ class ResponseFile:
                                     in chunk.answers]
             issued = check(set(canonical.values()))
             refused = set(canonical.values()) - set(issued)
-            if refused:
+            # a typo the check symbol catches is told apart from an id never issued; the
+            # nearest issued id is looked up for the first ids only (each is ~1,000 lookups)
+            reasons: dict[IdDiagnosis, set[str]] = {}
+            for respondent in sorted(refused):
+                suggest = self._suggestions_left > 0
+                self._suggestions_left -= suggest
+                diagnosis = diagnose_unknown_id(respondent, lambda ids: set(check(ids)),
+                                                survey=self.survey.name, suggest=suggest)
+                reasons.setdefault(diagnosis, set()).add(respondent)
+            for diagnosis, ids in reasons.items():
                 self._reject(chunk, kept, {line for line, respondent, *_ in chunk.answers
-                                           if respondent in refused},
+                                           if respondent in ids},
                              "respondent_id", lambda fields: fields[
                                  self._columns["respondent_id"]].strip(),
-                             f"this respondent id was not issued for survey "
-                             f"{self.survey.name!r} (only issued questionnaire ids are accepted)",
-                             "respondent id not issued")
+                             diagnosis.reason, diagnosis.kind)
         self._assign_groups(chunk, issued, kept)
         chunk.bytes_read = self._position()
         return chunk

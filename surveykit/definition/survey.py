@@ -45,23 +45,36 @@ uqtunknown, ...) give each respondent one group for the whole questionnaire,
 so every multi-group question of a survey has the same groups.
 
 Every error names the file, the field (``questions[2].design.p``) and
-what is wrong, so the author can fix it without reading this module.
+what is wrong, so the author can fix it without reading this module. The
+file is checked completely here, so that a survey that parses works with
+every command: wording keys must be keys of the shipped
+``templates/wording.json`` (with their placeholders), ids have no spaces
+around them, texts and labels have no control characters, and every
+instruction of a design is one a randomizer can draw (a probability of 0 or
+at least one in a million). The file may be at most 1 MB, nested at most
+:data:`MAX_DEPTH` deep.
 """
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
+from surveykit.collection.instructions import check_placeholders
 from surveykit.definition.profile import ImportProfile, parse_profile
 from surveykit.designs.base import Design
 from surveykit.designs.registry import design_class, make_design
 from surveykit.designs.warner import GeneralizedWarner
-from surveykit.errors import ParameterError, SurveyDefinitionError
+from surveykit.errors import ParameterError, SurveyDefinitionError, printable
+from surveykit.resources import locate_resource
 from surveykit.vocabulary import BUILTIN_SPELLINGS, canonical_spelling, response_spellings
 
 __all__ = [
@@ -87,6 +100,29 @@ _TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "word
 _QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wording"})
 # Designs whose respondents answer an innocuous question need its text.
 _INNOCUOUS_DESIGNS = frozenset({"uqtknown", "uqtunknown", "crosswise", "triangular"})
+#: The largest survey file read (a survey of a thousand questions is about 200 KB).
+MAX_FILE_BYTES = 1_000_000
+#: How deeply tables and arrays may nest (a survey needs 7: a custom design's matrices).
+MAX_DEPTH = 12
+#: The smallest non-zero probability of an instruction: below it no respondent of any
+#: survey would ever be told to follow it, and neither dice nor a browser can draw it.
+MIN_PROBABILITY = Fraction(1, 10**6)
+#: Longest label (answers, categories, groups) a response file and the database hold.
+MAX_LABEL = 64
+#: Control characters; newlines and tabs are allowed in long texts (wording, question text).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_IN_LABEL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+@lru_cache(maxsize=1)
+def wording_keys() -> frozenset[str]:
+    """The keys of the shipped ``templates/wording.json``: the only keys [wording] may set.
+
+    >>> "intro" in wording_keys() and "rule_say" in wording_keys()
+    True
+    """
+    path = locate_resource("templates") / "wording.json"
+    return frozenset(json.loads(path.read_text(encoding="utf-8")))
 
 
 @dataclass(frozen=True)
@@ -193,10 +229,21 @@ def load_survey_file(path: str | Path) -> Survey:
     """
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if path.is_dir():
+            raise SurveyDefinitionError(f"{path} is a folder; give the survey file (.toml)")
+        if size > MAX_FILE_BYTES:
+            raise SurveyDefinitionError(
+                f"{path}: the file has {size:,} bytes; a survey file may have at most "
+                f"{MAX_FILE_BYTES:,} (is it the survey file?)")
         raw = path.read_bytes()
     except OSError as exc:
         raise SurveyDefinitionError(
             f"{path}: cannot read the survey file ({exc.strerror})") from None
+    if raw.startswith((b"PK\x03\x04", b"\xd0\xcf\x11\xe0")) or b"\x00" in raw[:4096]:
+        raise SurveyDefinitionError(
+            f"{path}: this is a binary file (a spreadsheet or an archive?), not a survey "
+            "file; a survey file is TOML text ('surveykit init --example' writes one)")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -222,11 +269,37 @@ def parse_survey(text: str, source_name: str = "<survey>") -> Survey:
     >>> s.questions[0].mechanism.dont_know
     0.2
     """
+    if len(text) > MAX_FILE_BYTES:
+        raise SurveyDefinitionError(f"{source_name}: the text has {len(text):,} characters; a "
+                                    f"survey file may have at most {MAX_FILE_BYTES:,}")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SurveyDefinitionError(f"{source_name}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise SurveyDefinitionError(
+            f"{source_name}: arrays or tables are nested too deeply to read; a survey nests "
+            f"at most {MAX_DEPTH} levels") from None
+    where = _too_deep(data)
+    if where is not None:
+        raise SurveyDefinitionError(f"{source_name}: {where}: nested more than {MAX_DEPTH} "
+                                    "levels deep; no survey field needs that")
     return _Validator(source_name).survey(data, text)
+
+
+def _too_deep(data: object) -> str | None:
+    """The key path where ``data`` nests deeper than MAX_DEPTH, or None (no recursion)."""
+    stack: list[tuple[object, str, int]] = [(data, "top level", 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return path
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if depth > 1 else str(k), depth + 1)
+                         for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
+    return None
 
 
 class _Validator:
@@ -240,7 +313,7 @@ class _Validator:
 
     def survey(self, data: dict, text: str) -> Survey:
         self.unknown_keys(data, _TOP_KEYS, "top level")
-        name = self.string(data, "name", "name")
+        name = self.string(data, "name", "name", exact=True)
         if not _SURVEY_NAME.match(name):
             raise self.fail("name", f"{name!r} must be 1-64 letters, digits, '_', '-' or '.', "
                                     "starting with a letter or digit (e.g. \"academic_integrity\")")
@@ -250,7 +323,7 @@ class _Validator:
             raise self.fail("language", f"{language!r} must be a language tag such as "
                                         "\"en\" or \"pt-BR\"")
         default = self.default_design(data)
-        wording = self.strings(data.get("wording", {}), "wording")
+        wording = self.wording(data.get("wording", {}), "wording")
         questions = data.get("questions")
         if not isinstance(questions, list) or not questions:
             raise self.fail("questions", "missing: add at least one [[questions]] table "
@@ -321,7 +394,7 @@ class _Validator:
         if not isinstance(entry, dict):
             raise self.fail(where, "must be a table with id and text ([[questions]])")
         self.unknown_keys(entry, _QUESTION_KEYS, where)
-        question_id = self.string(entry, "id", f"{where}.id")
+        question_id = self.string(entry, "id", f"{where}.id", exact=True)
         if not _IDENTIFIER.match(question_id):
             raise self.fail(f"{where}.id", f"{question_id!r} must start with a letter and "
                                            "contain only letters, digits and '_' (at most 64), "
@@ -347,7 +420,7 @@ class _Validator:
         wanted = dict(common_aliases)
         wanted.update({raw: (answer, f'{where}.aliases."{raw}"') for raw, answer in own.items()})
         aliases = self.aliases(wanted, design)
-        wording = self.strings(entry.get("wording", {}), f"{where}.wording")
+        wording = self.wording(entry.get("wording", {}), f"{where}.wording")
         return Question(id=question_id, text=text, design=design,
                         aliases=MappingProxyType(aliases), wording=wording, innocuous=innocuous)
 
@@ -384,7 +457,49 @@ class _Validator:
         if cls.model not in _INNOCUOUS_DESIGNS and innocuous is not None:
             raise self.fail(f"{where}.innocuous", f"the {cls.model} design asks no innocuous "
                                                   "question; remove innocuous")
+        if innocuous is not None:
+            self.text(innocuous, f"{where}.innocuous")
+        self.realizable(design, where)
+        self.labels(design, where, parameters)
         return design, innocuous.strip() if innocuous else None
+
+    def realizable(self, design: Design, where: str) -> None:
+        """Every instruction's probability is 0 or at least MIN_PROBABILITY."""
+        for g, group in enumerate(design.group_names):
+            for instruction in design.protocol.for_group(g):
+                p = instruction.probability
+                if 0 < p < MIN_PROBABILITY:
+                    in_group = f" in group {group!r}" if len(design.group_names) > 1 else ""
+                    raise self.fail(where, (
+                        f"the {design.model} design tells respondents{in_group} to follow "
+                        f"'{instruction.code}' with probability {float(p):.3g}: "
+                        "below one in a million no respondent would ever be told it, and no "
+                        "die or browser can draw it; make it 0 or at least 0.000001"))
+
+    def labels(self, design: Design, where: str, parameters: Mapping[str, object]) -> None:
+        """Answer, category and group labels a response file, the database, a form and a
+        terminal can all show: 1 to 64 characters, no control characters; a group named by
+        a number is that group's own number (a file's group column reads numbers and names)."""
+        kinds = (("groups", design.group_names), ("responses", design.response_labels),
+                 ("categories", design.state_labels))
+        for key, labels in kinds:
+            found = key if key in parameters else next(
+                (k for k in ("states", "categories") if k in parameters and key != "groups"),
+                None)
+            path = f"{where}.{found}" if found else where
+            for label in labels:
+                if len(label) > MAX_LABEL:
+                    raise self.fail(path, f"the label {label[:20]!r}... has {len(label)} "
+                                          f"characters; labels have at most {MAX_LABEL}")
+                if _CONTROL_IN_LABEL.search(label):
+                    raise self.fail(path, f"the label {printable(label)!r} holds a control "
+                                          "character; labels are plain text")
+        for number, name in enumerate(design.group_names, start=1):
+            if name.isdigit() and int(name) != number:
+                raise self.fail(f"{where}.groups", (
+                    f"group {number} is named {name!r}, the number of another group; a "
+                    "group named by a number must be its own number (response files give "
+                    "groups by number or name)"))
 
     def mechanism(self, value: object, where: str) -> GeneralizedWarner:
         if not isinstance(value, dict):
@@ -403,9 +518,11 @@ class _Validator:
                                                   "between 0 and 1")
             numbers[key] = float(number)
         try:
-            return GeneralizedWarner(p=numbers["p"], q=numbers["q"])
+            design = GeneralizedWarner(p=numbers["p"], q=numbers["q"])
         except ParameterError as exc:
             raise self.fail(where, str(exc)) from None
+        self.realizable(design, where)
+        return design
 
     def raw_aliases(self, value: object, where: str) -> dict[str, str]:
         """A survey-level [aliases] table: raw answer -> answer, checked per question later."""
@@ -416,6 +533,7 @@ class _Validator:
             key = f'{where}."{raw}"'
             if not isinstance(answer, str):
                 raise self.fail(key, f"{answer!r} must be an answer in quotes")
+            self.text(raw, key)
             spelling = canonical_spelling(raw)
             if not spelling:
                 raise self.fail(key, "an empty answer is missing, it cannot be an alias")
@@ -444,6 +562,34 @@ class _Validator:
             aliases[spelling] = target
         return aliases
 
+    def wording(self, value: object, where: str) -> Mapping[str, str]:
+        """A [wording] table: known keys (templates/wording.json), valid placeholders."""
+        texts = self.strings(value, where)
+        known = wording_keys()
+        for key, text in texts.items():
+            if key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=3, cutoff=0.75)
+                hint = f" (keys like it: {', '.join(close)})" if close else ""
+                raise self.fail(f"{where}.{key}", (
+                    f"unknown wording key {key!r}{hint}; 'surveykit docs questionnaires' "
+                    "lists every key under 'Wording and other languages'"))
+            self.text(text, f"{where}.{key}")
+            try:
+                check_placeholders({key: text}, where)
+            except ParameterError as exc:
+                # "where: key ('text') uses ..." -> "where.key: 'text' uses ..."
+                reason = str(exc).split(") ", 1)[-1]
+                raise self.fail(f"{where}.{key}", f"{text!r} {reason}") from None
+        return texts
+
+    def text(self, text: str, where: str) -> None:
+        """Refuse control characters (newlines and tabs are fine in long texts)."""
+        found = _CONTROL.search(text)
+        if found:
+            raise self.fail(where, (
+                f"holds the control character {printable(found.group())} at position "
+                f"{found.start() + 1}; texts are printed on forms and terminals, remove it"))
+
     def strings(self, value: object, where: str) -> Mapping[str, str]:
         if not isinstance(value, dict):
             raise self.fail(where, "must be a table of texts (key = \"text\")")
@@ -452,7 +598,10 @@ class _Validator:
                 raise self.fail(f"{where}.{key}", f"{text!r} must be a text in quotes")
         return MappingProxyType(dict(value))
 
-    def string(self, data: dict, key: str, where: str, default: str | None = None) -> str:
+    def string(self, data: dict, key: str, where: str, default: str | None = None, *,
+               exact: bool = False) -> str:
+        """A non-empty text; ``exact`` (names and ids) refuses spaces around it, which a
+        response file's header or a command line would not match."""
         if key not in data:
             if default is not None:
                 return default
@@ -460,6 +609,10 @@ class _Validator:
         value = data[key]
         if not isinstance(value, str) or not value.strip():
             raise self.fail(where, f"{value!r} must be a non-empty text in quotes")
+        if exact and value != value.strip():
+            raise self.fail(where, f"{value!r} has spaces at its start or end; write "
+                                   f"{value.strip()!r}")
+        self.text(value, where)
         return value.strip()
 
     def unknown_keys(self, data: dict, allowed: frozenset[str], where: str) -> None:

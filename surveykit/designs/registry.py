@@ -140,7 +140,7 @@ _NOTES = {"fr": ": forced no, forced yes"}
 def _hint(cls: type[Design]) -> str:
     example = EXAMPLES.get(cls.model)
     if not example:
-        return "no parameters needed" if example is not None else "see docs/designs.md"
+        return "no parameters needed" if example is not None else "see 'surveykit estimate --help'"
     return ("e.g. " + " and ".join(f"{key}={value}" for key, value in example.items())
             + _NOTES.get(cls.model, ""))
 

@@ -24,6 +24,7 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -88,6 +89,19 @@ class BinomialMap:
         pi = (np.asarray(theta, dtype=float) * self.answered - self.first_no) / (
             self.first_yes - self.first_no)
         return np.clip(pi, 0.0, 1.0) if clip else pi
+
+    def exact_pi(self, first: int, second: int) -> Fraction:
+        """pi_hat (Eq. 2) in exact arithmetic from the counts of the first and second
+        answer: the design's probabilities read as the decimals they were given as
+        (rationals of denominator up to 10^9), so that a share that is exactly 0 or 1 is
+        0 or 1, not 1.0000000000000002 (600 of 1,000 "yes" under p = 0.6, q = 0.4).
+
+        >>> BinomialMap(first_yes=0.6, first_no=0.4, answered=1.0).exact_pi(600, 400)
+        Fraction(1, 1)
+        """
+        a, b, s = (Fraction(value).limit_denominator(10**9)
+                   for value in (self.first_no, self.first_yes, self.answered))
+        return (Fraction(first, first + second) * s - a) / (b - a)
 
     def interval_to_pi(self, low, high):
         """An interval for theta as one for pi (the map reverses when P(r0|yes) < P(r0|no))."""

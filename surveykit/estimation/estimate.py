@@ -23,10 +23,13 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
@@ -36,6 +39,7 @@ from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Structure, identi
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import binomial
+from surveykit.estimation.compliance import ALPHA, DontKnowCheck, dont_know_check
 from surveykit.estimation.likelihood import LikelihoodProblem, covariance, maximize
 from surveykit.vocabulary import canonical_spelling, response_spellings
 
@@ -355,6 +359,52 @@ class Estimate:
                                    xtol=1e-12, rtol=1e-12)
         return ConfidenceInterval(float(low), float(high))
 
+    # -- checks ----------------------------------------------------------------------------
+
+    def dont_know_check(self, alpha: float = ALPHA) -> DontKnowCheck:
+        """The don't-know compliance test, as the report runs it: the "don't know" answers
+        among all answers against the design's share (exact binomial test; see
+        :mod:`surveykit.estimation.compliance`).
+
+        >>> from surveykit.designs.warner import GeneralizedWarner
+        >>> e = estimate(yes=643, no=924, dont_know=388, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+        >>> round(e.dont_know_check().pvalue, 3)
+        0.888
+        """
+        return dont_know_check(self.dont_know, self.n, self.design.designed_dont_know,
+                               alpha=alpha)
+
+    def _repr_html_(self) -> str:
+        """The estimate as an HTML table, for Jupyter."""
+        data = self.to_dict()
+        cell = html.escape
+        level = f"{data['ci_level']:.0%}"
+        rows = "".join(
+            f"<tr><td>{cell(entry['category'])}</td><td>{_html_number(entry['estimate'])}</td>"
+            f"<td>{_html_number(entry['se'])}</td><td>[{_html_number(entry['ci_low'])}, "
+            f"{_html_number(entry['ci_high'])}]</td></tr>"
+            for entry in data["estimates"])
+        answers = ", ".join(f"{cell(label)} {n}" for label, n in
+                            zip(self.design.response_labels, self.counts.sum(axis=0),
+                                strict=True))
+        facts = [("design", cell(self.design.describe())), ("answers", f"{answers} "
+                                                                       f"(n = {self.n:,})")]
+        check = self.dont_know_check()
+        if check.observed is not None and (check.designed or self.dont_know):
+            facts.append(("don't know", f"{check.observed:.1%} observed, "
+                                        f"{check.designed:.1%} designed "
+                                        f"(p = {check.pvalue:.3g})"))
+        facts.append(("privacy loss", f"Shafer {_html_number(data['epsilon_shafer'])}, "
+                                      f"Walley {_html_number(data['epsilon_walley'])}"))
+        facts += [("warning", cell(warning)) for warning in data["warnings"]]
+        head = "".join(f"<tr><th style=\"text-align:left\">{cell(k)}</th>"
+                       f"<td colspan=\"3\" style=\"text-align:left\">{v}</td></tr>"
+                       for k, v in facts)
+        return ("<table class=\"surveykit-estimate\">"
+                f"<thead>{head}<tr><th>category</th><th>estimate</th><th>std. error</th>"
+                f"<th>{level} CI ({cell(data['ci_method'])})</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table>")
+
     # -- output ----------------------------------------------------------------------------
 
     def to_dict(self, level: float = 0.95, method: str | None = None) -> dict:
@@ -417,11 +467,20 @@ class Estimate:
             "loglik": self.loglik,
             "converged": self.converged,
             "iterations": self.iterations,
-            "warnings": list(self.warnings),
         })
+        check = self.dont_know_check()
+        data.update(check.to_dict())
+        data["warnings"] = [*self.warnings, *([check.warning] if check.warning else [])]
         if self.g2 is not None:
             data["fit"] = {"g2": self.g2, "df": self.df, "p_value": self.fit_pvalue}
         return data
+
+
+def _html_number(value: float | None) -> str:
+    """4 decimals; "n/a" where there is no number, "inf" for no protection."""
+    if value is None:
+        return "n/a"
+    return "inf" if math.isinf(value) else f"{value:.4f}"
 
 
 # -- counts against a design -----------------------------------------------------------------
@@ -553,11 +612,12 @@ def fit_counts(design: Design, counts: np.ndarray) -> Estimate:
     _check_informative(design, used)
     problem = _problem(structure, used)
     best = maximize(problem)
-    x = np.concatenate([best.pi, best.eta])
     k = len(structure.states)
     at_bound = bool(np.any(best.pi <= 0)) or any(
         v <= p.low or v >= p.high for v, p in zip(best.eta, structure.nuisance, strict=True))
     unconstrained = _unconstrained(design, problem, best, used, at_bound)
+    best, unconstrained = _exact_at_the_edges(design, best, unconstrained, used)
+    x = np.concatenate([best.pi, best.eta])
     cov, identified = covariance(problem, x, expected=at_bound)
     for j, parameter in enumerate(structure.nuisance):
         if not identified[k + j]:
@@ -580,6 +640,40 @@ def fit_counts(design: Design, counts: np.ndarray) -> Estimate:
                     identified=_readonly(identified), loglik=best.loglik, g2=g2, df=df,
                     fit_pvalue=pvalue, converged=best.converged, iterations=best.iterations,
                     variance=variance, warnings=tuple(warnings))
+
+
+# Shares this close to 0 or 1 are 0 or 1: round-off of the fit, not information (an estimate
+# moves by about 1/n per answer, far more than this for any survey).
+_EDGE = 1e-12
+
+
+def _exact_at_the_edges(design: Design, best, unconstrained: np.ndarray | None,
+                        counts: np.ndarray):
+    """Shares without round-off at 0 and 1 (and never -0.0).
+
+    One-group yes/no designs get pi_hat in exact arithmetic
+    (:meth:`surveykit.estimation.binomial.BinomialMap.exact_pi`) and pi_mle, its
+    clip to [0, 1]; elsewhere shares within 1e-12 of 0 or 1 become 0 or 1.
+    """
+    mapping = binomial.binomial_map(design)
+    if mapping is not None and counts[0, 0] + counts[0, 1] > 0:
+        exact = mapping.exact_pi(int(counts[0, 0]), int(counts[0, 1]))
+        clipped = min(max(exact, Fraction(0)), Fraction(1))
+        yes = design.state_labels.index(YES)
+        free = np.empty(2)
+        free[yes], free[1 - yes] = float(exact), float(1 - exact)
+        shares = np.empty(2)
+        shares[yes], shares[1 - yes] = float(clipped), float(1 - clipped)
+        return dataclasses.replace(best, pi=shares), free
+
+    def snap(values: np.ndarray) -> np.ndarray:
+        values = np.array(values, dtype=float)
+        values[np.abs(values) <= _EDGE] = 0.0
+        values[np.abs(values - 1) <= _EDGE] = 1.0
+        return values
+
+    return (dataclasses.replace(best, pi=snap(best.pi)),
+            None if unconstrained is None else snap(unconstrained))
 
 
 def _unconstrained(design: Design, problem: LikelihoodProblem, best, counts: np.ndarray,
@@ -713,34 +807,47 @@ def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Des
                          groups=None) -> Estimate:
     """Estimate from raw responses: an array of response labels (and of groups).
 
-    ``labels`` holds the design's response labels (any case; for yes/no
-    designs also y/n/1/0/true/false) or integer codes into
-    ``design.response_labels`` (0 yes, 1 no, 2 don't know for yes/no designs).
+    ``labels`` is a list, a NumPy array or a pandas Series of the design's
+    response labels, read as imports read them (any case and spacing, "Don't
+    know" and "dk"; for yes/no designs also y/n/1/0/true/false as text), or of
+    integer codes into ``design.response_labels`` (0 yes, 1 no, 2 don't know
+    for yes/no designs). Missing answers (None, NaN, pandas' NA, empty text)
+    are left out, as empty cells are on import; they are never "don't know".
     ``groups`` (for multi-group designs) holds group numbers 1, 2, ... or
-    names. Counting is one ``numpy.bincount``.
+    names, one per label. Counting is one ``numpy.bincount``.
 
     >>> from surveykit.designs.warner import GeneralizedWarner
-    >>> estimate_from_labels(["yes", "no", "no", "dont_know"],
+    >>> estimate_from_labels(["Yes", "no", None, "Don't know"],
     ...                      mechanism=GeneralizedWarner(p=0.6, q=0.2)).n
-    4
+    3
     """
     design = design if design is not None else mechanism
     if not isinstance(design, Design):
         raise ParameterError(f"design ({design!r}) must be a design")
     responses = design.response_labels
-    codes = _codes(np.asarray(labels), responses, design.model)
+    array = _as_array(labels, "labels")
+    present = ~_missing(array)
+    group_array = None if groups is None else _as_array(groups, "groups")
+    if group_array is not None:
+        if group_array.shape != array.shape:
+            raise ParameterError(
+                f"groups has {group_array.size} entries for {array.size} responses")
+        absent = _missing(group_array) & present
+        if np.any(absent):
+            raise ParameterError(
+                f"groups: response {int(np.argmax(absent)) + 1} has no group; give the group "
+                "of every response that is not missing")
+        group_array = group_array[present]
+    codes = _codes(_as_codes_or_labels(array[present]), responses, design.model)
     size = len(responses)
-    if groups is None:
+    if group_array is None:
         if len(design.group_names) > 1:
             raise ParameterError(
                 f"design {design.model!r} has {len(design.group_names)} groups: give groups, "
                 "the group of each response")
         counts = np.bincount(codes.ravel(), minlength=size)[None, :size]
     else:
-        group_codes = _group_codes(np.asarray(groups), design)
-        if group_codes.shape != codes.shape:
-            raise ParameterError(
-                f"groups has {group_codes.size} entries for {codes.size} responses")
+        group_codes = _group_codes(group_array, design)
         # group * size + response in the smallest integer type that holds it: with int8
         # codes the combination costs two passes over bytes, not three over int64s
         cells = size * len(design.group_names)
@@ -752,6 +859,62 @@ def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Des
         counts = np.bincount(combined.ravel(), minlength=cells)
         counts = counts.reshape(len(design.group_names), size)
     return fit_counts(design, counts)
+
+
+def _as_array(values, name: str) -> np.ndarray:
+    """A one-dimensional array of a list, tuple, NumPy array or pandas Series/Categorical."""
+    if isinstance(values, str | bytes):
+        raise ParameterError(f"{name} ({values!r}) must be a list, array or Series of "
+                             "answers, not one text")
+    dtype = getattr(values, "dtype", None)
+    # pandas' extension arrays (Categorical, nullable Int64, string) become objects
+    array = np.asarray(values, dtype=object if dtype is not None
+                       and not isinstance(dtype, np.dtype) else None)
+    if array.ndim != 1:
+        array = array.ravel()
+    return array
+
+
+def _is_missing(value: object) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float | np.floating):
+        return math.isnan(value)
+    if isinstance(value, str):
+        return not value.strip()
+    # pandas.NA and pandas.NaT, without importing pandas
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def _missing(array: np.ndarray) -> np.ndarray:
+    """True where an answer is missing: None, NaN, pandas' NA, empty text."""
+    if array.dtype.kind == "f":
+        return np.isnan(array)
+    if array.dtype.kind == "O":
+        return np.fromiter((_is_missing(v) for v in array), dtype=bool, count=array.size)
+    if array.dtype.kind == "U":
+        return np.char.strip(array) == ""
+    return np.zeros(array.shape, dtype=bool)
+
+
+def _as_codes_or_labels(array: np.ndarray) -> np.ndarray:
+    """Whole numbers as integer codes (a numeric column with missing values is float);
+    anything else as text labels."""
+    if array.dtype.kind == "f":
+        if not np.all(np.equal(np.mod(array, 1), 0)):
+            bad = array[np.mod(array, 1) != 0][0]
+            raise ParameterError(f"label {bad!r} is not a whole number (a code) or a label")
+        return array.astype(np.int64)
+    if array.dtype.kind == "O":
+        numbers = [isinstance(v, int | np.integer | float | np.floating)
+                   and not isinstance(v, bool | np.bool_) for v in array]
+        if array.size and all(numbers):
+            return _as_codes_or_labels(array.astype(float))
+        if any(numbers):
+            raise ParameterError("the labels mix numbers (codes) and texts; give one kind")
+        return np.array([str(v) if not isinstance(v, bool | np.bool_) else
+                         ("true" if v else "false") for v in array], dtype=object)
+    return array
 
 
 def _codes(array: np.ndarray, responses: tuple[str, ...], model: str) -> np.ndarray:
@@ -781,6 +944,18 @@ def _codes(array: np.ndarray, responses: tuple[str, ...], model: str) -> np.ndar
 
 
 def _group_codes(array: np.ndarray, design: Design) -> np.ndarray:
+    if array.dtype.kind == "f":
+        array = _as_codes_or_labels(array)
+    if array.dtype.kind == "O":
+        # numbers and names may mix (1, 2, "B"): each distinct value is looked up once
+        index: dict[object, int] = {}
+        codes = np.empty(array.shape, dtype=np.int64)
+        for i, raw in enumerate(array):
+            key = int(raw) if isinstance(raw, float | np.floating) else raw
+            if key not in index:
+                index[key] = design.group_index(key)
+            codes[i] = index[key]
+        return codes
     if array.dtype.kind in "iu":
         if array.size and (array.min() < 1 or array.max() > len(design.group_names)):
             bad = array[(array < 1) | (array > len(design.group_names))][0].item()

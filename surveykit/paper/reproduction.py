@@ -38,6 +38,7 @@ import pandas as pd
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
 from surveykit.estimation.exact import warner_variance
+from surveykit.files import output_folder
 from surveykit.paper.tradeoff import (
     check_tradeoff_bounds,
     evaluate_all_rules,
@@ -664,11 +665,8 @@ def reproduce(
         seed = int(np.random.SeedSequence().entropy % 2**63)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ParameterError(f"seed ({seed!r}) must be a whole number >= 0")
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ParameterError(f"out ({str(out)!r}) exists and is not a directory; "
-                             "choose a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out, "--out")
+    out.mkdir(exist_ok=True)
     # independent streams per step: changing reps of one figure leaves the others alone
     fig2_rng, fig3_rng, fig5_rng, table_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)

@@ -1,7 +1,12 @@
-"""Pictures for the HTML report, as inline SVG made with matplotlib.
+"""Pictures for the HTML report, as inline SVG made with matplotlib, and for ``--plot``.
 
 Text in the SVG is drawn as paths (matplotlib's default ``svg.fonttype``),
 so a question id typed by a user can never become markup in the page.
+
+Every text is at least :data:`MIN_TEXT_PT` points: an SVG is shown at its
+natural size (1 pt = 4/3 CSS px), a PNG at 120 dpi, so legends and labels
+are at least 12 px tall on a 1280 px screen. The ``*_figure`` functions
+build the figures; the others render them (tests read the figures' texts).
 """
 
 from __future__ import annotations
@@ -14,9 +19,22 @@ import numpy as np
 
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
+from surveykit.files import output_file
+
+#: The picture formats --plot writes.
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+#: The smallest text (tick labels, legends) in points: 12 CSS px in an SVG shown as is.
+MIN_TEXT_PT = 9.0
+#: Axis labels and titles.
+LABEL_PT = 10.0
 
 __all__ = [
+    "MIN_TEXT_PT",
+    "design_figure",
+    "forest_figure",
     "forest_plot_svg",
+    "plan_figure",
+    "privacy_accuracy_figure",
     "plot_privacy_accuracy",
     "privacy_accuracy_curve",
     "privacy_accuracy_svg",
@@ -34,7 +52,23 @@ def _figure(width: float, height: float):
     import matplotlib.pyplot as plt
 
     plt.rcParams["svg.hashsalt"] = "surveykit"  # stable ids: the same report, the same bytes
-    return plt.subplots(figsize=(width, height), layout="constrained")
+    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    ax.tick_params(labelsize=MIN_TEXT_PT)
+    return fig, ax
+
+
+def _legend(ax) -> None:
+    """A legend readable at the figure's size, outside the curves when they fill the plot."""
+    ax.legend(fontsize=MIN_TEXT_PT, frameon=True, framealpha=0.85, edgecolor="0.85",
+              loc="best")
+
+
+def _labels(ax, *, x: str, y: str | None = None, title: str | None = None) -> None:
+    ax.set_xlabel(x, fontsize=LABEL_PT)
+    if y is not None:
+        ax.set_ylabel(y, fontsize=LABEL_PT)
+    if title is not None:
+        ax.set_title(title, fontsize=LABEL_PT)
 
 
 def _to_svg(fig) -> str:
@@ -66,67 +100,86 @@ def _forest_rows(report) -> list[tuple[str, float | None, tuple[float, float] | 
 def forest_plot_svg(report) -> str:
     """Each question's estimate with its confidence interval, one row per question (one per
     category for k-category designs)."""
+    return _to_svg(forest_figure(report))
+
+
+def forest_figure(report):
+    """The figure of :func:`forest_plot_svg`."""
     rows = _forest_rows(report)
-    fig, ax = _figure(7.0, 0.9 + 0.45 * max(1, len(rows)))
+    fig, ax = _figure(7.0, 1.1 + 0.45 * max(1, len(rows)))
     positions = np.arange(len(rows))[::-1]
     for position, (_, value, interval) in zip(positions, rows, strict=True):
         if value is None:
-            ax.text(0.5, position, "no estimate", ha="center", va="center", color="0.5")
+            ax.text(0.5, position, "no estimate", ha="center", va="center", color="0.5",
+                    fontsize=MIN_TEXT_PT)
             continue
         ax.plot(list(interval), [position, position], color="#1f5f8b", lw=2)
         ax.plot(value, position, "o", color="#1f5f8b", ms=7)
     ax.set_yticks(positions, [label for label, _, _ in rows])
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.7, len(rows) - 0.3)
-    ax.set_xlabel(f"estimated share (maximum likelihood, {report.level:.0%} interval)")
     ax.grid(axis="x", color="0.9")
     estimated = sum(q.estimate is not None for q in report.questions)
-    ax.set_title(f"Estimates for {estimated} of {len(report.questions)} questions")
-    return _to_svg(fig)
+    _labels(ax, x=f"estimated share (maximum likelihood, {report.level:.0%} interval)",
+            title=f"Estimates for {estimated} of {len(report.questions)} questions")
+    return fig
 
 
 def privacy_accuracy_curve(*, dont_know: float, n: int, pi: float = 0.5,
-                           epsilons: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(epsilon_shafer, exact standard error) along the optimal designs at one don't-know rate.
+                           epsilons: np.ndarray | None = None,
+                           semantics: str = "shafer") -> tuple[np.ndarray, np.ndarray]:
+    """(privacy loss, exact standard error) along the optimal designs at one don't-know rate.
 
     Every generalized Warner mechanism with don't-know rate d is the
     Corollary 3.12 design for eps = ln(p/q) at c = 1 - d, so a survey's
-    design lies on the curve of its own d.
+    design lies on the curve of its own d. ``epsilons`` are Shafer losses
+    along the family; with ``semantics="walley"`` the curve's x values are
+    the same designs' Walley losses, ln((1 - q)/q).
     """
+    if semantics not in ("shafer", "walley"):
+        raise ParameterError(f"semantics ({semantics!r}) must be 'shafer' or 'walley'")
     if epsilons is None:
         epsilons = np.linspace(0.1, 4.0, 60)
-    se = np.array([
-        np.sqrt(GeneralizedWarner.optimal(epsilon=float(e), dont_know=dont_know)
-                .conditional_variance(pi=pi, n=n))
-        for e in epsilons
-    ])
-    return epsilons, se
+    designs = [GeneralizedWarner.optimal(epsilon=float(e), dont_know=dont_know)
+               for e in epsilons]
+    se = np.array([np.sqrt(d.conditional_variance(pi=pi, n=n)) for d in designs])
+    losses = np.asarray(epsilons, dtype=float) if semantics == "shafer" else np.array(
+        [d.epsilon_walley for d in designs])
+    return losses, se
 
 
 def plot_privacy_accuracy(mechanism: GeneralizedWarner, *, n: int, pi: float, title: str,
                           warner: GeneralizedWarner | None = None,
-                          target_se: float | None = None, size=(4.6, 3.1)):
-    """A figure: standard error against Shafer loss for the mechanism's family and Warner's.
+                          target_se: float | None = None, size=(5.6, 3.8),
+                          semantics: str = "shafer"):
+    """A figure: standard error against the privacy loss in ``semantics`` (Shafer or
+    Walley) for the mechanism's family and Warner's.
 
     The family is every design with the mechanism's don't-know rate; the
     mechanism itself is marked, and so is ``warner`` (Warner's design at the
     same budget) and a ``target_se`` line, when given.
     """
-    top = max(4.0, 1.25 * mechanism.epsilon_shafer) if np.isfinite(mechanism.epsilon_shafer) \
-        else 4.0
+    def loss(design: GeneralizedWarner) -> float:
+        return design.epsilon_shafer if semantics == "shafer" else design.epsilon_walley
+
+    top = max(4.0, 1.25 * loss(mechanism)) if np.isfinite(loss(mechanism)) else 4.0
+    # Shafer losses along the family; a design's Walley loss is never below its Shafer loss
     epsilons = np.linspace(0.1, top, 60)
     fig, ax = _figure(*size)
-    e, se = privacy_accuracy_curve(dont_know=mechanism.dont_know, n=n, pi=pi, epsilons=epsilons)
+    e, se = privacy_accuracy_curve(dont_know=mechanism.dont_know, n=n, pi=pi, epsilons=epsilons,
+                                   semantics=semantics)
     ax.plot(e, se, color="#1f5f8b", lw=2,
             label=f"don't know {mechanism.dont_know:.0%} (this design's family)")
-    e, se = privacy_accuracy_curve(dont_know=0.0, n=n, pi=pi, epsilons=epsilons)
+    e, se = privacy_accuracy_curve(dont_know=0.0, n=n, pi=pi, epsilons=epsilons,
+                                   semantics=semantics)
     ax.plot(e, se, color="#b55d1a", lw=1.5, ls="--", label="Warner (no don't know)")
-    if np.isfinite(mechanism.epsilon_shafer):
-        ax.plot(mechanism.epsilon_shafer, np.sqrt(mechanism.conditional_variance(pi=pi, n=n)),
+    if np.isfinite(loss(mechanism)):
+        ax.plot(loss(mechanism), np.sqrt(mechanism.conditional_variance(pi=pi, n=n)),
                 "o", color="black", ms=7, label="chosen design")
     if warner is not None:
-        ax.plot(warner.epsilon_shafer, np.sqrt(warner.conditional_variance(pi=pi, n=n)), "s",
+        ax.plot(loss(warner), np.sqrt(warner.conditional_variance(pi=pi, n=n)), "s",
                 color="#b55d1a", ms=6, label="Warner at the same budget")
+    ax.set_xlim(0, top)
     if target_se is not None:
         ax.axhline(target_se, color="0.4", lw=1, ls=":", label=f"target se {target_se:g}")
     ax.set_yscale("log")
@@ -136,11 +189,10 @@ def plot_privacy_accuracy(mechanism: GeneralizedWarner, *, n: int, pi: float, ti
     ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_minor_locator(LogLocator(subs=()))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
-    ax.set_xlabel("privacy loss epsilon (Shafer, nats)")
-    ax.set_ylabel("standard error of pi")
-    ax.set_title(title, fontsize=10)
+    _labels(ax, x=f"privacy loss epsilon ({semantics.capitalize()}, nats)",
+            y="standard error of pi", title=title)
     ax.grid(color="0.92")
-    ax.legend(fontsize=7.5, frameon=False)
+    _legend(ax)
     return fig
 
 
@@ -167,12 +219,18 @@ def generalized_warner_equivalent(design) -> GeneralizedWarner | None:
 def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
     """The privacy-accuracy trade-off of a question's design family, as inline SVG; empty
     for designs outside the generalized Warner family (no curve is drawn for them)."""
+    fig = privacy_accuracy_figure(question, pi=pi)
+    return "" if fig is None else _to_svg(fig)
+
+
+def privacy_accuracy_figure(question, *, pi: float = 0.5):
+    """The figure of :func:`privacy_accuracy_svg`, or None when none is drawn."""
     mechanism = generalized_warner_equivalent(question.design)
     if mechanism is None or question.answered == 0:
-        return ""  # no family curve for this design, or no answers yet to size it by
+        return None  # no family curve for this design, or no answers yet to size it by
     n = question.answered
-    return _to_svg(plot_privacy_accuracy(mechanism, n=n, pi=pi,
-                                         title=f"{question.id}: n = {n:,}, pi = {pi:g}"))
+    return plot_privacy_accuracy(mechanism, n=n, pi=pi,
+                                 title=f"{question.id}: n = {n:,}, pi = {pi:g}")
 
 
 #: Sample size drawn when a design gives neither n nor a target.
@@ -183,43 +241,51 @@ def save_design_plot(path, ours, warner) -> Path:
     """Write the design's privacy-accuracy picture to ``path`` (.png, .svg or .pdf)."""
     import matplotlib.pyplot as plt
 
-    path = Path(path)
+    path = output_file(path, "--plot", suffixes=PLOT_SUFFIXES)
     suffix = path.suffix.lower().lstrip(".")
-    if suffix not in ("png", "svg", "pdf"):
-        raise ParameterError(f"--plot {str(path)!r} must end in .png, .svg or .pdf")
-    n = ours.n if ours.n is not None else DEFAULT_PLOT_N
-    title = (f"{ours.semantics.capitalize()} budget {ours.budget:g}: n = {n:,}, "
-             f"pi = {ours.pi:g}")
-    fig = plot_privacy_accuracy(ours.mechanism, n=n, pi=ours.pi, title=title,
-                                warner=warner.mechanism, target_se=ours.target_se,
-                                size=(6.4, 4.2))
+    fig = design_figure(ours, warner)
     fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
                 else None)
     plt.close(fig)
     return path
 
 
+def design_figure(ours, warner):
+    """The figure of :func:`save_design_plot`: the x axis is the privacy loss in the
+    semantics the design was made for, so both marked designs sit at the budget."""
+    n = ours.n if ours.n is not None else DEFAULT_PLOT_N
+    title = (f"{ours.semantics.capitalize()} budget {ours.budget:g}: n = {n:,}, "
+             f"pi = {ours.pi:g}")
+    return plot_privacy_accuracy(ours.mechanism, n=n, pi=ours.pi, title=title,
+                                 warner=warner.mechanism, target_se=ours.target_se,
+                                 size=(6.4, 4.2), semantics=ours.semantics)
+
+
 def save_plan_plot(path, plan) -> Path:
     """Write a plan's privacy-accuracy picture to ``path`` (.png, .svg or .pdf): the standard
-    error against the privacy loss along the design's free parameter, the plan marked.
-
-    The curve comes from :func:`surveykit.planning.trade_off_curve` (no arithmetic here).
-    """
+    error against the privacy loss along the design's free parameter, the plan marked."""
     import matplotlib.pyplot as plt
+
+    path = output_file(path, "--plot", suffixes=PLOT_SUFFIXES)
+    suffix = path.suffix.lower().lstrip(".")
+    fig = plan_figure(plan)
+    fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
+                else None)
+    plt.close(fig)
+    return path
+
+
+def plan_figure(plan):
+    """The figure of :func:`save_plan_plot`; the curve comes from
+    :func:`surveykit.planning.trade_off_curve` (no arithmetic here)."""
     from matplotlib.ticker import FuncFormatter, LogLocator
 
-    from surveykit.planning import trade_off_curve
+    from surveykit.planning import precision, trade_off_curve
 
-    path = Path(path)
-    suffix = path.suffix.lower().lstrip(".")
-    if suffix not in ("png", "svg", "pdf"):
-        raise ParameterError(f"--plot {str(path)!r} must end in .png, .svg or .pdf")
     if plan.free is None:
         raise ParameterError("--plot draws the trade-off along the design's free parameter: "
                              "give --epsilon")
     n = plan.n if plan.n is not None else DEFAULT_PLOT_N
-    from surveykit.planning import precision
-
     spent = plan.budget if plan.budget is not None else float("nan")
     se = precision(plan.design, n=n, pi=plan.pi, nuisance=plan.nuisance,
                    allocation=plan.allocation).se
@@ -241,13 +307,10 @@ def save_plan_plot(path, plan) -> Path:
     ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_minor_locator(LogLocator(subs=()))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
-    ax.set_xlabel(f"privacy loss epsilon ({plan.semantics.capitalize()}, nats)")
-    ax.set_ylabel("standard error")
-    ax.set_title(f"{plan.design.model}, {plan.semantics.capitalize()} budget {plan.budget:g}: "
-                 f"n = {n:,}", fontsize=10)
+    _labels(ax, x=f"privacy loss epsilon ({plan.semantics.capitalize()}, nats)",
+            y="standard error",
+            title=f"{plan.design.model}, {plan.semantics.capitalize()} budget "
+                  f"{plan.budget:g}: n = {n:,}")
     ax.grid(color="0.92")
-    ax.legend(fontsize=7.5, frameon=False)
-    fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
-                else None)
-    plt.close(fig)
-    return path
+    _legend(ax)
+    return fig

@@ -41,6 +41,7 @@ from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import EstimationError
 from surveykit.estimation import ConfidenceInterval, Estimate, estimate
 from surveykit.estimation.binomial import BINOMIAL_CI_METHODS as BINOMIAL_METHODS
+from surveykit.estimation.compliance import ALPHA, dont_know_check
 from surveykit.estimation.estimate import GENERAL_METHODS, default_interval_method
 
 __all__ = [
@@ -55,7 +56,6 @@ __all__ = [
 ]
 
 #: Significance level of the compliance and randomizer checks.
-ALPHA = 0.01
 #: Below this many informative answers the interval rests on too little data.
 MIN_YES_NO = 30
 REPORT_FORMATS = ("text", "markdown", "html", "json")
@@ -265,38 +265,6 @@ def _percent(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
-def _dont_know_check(dont_know: int, answered: int, designed: float) -> tuple[float | None, str]:
-    """Exact binomial test of the don't-know count; returns (p-value, warning or '')."""
-    # scipy.stats costs ~1 s to import; only the commands that compute pay for it
-    from scipy import stats
-
-    if answered == 0:
-        return None, ""
-    observed = dont_know / answered
-    if designed == 0:
-        pvalue = 1.0 if dont_know == 0 else 0.0
-    elif designed == 1:
-        pvalue = 1.0 if dont_know == answered else 0.0
-    else:
-        pvalue = float(stats.binomtest(dont_know, answered, designed).pvalue)
-    if pvalue >= ALPHA:
-        return pvalue, ""
-    shares = (f"{_percent(observed)} answered \"don't know\" where the design expects "
-              f"{_percent(designed)} (exact binomial test, p = {pvalue:.2g})")
-    if observed > designed:
-        return pvalue, (
-            f"More \"don't know\" than designed: {shares}. Some respondents seem to have "
-            "opted out instead of following their instructions. The estimate uses only the "
-            "other answers, so it stays unbiased only if opting out is unrelated to the truth; "
-            "if people with the trait opt out more often, pi is underestimated."
-        )
-    return pvalue, (
-        f"Fewer \"don't know\" than designed: {shares}. Some respondents seem to have "
-        "given another answer when their instruction said \"don't know\"; those answers do "
-        "not follow the design, so the estimate may be biased."
-    )
-
-
 def _codes_check(issued: Mapping[int, Mapping[str, int]], design: Design
                  ) -> tuple[float | None, str]:
     """Chi-square test of the instructions issued per group against the design's protocol.
@@ -433,9 +401,10 @@ def build_report(
                 )
             warnings.extend(_fit_warning(result))
         designed = float(design.designed_dont_know)
-        pvalue, warning = _dont_know_check(dont_know, answered, designed)
-        if warning:
-            warnings.append(warning)
+        check = dont_know_check(dont_know, answered, design.designed_dont_know, alpha=ALPHA)
+        pvalue = check.pvalue
+        if check.warning:
+            warnings.append(check.warning)
         codes = code_tallies.get(question.id) if code_tallies else None
         codes_pvalue = None
         if codes is not None and issued:

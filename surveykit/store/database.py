@@ -30,6 +30,7 @@ from sqlalchemy import (
     distinct,
     event,
     func,
+    inspect,
     select,
 )
 from sqlalchemy import exc as sa_exc
@@ -38,10 +39,11 @@ from sqlalchemy.engine import make_url
 from surveykit.counts import Counts
 from surveykit.definition.survey import Survey, canonical_spelling, parse_survey
 from surveykit.errors import ParameterError, StoreError, SurveyDefinitionError
-from surveykit.store import migrate
+from surveykit.store import migrate, problems
 from surveykit.store.models import (
     CODE_LENGTH,
     RESPONDENT_ID_LENGTH,
+    Base,
     CodeTallyRecord,
     ImportRecord,
     QuestionRecord,
@@ -128,10 +130,13 @@ def open_engine(url: str | None = None) -> Engine:
             f"database URL {url!r} is not a SQLAlchemy URL; use e.g. sqlite:///surveykit.db "
             "or postgresql://user:password@host/dbname"
         ) from None
+    busy_timeout: float | None = None
     try:
         if parsed.get_backend_name() == "sqlite":
-            engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
-            _configure_sqlite(engine)
+            busy_timeout = _busy_timeout(parsed)
+            engine = create_engine(parsed.difference_update_query(["timeout"]),
+                                   connect_args={"timeout": busy_timeout})
+            _configure_sqlite(engine, busy_timeout)
         else:
             engine = create_engine(parsed, pool_pre_ping=True)
     except (sa_exc.NoSuchModuleError, ModuleNotFoundError) as exc:
@@ -139,19 +144,57 @@ def open_engine(url: str | None = None) -> Engine:
             f"no database driver for {parsed.drivername!r} ({exc}); for PostgreSQL install "
             "surveykit[postgres]"
         ) from None
+    problems.install(engine, busy_timeout=busy_timeout)
     return engine
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _busy_timeout(url) -> float:
+    """Seconds a writer waits for another: ``?timeout=S`` in an SQLite URL, else 600."""
+    text = url.query.get("timeout")
+    if text is None:
+        return SQLITE_BUSY_TIMEOUT_SECONDS
+    try:
+        seconds = float(text if isinstance(text, str) else text[-1])
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 86400:
+        raise ParameterError(f"timeout ({text!r}) in the database URL must be a number of "
+                             "seconds from 0 to 86400, e.g. sqlite:///surveykit.db?timeout=30")
+    return seconds
+
+
+def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
+    @event.listens_for(engine, "do_connect")
+    def _read_only_when_it_cannot_write(dialect, record, cargs, cparams):
+        # A database the user may only read (a read-only file, or a folder where SQLite
+        # cannot create its -wal and -shm files) is opened read-only, so that counts and
+        # reports work; a write then fails with "readonly", which problems.py explains.
+        path = problems.sqlite_file(engine)
+        if path is None or not path.is_file():
+            return None
+        folder = path.parent if str(path.parent) else Path(".")
+        folder_writable = os.access(folder, os.W_OK | os.X_OK)
+        if os.access(path, os.W_OK) and folder_writable:
+            return None
+        record.info["read_only"] = True
+        wal = path.with_name(path.name + "-wal")
+        # without write access to the folder and no -wal file, SQLite can only read the
+        # file as immutable (no shared-memory index to create)
+        immutable = "&immutable=1" if not folder_writable and not wal.exists() else ""
+        uri = f"{path.resolve().as_uri()}?mode=ro{immutable}"
+        return dialect.dbapi.connect(uri, uri=True, **{k: v for k, v in cparams.items()
+                                                        if k != "uri"})
+
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection, _record) -> None:
+    def _on_connect(dbapi_connection, record) -> None:
         # Let SQLAlchemy's "begin" event below emit BEGIN itself, so write
         # transactions can take the write lock up front.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_SECONDS * 1000}")
+        if not record.info.get("read_only"):
+            cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -174,32 +217,34 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield connection
 
 
-def _sqlite_path(engine: Engine) -> Path | None:
-    if engine.dialect.name != "sqlite":
-        return None
-    database = engine.url.database
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return None
-    return Path(database)
-
-
 def require_schema(engine: Engine) -> None:
     """Raise a StoreError with the fix unless the database is at the newest migration."""
-    path = _sqlite_path(engine)
+    path = problems.sqlite_file(engine)
     if path is not None and not path.exists():
         raise StoreError(
             f"no surveykit database at {path.resolve()}: run 'surveykit init' there first, "
             "or choose another database with --db URL or SURVEYKIT_DB"
         )
-    try:
-        current = migrate.current_revision(engine)
-    except sa_exc.OperationalError as exc:
-        raise StoreError(f"cannot open {display_url(engine)}: {exc.orig}") from None
+    if path is not None and path.is_dir():
+        raise StoreError(f"--db {path} is a folder, not a database file; give the database "
+                         "file, e.g. --db surveykit.db")
+    current = migrate.current_revision(engine)
     head = migrate.head_revision()
     if current is None:
+        foreign = sorted(set(inspect(engine).get_table_names()) - {"alembic_version"})
+        if path is not None and foreign:
+            raise StoreError(
+                f"{path} is not a surveykit database (it holds other tables: "
+                f"{', '.join(foreign[:5])}): give the surveykit database with --db, or a new "
+                "file name and run 'surveykit init --db FILE' to create one")
         raise StoreError(
             f"{display_url(engine)} has no surveykit tables: run 'surveykit init' first"
         )
+    if current not in migrate.known_revisions():
+        raise StoreError(
+            f"{display_url(engine)} is at schema revision {current!r}, which this surveykit "
+            f"does not know: it belongs to another application or a newer surveykit "
+            f"(this one knows up to {head}); use the surveykit that made it, or another --db")
     if current != head:
         raise StoreError(
             f"{display_url(engine)} is at schema revision {current}, this surveykit needs "
@@ -210,13 +255,50 @@ def require_schema(engine: Engine) -> None:
 def init_database(engine: Engine) -> str:
     """Create or upgrade the schema by running the Alembic migrations; returns the revision.
 
-    Running it again on an up-to-date database changes nothing.
+    Running it again on an up-to-date database changes nothing. A database that
+    holds another application's tables is refused, never mixed with ours.
     """
-    try:
-        migrate.upgrade(engine)
-    except sa_exc.OperationalError as exc:
-        raise StoreError(f"cannot initialize {display_url(engine)}: {exc.orig}") from None
+    path = problems.sqlite_file(engine)
+    if path is not None:
+        folder = path.parent if str(path.parent) else Path(".")
+        if path.is_dir():
+            raise StoreError(f"--db {path} is a folder, not a database file; give a file "
+                             f"name, e.g. --db {path / 'surveykit.db'}")
+        if not folder.is_dir():
+            raise StoreError(f"cannot create the database {path}: the folder {folder} does not "
+                             f"exist; create it first (mkdir -p {folder}) or give another --db")
+    _refuse_foreign_database(engine)
+    migrate.upgrade(engine)
     return migrate.head_revision()
+
+
+def _refuse_foreign_database(engine: Engine) -> None:
+    """Refuse to add surveykit's tables to another application's database.
+
+    On SQLite (a file is one application's) any table of a database without
+    surveykit's schema revision is foreign; on other databases, where several
+    applications share a schema, tables named like ours are. A revision that
+    is not ours means another Alembic-managed application.
+    """
+    current = migrate.current_revision(engine)
+    if current is not None:
+        if current not in migrate.known_revisions():
+            raise StoreError(
+                f"{display_url(engine)} belongs to another application or a newer surveykit "
+                f"(schema revision {current!r}); surveykit keeps its data in a database of "
+                "its own: give a new file or database with --db")
+        return
+    # an empty alembic_version is what downgrading surveykit to "base" leaves
+    existing = set(inspect(engine).get_table_names()) - {"alembic_version"}
+    foreign = sorted(existing if problems.sqlite_file(engine) is not None
+                     else existing & set(Base.metadata.tables))
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5
+                                          else "")
+        raise StoreError(
+            f"{display_url(engine)} already holds tables that are not surveykit's ({shown}); "
+            "surveykit keeps its data in a database of its own and changed nothing: give a "
+            "new file name with --db (e.g. --db surveykit.db)")
 
 
 def _now() -> datetime:

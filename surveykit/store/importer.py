@@ -64,6 +64,7 @@ from surveykit.errors import (
     printable,
     summarize_kinds,
 )
+from surveykit.files import output_file
 from surveykit.store import database as store
 from surveykit.store.models import ANSWER_LENGTH, RESPONDENT_ID_LENGTH
 
@@ -173,7 +174,8 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
     path = Path(path)
     survey = store.load_survey(engine, survey_name)
     facts = inspect_file(path)
-    rejects = Path(rejects_path) if rejects_path is not None and not dry_run else None
+    rejects = output_file(rejects_path, "--rejects") if rejects_path is not None and not dry_run \
+        else None
     if rejects is not None and rejects.resolve() == path.resolve():
         raise ParameterError(f"the rejects file {rejects} would overwrite the file imported")
     options = _Options(fmt=fmt, replace=replace, skip_invalid=skip_invalid, dry_run=dry_run,

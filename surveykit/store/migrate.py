@@ -21,7 +21,8 @@ from sqlalchemy import Connection, Engine
 
 from surveykit.resources import locate_resource
 
-__all__ = ["check", "current_revision", "downgrade", "head_revision", "upgrade"]
+__all__ = ["check", "current_revision", "downgrade", "head_revision", "known_revisions",
+           "upgrade"]
 
 
 def _config(connection: Connection | None = None) -> Config:
@@ -41,6 +42,13 @@ def head_revision() -> str:
     if head is None:  # pragma: no cover - the package always ships migrations
         raise RuntimeError("surveykit ships no migrations: reinstall surveykit")
     return head
+
+
+@lru_cache(maxsize=1)
+def known_revisions() -> frozenset[str]:
+    """Every migration shipped with this surveykit."""
+    return frozenset(script.revision for script in
+                     ScriptDirectory.from_config(_config()).walk_revisions())
 
 
 def current_revision(engine: Engine) -> str | None:

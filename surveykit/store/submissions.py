@@ -50,6 +50,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Connection, Engine, select
 from sqlalchemy import exc as sa_exc
 
+from surveykit.collection.respondent_ids import diagnose_unknown_id
 from surveykit.definition.responses import canonical_respondent_id
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError
@@ -130,8 +131,8 @@ def canonical_web_id(value: object) -> str:
 
     Raises SubmissionError unless it then is 1 to 200 letters, digits and ``. _ : @ + -``.
 
-    >>> canonical_web_id(" 7kq2 m9xd 4frt 8b "), canonical_web_id("class3-017")
-    ('7KQ2-M9XD-4FRT-8B', 'class3-017')
+    >>> canonical_web_id(" 7kq2 m9xd 4frt 8bt "), canonical_web_id("class3-017")
+    ('7KQ2-M9XD-4FRT-8BT', 'class3-017')
     """
     if not isinstance(value, str):
         raise SubmissionError("respondent_id must be a text")
@@ -266,8 +267,10 @@ class Submissions:
             self._known["issued"] = conn.execute(select(respondents.c.respondent_id).where(
                 respondents.c.survey_id == self.survey_key).limit(1)).first() is not None
         if self._known["issued"]:
-            raise NotIssuedError(f"this respondent id was not issued for survey "
-                                 f"{self.survey.name!r}")
+            # a typo the check symbol catches is said as such; no nearest id is suggested
+            # (it would let anyone find issued ids by trying ids near a guess)
+            raise NotIssuedError(diagnose_unknown_id(
+                respondent_id, lambda _ids: (), survey=self.survey.name, suggest=False).reason)
         if several:
             raise NotIssuedError(
                 f"survey {self.survey.name!r} has multi-group designs and no issued ids: "
