@@ -155,7 +155,8 @@ def test_a_column_no_rule_maps_names_the_column_and_the_profile_keys(engine, tmp
     assert str(caught.value).splitlines()[0] == (
         f"{path}: column 'integrity/consent' maps to no question of survey "
         "'academic_integrity': set [import.columns] \"integrity/consent\" = \"QUESTION_ID\", "
-        "or [import] ignore = [\"integrity/consent\"] in the survey file and run 'surveykit "
+        "declare it in [covariates] if it describes the respondent, or [import] ignore = "
+        "[\"integrity/consent\"] in the survey file and run 'surveykit "
         "survey update FILE'; nothing was imported:")
     assert stored_rows(engine) == (0, 0)
 

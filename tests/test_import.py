@@ -178,8 +178,9 @@ def test_non_utf8_bytes_are_refused_with_line_column_and_value(survey_engine, tm
                                "\"COLUMN\"")),
     ("respondent_id,question_id,answer,comment\nr1,exam_cheating,yes,x\n",
      CsvProblem(1, "comment", None, "unexpected column in the long layout (respondent_id, "
-                                    "question_id, answer, and group for multi-group designs); "
-                                    "remove it, rename it to start with '_', or set [import] "
+                                    "question_id, answer, group for multi-group designs, and "
+                                    "declared covariates); remove it, rename it to start with "
+                                    "'_', declare it in [covariates], or set [import] "
                                     "ignore = [\"comment\"]")),
     ("respondent_id,question_id\nr1,exam_cheating\n",
      CsvProblem(1, None, None, "the long layout needs the column answer")),

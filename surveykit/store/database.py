@@ -43,6 +43,7 @@ from surveykit.store.models import (
     CODE_LENGTH,
     RESPONDENT_ID_LENGTH,
     CodeTallyRecord,
+    CovariateRecord,
     ImportRecord,
     QuestionRecord,
     RespondentRecord,
@@ -84,6 +85,7 @@ respondents = RespondentRecord.__table__
 tallies = CodeTallyRecord.__table__
 imports = ImportRecord.__table__
 responses = ResponseRecord.__table__
+covariates = CovariateRecord.__table__
 
 
 def resolve_url(url: str | None = None) -> str:
@@ -271,7 +273,8 @@ def add_survey(engine: Engine, survey: Survey) -> bool:
             if not definition_changes(stored, survey):
                 raise StoreError(
                     f"survey {survey.name!r} is already in the database (version {version}) "
-                    "and this file changes only its [import] profile or aliases: run "
+                    "and this file changes only its [import] profile, aliases, covariates "
+                    "or models: run "
                     "'surveykit survey update FILE' to store it as a new version")
             raise StoreError(
                 f"a different survey named {survey.name!r} is already in the database; "
@@ -309,15 +312,28 @@ class SurveyUpdate:
 
 def definition_changes(stored: Survey, new: Survey) -> list[str]:
     """Why ``new`` cannot update ``stored``: the key paths of changes other than the
-    ``[import]`` profile and added aliases (empty when the update is allowed).
+    ``[import]`` profile, added aliases, added covariates and the models (empty when
+    the update is allowed).
 
     Questions, texts, designs, groups and wording never change once stored:
     answers were randomized with them. Aliases may be added, never changed
-    or removed, so that a label keeps its meaning across versions.
+    or removed, so that a label keeps its meaning across versions; so may
+    covariates, whose stored values were read with their declaration.
+    ``[[models]]`` may change freely: they are analyses, not data.
     """
     old_data, new_data = tomllib.loads(stored.source), tomllib.loads(new.source)
     problems = [f"{path} differs from the stored definition"
                 for path in _differences(_without_mapping(old_data), _without_mapping(new_data))]
+    old_covariates = old_data.get("covariates", {})
+    new_covariates = new_data.get("covariates", {})
+    for name, declared in old_covariates.items():
+        if name not in new_covariates:
+            problems.append(f"covariates.{name} was removed (covariates can only be added: "
+                            "stored values were read with it)")
+        elif new_covariates[name] != declared:
+            problems.append(f"covariates.{name} changes from {declared!r} to "
+                            f"{new_covariates[name]!r} (stored values were read with it; "
+                            "declare a new covariate instead)")
     old_aliases = _raw_aliases(old_data)
     new_aliases = _raw_aliases(new_data)
     for path, target in old_aliases.items():
@@ -330,7 +346,8 @@ def definition_changes(stored: Survey, new: Survey) -> list[str]:
 
 
 def _without_mapping(data: dict) -> dict:
-    data = {k: v for k, v in data.items() if k not in ("import", "aliases")}
+    data = {k: v for k, v in data.items()
+            if k not in ("import", "aliases", "covariates", "models")}
     if isinstance(data.get("questions"), list):
         data["questions"] = [{k: v for k, v in q.items() if k != "aliases"}
                              if isinstance(q, dict) else q for q in data["questions"]]
@@ -387,14 +404,18 @@ def update_survey(engine: Engine, survey: Survey) -> SurveyUpdate:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise StoreError(
                 f"survey {survey.name!r} cannot be updated: {problems[0]}{more}; an update "
-                "may change only the [import] profile and add aliases (the answers were "
-                "randomized with the stored questions and designs): for other changes, add "
-                "the survey under a new name")
+                "may change only the [import] profile and [[models]], and add aliases and "
+                "covariates (the answers were randomized with the stored questions and "
+                "designs): for other changes, add the survey under a new name")
         changed = []
         if stored.profile != survey.profile:
             changed.append("[import]")
         if _raw_aliases(tomllib.loads(source)) != _raw_aliases(tomllib.loads(survey.source)):
             changed.append("aliases")
+        if stored.covariates != survey.covariates:
+            changed.append("[covariates]")
+        if stored.models != survey.models:
+            changed.append("[[models]]")
         conn.execute(survey_versions.insert().values(
             survey_id=key, version=version + 1, source=survey.source, created_at=_now()))
     return SurveyUpdate(survey=survey.name, version=version + 1, previous=version,

@@ -23,6 +23,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from surveykit.definition.covariates import COVARIATE_NAME_LENGTH, COVARIATE_VALUE_LENGTH
+
 # Constraint names that are the same on every database, so migrations can name them.
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -178,4 +180,29 @@ class ResponseRecord(Base):
     respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)
     answer: Mapped[str] = mapped_column(String(ANSWER_LENGTH))
     group_number: Mapped[int] = mapped_column(Integer, server_default="1")
+    import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"))
+
+
+class CovariateRecord(Base):
+    """One covariate value of one respondent: (survey, respondent, name) -> value.
+
+    Only covariates the survey declares (``[covariates]``) are stored, as text:
+    a number in its shortest form (``21``, ``21.5``), a category as written
+    (or as its declared level). ``import_id`` is the import that gave the
+    value. Covariates are not randomized (docs/store.md, "Covariates and
+    privacy"); like every other table, this one holds no instruction code.
+    On SQLite the table is WITHOUT ROWID (its key is the table).
+    """
+
+    __tablename__ = "covariates"
+    __table_args__ = (
+        CheckConstraint("value <> ''", name="value"),
+        {"sqlite_with_rowid": False},
+    )
+
+    survey_id: Mapped[int] = mapped_column(
+        ForeignKey("surveys.id", ondelete="CASCADE"), primary_key=True)
+    respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)
+    name: Mapped[str] = mapped_column(String(COVARIATE_NAME_LENGTH), primary_key=True)
+    value: Mapped[str] = mapped_column(String(COVARIATE_VALUE_LENGTH))
     import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"))
