@@ -24,6 +24,7 @@ from surveykit.errors import CsvImportError, CsvProblem, ParameterError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
 from surveykit.store.importer import import_responses
+from tests.store_support import checked_counts
 
 SURVEY = "academic_integrity"
 QUESTIONS = ("exam_cheating", "plagiarism", "contract_cheating", "fabricated_data")
@@ -39,8 +40,9 @@ def write(path: Path, content: str | bytes) -> Path:
 
 
 def counts_of(engine) -> dict[str, tuple[int, int, int, int]]:
+    """Counts per question, read after checking the kept counts against the answers."""
     return {c.question_id: (c.yes, c.no, c.dont_know, c.missing)
-            for c in store.count_responses(engine, SURVEY)}
+            for c in checked_counts(engine, SURVEY)}
 
 
 def stored_rows(engine) -> tuple[int, int]:
@@ -568,6 +570,11 @@ def test_a_killed_import_leaves_the_database_as_before(tmp_path, sample_survey_p
     assert connection.execute("SELECT count(*) FROM responses").fetchone() == (40,)
     assert connection.execute("SELECT file_name FROM imports").fetchall() == [("small.csv",)]
     connection.close()
+    check = subprocess.run([*run, "check", "--survey", SURVEY, "--db", url],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    assert check.stdout == (f"The kept counts of survey '{SURVEY}' agree with its answers: "
+                            "4 cells, 40 answers, 10 respondents.\n")
 
 
 def test_two_imports_into_one_sqlite_database_at_once_both_succeed(tmp_path, sample_survey_path):
@@ -589,3 +596,7 @@ def test_two_imports_into_one_sqlite_database_at_once_both_succeed(tmp_path, sam
     assert connection.execute("SELECT count(*) FROM responses").fetchone() == (200_000,)
     assert connection.execute("SELECT count(*) FROM imports").fetchone() == (2,)
     connection.close()
+    check = subprocess.run([*run, "check", "--survey", SURVEY, "--db", url],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    assert "200,000 answers, 50,000 respondents" in check.stdout

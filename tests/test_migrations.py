@@ -18,7 +18,8 @@ from surveykit.store.models import Base
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 SURVEYKIT_TABLES = {"surveys", "survey_versions", "questions", "respondents", "code_tallies",
-                    "imports", "responses", "covariates"}
+                    "imports", "responses", "covariates", "answer_counts",
+                    "known_respondents"}
 
 
 def table_names(engine) -> set[str]:
@@ -69,7 +70,7 @@ def test_an_outdated_database_asks_for_init(sqlite_url):
     with engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = 'old'"))
     with pytest.raises(store.StoreError, match=r"is at schema revision old, this surveykit "
-                                               r"needs 0004: run 'surveykit init'"):
+                                               r"needs 0005: run 'surveykit init'"):
         store.list_surveys(engine)
     engine.dispose()
 
@@ -107,7 +108,7 @@ def test_init_works_from_any_directory_with_a_non_editable_wheel(tmp_path):
                             text=True, env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
                             timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "schema revision 0004" in result.stdout
+    assert "schema revision 0005" in result.stdout
     assert '"id": "exam_cheating"' in result.stdout
     assert (elsewhere / "surveykit.db").exists()
 

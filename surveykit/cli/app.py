@@ -69,7 +69,7 @@ class SurveykitGroup(click.Group):
 
     # --help lists the commands in the order of the work, not alphabetically
     WORKFLOW = ("demo", "design", "init", "survey", "generate", "export", "serve", "import",
-                "counts", "report", "estimate", "regress", "reproduce")
+                "counts", "check", "report", "estimate", "regress", "reproduce")
 
     def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: D102 - Click hook
         names = super().list_commands(ctx)

@@ -42,9 +42,11 @@ from surveykit.store import migrate
 from surveykit.store.models import (
     CODE_LENGTH,
     RESPONDENT_ID_LENGTH,
+    AnswerCountRecord,
     CodeTallyRecord,
     CovariateRecord,
     ImportRecord,
+    KnownRespondentRecord,
     QuestionRecord,
     RespondentRecord,
     ResponseRecord,
@@ -86,6 +88,8 @@ tallies = CodeTallyRecord.__table__
 imports = ImportRecord.__table__
 responses = ResponseRecord.__table__
 covariates = CovariateRecord.__table__
+answer_counts = AnswerCountRecord.__table__
+known_respondents = KnownRespondentRecord.__table__
 
 
 def resolve_url(url: str | None = None) -> str:
@@ -165,6 +169,21 @@ def _configure_sqlite(engine: Engine) -> None:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
         else:
             connection.exec_driver_sql("BEGIN")
+
+
+@contextmanager
+def read_snapshot(engine: Engine) -> Iterator[Connection]:
+    """A read-only transaction whose statements all see one snapshot of the database.
+
+    SQLite in WAL mode gives a read transaction one snapshot; PostgreSQL
+    needs REPEATABLE READ (its default, READ COMMITTED, takes a new snapshot
+    per statement, so a write committed between two reads would show in one).
+    """
+    with engine.connect() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execution_options(isolation_level="REPEATABLE READ")
+        with connection.begin():
+            yield connection
 
 
 @contextmanager
@@ -476,10 +495,10 @@ def list_surveys(engine: Engine) -> list[SurveySummary]:
                .where(questions.c.survey_id == surveys.c.id).scalar_subquery())
     issued = (select(func.count()).select_from(respondents)
               .where(respondents.c.survey_id == surveys.c.id).scalar_subquery())
-    known = (select(func.count(distinct(responses.c.respondent_id)))
-             .where(responses.c.survey_id == surveys.c.id).scalar_subquery())
-    answers = (select(func.count()).select_from(responses)
-               .where(responses.c.survey_id == surveys.c.id).scalar_subquery())
+    # kept counts: a few rows per survey, whatever the number of answers
+    known = surveys.c.known_respondents
+    answers = (select(func.coalesce(func.sum(answer_counts.c.count), 0))
+               .where(answer_counts.c.survey_id == surveys.c.id).scalar_subquery())
     n_imports = (select(func.count()).select_from(imports)
                  .where(imports.c.survey_id == surveys.c.id).scalar_subquery())
     stmt = select(surveys.c.name, surveys.c.title, surveys.c.language, q_count, issued, known,
@@ -548,19 +567,32 @@ class QuestionCounts:
 def count_responses(engine: Engine, survey_name: str) -> list[QuestionCounts]:
     """Per question (in survey order): answers per group and response, and missing.
 
-    One SQL statement groups the answers by question, group and response
-    along the primary key of ``responses`` (survey_id, question_id, ...);
-    questions without answers appear with no counts.
+    Reads the kept counts (``answer_counts`` and the survey's number of known
+    respondents, :mod:`surveykit.store.answer_counts`), which every write
+    keeps in its own transaction: a few rows, whatever the number of stored
+    answers, read in one snapshot. Questions without answers appear with no
+    counts. ``surveykit check`` compares them with :func:`counts_statement`,
+    the GROUP BY of the answers.
     """
     require_schema(engine)
-    with engine.connect() as conn:
+    with read_snapshot(engine) as conn:
         key = survey_id(conn, survey_name)
-        known = conn.execute(known_respondents_statement(key)).scalar_one()
-        names = {question: name for name, question in question_ids(conn, key).items()}
-        order = conn.execute(select(questions.c.name).where(questions.c.survey_id == key)
-                             .order_by(questions.c.position)).scalars().all()
+        known = conn.execute(select(surveys.c.known_respondents)
+                             .where(surveys.c.id == key)).scalar_one()
+        names: dict[int, str] = {}
+        order: list[str] = []
+        for name, question in conn.execute(select(questions.c.name, questions.c.id)
+                                           .where(questions.c.survey_id == key)
+                                           .order_by(questions.c.position)):
+            names[question] = name
+            order.append(name)
         tables: dict[str, dict[str, dict[str, int]]] = {name: {} for name in order}
-        for question, group, answer, n in conn.execute(counts_statement(key)):
+        for question, group, answer, n in conn.execute(
+                select(answer_counts.c.question_id, answer_counts.c.group_number,
+                       answer_counts.c.answer, answer_counts.c.count)
+                .where(answer_counts.c.survey_id == key, answer_counts.c.count > 0)
+                .order_by(answer_counts.c.question_id, answer_counts.c.group_number,
+                          answer_counts.c.answer)):
             tables[names[question]].setdefault(str(group), {})[answer] = int(n)
     return [QuestionCounts(question_id=name, counts=Counts.from_mapping(tables[name]),
                            missing=known - sum(sum(g.values()) for g in tables[name].values()))
@@ -568,7 +600,8 @@ def count_responses(engine: Engine, survey_name: str) -> list[QuestionCounts]:
 
 
 def counts_statement(key: int):
-    """The one aggregation behind :func:`count_responses` (exposed for EXPLAIN in tests)."""
+    """The counts recomputed from the answers: one GROUP BY along the primary key of
+    ``responses`` (``surveykit check`` and migration 0005; exposed for EXPLAIN in tests)."""
     return (
         select(responses.c.question_id, responses.c.group_number, responses.c.answer,
                func.count())

@@ -64,6 +64,7 @@ from surveykit.errors import (
     printable,
     summarize_kinds,
 )
+from surveykit.store import answer_counts
 from surveykit.store import database as store
 from surveykit.store.models import ANSWER_LENGTH, RESPONDENT_ID_LENGTH
 
@@ -363,7 +364,8 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
                        "every row was rejected, so the file is not recorded as imported; fix "
                        "the rows (or the survey's [import] profile) and import it again")
     # outcome.delta: how this import changes the stored counts per (question, group, answer),
-    # final and checked; a table of kept counts is updated here, in this transaction.
+    # final and checked; the kept counts change with it, in this transaction
+    answer_counts.apply_changes(conn, key, outcome.delta, outcome.new_respondents)
     conn.execute(store.imports.update().where(store.imports.c.id == import_id).values(
         rows_read=rows_read, imported=imported, replaced=outcome.replaced,
         rejected=rejected, missing=missing))
@@ -417,13 +419,15 @@ def _question_keys(conn: Connection, key: int, survey: Survey) -> list[int]:
 @dataclass
 class _Outcome:
     """What a writer did: rows sent and changed in the database, rows of earlier imports
-    overwritten (``replaced``) and among them answers that differ (``changed``)."""
+    overwritten (``replaced``) and among them answers that differ (``changed``), the
+    change of the counts (``delta``) and the respondents new to the survey."""
 
     sent: int = 0
     affected: int = 0
     replaced: int = 0
     changed: int = 0
     delta: Delta = field(default_factory=Counter)
+    new_respondents: int = 0
 
 
 _COLUMNS = ("survey_id", "question_id", "respondent_id", "answer", "group_number", "import_id")
@@ -462,6 +466,8 @@ class _DirectWriter:
         if changed == len(rows):  # else the import stops at the shortfall anyway
             self._outcome.delta.update((question, group, answer)
                                        for question, _, answer, group in rows)
+            self._outcome.new_respondents += answer_counts.add_known_respondents(
+                conn, key, {respondent for _, respondent, _, _ in rows})
 
     def finish(self, conn: Connection) -> _Outcome:
         return self._outcome
@@ -545,6 +551,8 @@ class _StagedWriter:
             # concurrent import) fails the primary key: the transaction is lost anyway, and
             # the diagnosis finds every such pair.
             raise _Shortfall from None
+        outcome.new_respondents = answer_counts.add_known_respondents_from(conn, self._key,
+                                                                           table)
         if not self._postgres:
             conn.exec_driver_sql(f"DROP TABLE temp.{table}")
         return outcome

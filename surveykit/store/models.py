@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     DateTime,
     ForeignKey,
@@ -46,15 +47,22 @@ class Base(DeclarativeBase):
 
 
 class SurveyRecord(Base):
-    """A survey; its definitions (TOML sources) are its versions in ``survey_versions``."""
+    """A survey; its definitions (TOML sources) are its versions in ``survey_versions``.
+
+    ``known_respondents`` is the number of rows of ``known_respondents`` for
+    the survey (respondents with at least one answer), kept by every write
+    with the answers so that ``missing`` needs no count over the answers.
+    """
 
     __tablename__ = "surveys"
+    __table_args__ = (CheckConstraint("known_respondents >= 0", name="known_respondents"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
     title: Mapped[str] = mapped_column(Text)
     language: Mapped[str] = mapped_column(String(35))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    known_respondents: Mapped[int] = mapped_column(Integer, server_default="0")
 
 
 class SurveyVersionRecord(Base):
@@ -206,3 +214,45 @@ class CovariateRecord(Base):
     name: Mapped[str] = mapped_column(String(COVARIATE_NAME_LENGTH), primary_key=True)
     value: Mapped[str] = mapped_column(String(COVARIATE_VALUE_LENGTH))
     import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"))
+
+
+class AnswerCountRecord(Base):
+    """How many stored answers a question has per group and response: the kept counts.
+
+    Every write of ``responses`` (imports, replacements, web submissions)
+    adds its change here in the same transaction, so reading a survey's
+    counts reads a few rows whatever the number of answers;
+    ``surveykit check`` recomputes them from ``responses`` and compares.
+    A cell whose count falls to 0 is deleted.
+    """
+
+    __tablename__ = "answer_counts"
+    __table_args__ = (
+        CheckConstraint("count >= 0", name="count"),
+        ForeignKeyConstraint(["survey_id", "question_id"],
+                             ["questions.survey_id", "questions.id"], ondelete="CASCADE"),
+    )
+
+    survey_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    question_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    group_number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    answer: Mapped[str] = mapped_column(String(ANSWER_LENGTH), primary_key=True)
+    count: Mapped[int] = mapped_column(BigInteger)
+
+
+class KnownRespondentRecord(Base):
+    """A respondent id with at least one stored answer in the survey.
+
+    Written with the answers (INSERT ... ON CONFLICT DO NOTHING): the rows
+    the insert adds are the respondents new to the survey, which keeps
+    ``surveys.known_respondents`` exact also under concurrent writers (the
+    primary key serializes two writers of one id). WITHOUT ROWID on SQLite.
+    No foreign key: PostgreSQL would check it once per inserted id (see
+    responses); the rows go with their survey's answers.
+    """
+
+    __tablename__ = "known_respondents"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    survey_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)
