@@ -33,6 +33,8 @@ JAVA_SOURCE = HERE / "field" / "javarosa" / "FillForm.java"
 WEBFORMS_DIR = HERE / "webforms"
 # A harness run fills a handful of forms; anything near this means it hangs.
 TIMEOUT = 120
+# Events that record a question (its label, choices, the answer given), not a note.
+_QUESTION_EVENTS = ("ANSWER ", "QUESTION ", "CHOICES ")
 
 
 def missing(what: str) -> None:
@@ -76,7 +78,18 @@ class Fill:
     def shown(self, step: str) -> dict[str, str]:
         """Field name -> text of every note shown in ``step`` (fill, back, again, reopen)."""
         return {name: text for s, name, text in self.events
-                if s == step and not text.startswith("ANSWER ")}
+                if s == step and not text.startswith(_QUESTION_EVENTS)}
+
+    def asked(self, step: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """Question name -> (label, choice labels) as the client showed them in ``step``."""
+        labels: dict[str, str] = {}
+        choices: dict[str, tuple[str, ...]] = {}
+        for s, name, text in self.events:
+            if s == step and text.startswith("QUESTION "):
+                labels[name] = text[len("QUESTION "):]
+            elif s == step and text.startswith("CHOICES "):
+                choices[name] = tuple(text[len("CHOICES "):].split(" | "))
+        return {name: (label, choices.get(name, ())) for name, label in labels.items()}
 
 
 def read_fills(out: Path, runs: int) -> list[Fill]:
@@ -84,8 +97,9 @@ def read_fills(out: Path, runs: int) -> list[Fill]:
     for run in range(1, runs + 1):
         def text(stem: str, run: int = run) -> str:
             return (out / f"{stem}-{run}.xml").read_text(encoding="utf-8")
+        # the harnesses write a label's line breaks as \n, one event per line
         events = tuple(
-            tuple(line.split("\t", 2))
+            tuple(part.replace("\\n", "\n") for part in line.split("\t", 2))
             for line in (out / f"events-{run}.tsv").read_text(encoding="utf-8").splitlines()
             if line)
         fills.append(Fill(start=text("start"), again_cleared=text("again-cleared"),

@@ -41,9 +41,9 @@ def test_collect_draws_are_recovered_from_the_instance_id_alone(device_xform, tm
         assert not [name for name in submitted if name.endswith("_draw")]
         started = time.perf_counter()
         state = recover_state(submitted["instanceID"])
-        elapsed = time.perf_counter() - started
+        # how long the attack takes is reported, not asserted (no timed assertions)
+        print(f"state recovered in {time.perf_counter() - started:.2f} s")
         assert state is not None, submitted["instanceID"]
-        assert elapsed < 10, f"recovery took {elapsed:.1f} s"
         # The first-load draws follow the uuid, in form order: predict them all.
         generator = JavaRandom(state=state)
         predicted = {question: generator.next_double() for question in questions}

@@ -239,8 +239,8 @@ def test_kuks_repeated_draws_with_a_dont_know_branch_are_refused_with_the_reason
 def test_a_custom_matrix_no_die_realizes_points_to_slips():
     design = make_design("custom", matrix=[[0.333, 0.5], [0.667, 0.5]])
     with pytest.raises(DieDesignError, match=r"realizes custom with its matrix, dont_know = 0 "
-                                             r"exactly; use --mode slips, which realizes any "
-                                             r"design$"):
+                                             r"exactly; generate with --mode slips, which "
+                                             r"realizes any design$"):
         die_plan(design)
 
 

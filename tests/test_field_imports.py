@@ -112,16 +112,18 @@ def test_an_export_of_the_form_export_xlsform_wrote_imports_as_it_is(engine, tmp
                                                                      separator, metadata):
     """Every field of the form becomes a column (notes, draws and codes empty), in a
     group path as KoboToolbox (/) or ODK Central (-) writes it, beside their metadata.
-    The device form has every kind of field the self-randomized one has, and more; the
-    die notes of the self-randomized form (QUESTION_die) are added by hand."""
+    The fields of the device form and of the self-randomized one (die notes) together."""
     from surveykit.collection.xlsform import build_xlsform
 
     survey = parse_survey(SAMPLE_TOML)
     store.add_survey(engine, survey)
-    form = build_xlsform(survey, randomize="device", wording_defaults=None)
-    fields = [row["name"] for row in form.survey if row.get("type") not in ("begin group",
-                                                                          "end group")]
-    fields += [f"{question.id}_die" for question in survey.questions]
+    fields: list[str] = []
+    for randomize in ("device", "self"):
+        form = build_xlsform(survey, randomize=randomize, wording_defaults=None)
+        fields += [row["name"] for row in form.survey
+                   if row.get("type") not in ("begin group", "end group")
+                   and row["name"] not in fields]
+    assert any(name.endswith("_die") for name in fields)
     header = [*metadata[:1], *(f"data{separator}{name}" for name in fields), *metadata[1:]]
     answers = {"respondent_id": "F-1", "exam_cheating": "yes", "plagiarism": "no",
                "contract_cheating": "dont_know", "fabricated_data": "no"}
@@ -132,6 +134,26 @@ def test_an_export_of_the_form_export_xlsform_wrote_imports_as_it_is(engine, tmp
     assert (result.imported, result.rejected) == (4, 0)
     assert "ignored (a note or draw of surveykit's XLSForm): 'data" + separator + "intro'" in \
         " ".join(result.mapping)
+
+
+def test_a_self_randomized_two_group_form_imports_with_its_group_tables(engine, tmp_path):
+    """A multi-group self-randomized form has one die note per group (QUESTION_die_N)."""
+    from surveykit.collection.xlsform import build_xlsform
+
+    survey = parse_survey((EXPORTS / "two_groups.toml").read_text("utf-8"))
+    store.add_survey(engine, survey)
+    form = build_xlsform(survey, randomize="self", wording_defaults=None)
+    fields = [row["name"] for row in form.survey if row.get("type") not in ("begin group",
+                                                                          "end group")]
+    assert "exam_cheating_die_1" in fields and "exam_cheating_die_2" in fields
+    answers = {"respondent_id": "F-1", "group": "long", "exam_cheating": "yes"}
+    path = tmp_path / "export.csv"
+    path.write_text(",".join(fields) + "\n" + ",".join(answers.get(f, "") for f in fields)
+                    + "\n", encoding="utf-8")
+    result = import_responses(engine, path, "two_groups")
+    assert (result.imported, result.rejected) == (1, 0)
+    counts = store.count_responses(engine, "two_groups")[0].counts.to_dict()
+    assert counts == {"2": {"yes": 1}}
 
 
 def test_a_group_column_read_by_name_from_a_workbook(engine):

@@ -9,6 +9,7 @@ from surveykit.collection.instructions import (
     PLACEHOLDERS,
     answer_options,
     check_placeholders,
+    instruction_lines,
     instruction_text,
     wording_text,
 )
@@ -57,6 +58,10 @@ def test_every_instruction_of_every_preset_has_a_filled_in_text(name, parameters
         for instruction in design.protocol.for_group(g):
             text = instruction_text(instruction, design, WORDING, innocuous=INNOCUOUS)
             assert text and "{" not in text and "}" not in text, (instruction, text)
+            # the web page shows the same sentences, a per-state rule one line per state
+            lines = instruction_lines(instruction, design, WORDING, innocuous=INNOCUOUS)
+            assert " ".join(lines) == text
+            assert len(lines) == (len(instruction.table) if instruction.table else 1)
 
 
 def test_instruction_texts_name_the_answer_the_other_question_and_the_table():
@@ -105,3 +110,20 @@ def test_a_missing_key_or_a_broken_placeholder_is_a_clear_error():
         check_placeholders({"rule_table": "If {state, answer"}, "x")
     # literal braces are written doubled
     check_placeholders({"rule_say": "Answer {{exactly}} {answer}"}, "x")
+
+
+def test_every_shipped_text_is_written_once():
+    # one wording for slips, dice, XLSForms and the web page: no text under two keys
+    texts = list(WORDING.values())
+    assert len(texts) == len(set(texts))
+    assert not [key for key in WORDING if key.startswith("combined_")]
+    for model in ("crosswise", "triangular"):
+        assert {f"{model}_instructions", f"{model}_yes", f"{model}_no"} <= set(WORDING)
+
+
+def test_the_web_progress_heading_is_checked_like_every_placeholder():
+    assert WORDING["web_progress"] == "Question {number} of {total}"
+    with pytest.raises(ParameterError, match=r"web_progress \('{n} of {total}'\) uses the "
+                                             r"placeholder \{n\}; it allows \{number\}, "
+                                             r"\{total\}"):
+        check_placeholders({"web_progress": "{n} of {total}"}, "x")

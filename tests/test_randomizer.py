@@ -169,6 +169,27 @@ def test_impossible_instructions_are_never_drawn():
     assert set(draw_instructions(zero, 5000, rng=seeded_source(2)).tolist()) == {0, 2}
 
 
+def test_thirds_are_within_one_grid_step_and_a_zero_rule_gets_an_empty_interval():
+    # (also the web page's thresholds: surveykit.collection.webform sends these integers)
+    thirds = tuple(Instruction(kind, Fraction(1, 3)) for kind in ("truthful", "opposite",
+                                                                  "dont_know"))
+    bounds = (0, *instruction_thresholds(thirds))
+    for k, instruction in enumerate(thirds):
+        assert abs(Fraction(bounds[k + 1] - bounds[k], GRID) - instruction.probability) \
+            <= Fraction(1, GRID)
+    zero = (Instruction("truthful", Fraction(1, 2)), Instruction("opposite", Fraction(0)),
+            Instruction("dont_know", Fraction(1, 2)))
+    assert instruction_thresholds(zero) == (GRID // 2, GRID // 2, GRID)
+
+
+def test_negative_or_no_probabilities_are_refused():
+    with pytest.raises(ParameterError, match=r"must be >= 0"):
+        instruction_thresholds((Instruction("truthful", Fraction(3, 2)),
+                                Instruction("opposite", Fraction(-1, 2))))
+    with pytest.raises(ParameterError, match=r"the design has no instructions to draw"):
+        instruction_thresholds(())
+
+
 def test_probabilities_that_do_not_add_up_to_one_are_refused():
     with pytest.raises(ParameterError, match=r"instruction probabilities add up to 0.9, not 1"):
         instruction_thresholds((Instruction("truthful", Fraction(9, 10)),))

@@ -35,6 +35,7 @@ from tests.web_support import MIXED, launch_chromium, running_cli, serving
 DOCS_SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "web-collection.png"
 WORDING = load_wording_defaults(make_environment())
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "academic_integrity.toml"
+SURVEYS = Path(__file__).resolve().parent / "surveys"
 
 # 400 questions, each forced response with "don't know": four rules with probabilities
 # 0.63, 0.09, 0.18, 0.10 (truthful, say no, say yes, don't know).
@@ -94,7 +95,7 @@ class Watched:
 
     def __init__(self, browser, **options) -> None:
         self.context = browser.new_context(**options)
-        self.context.set_default_timeout(15_000)
+        self.context.set_default_timeout(60_000)  # generous: CI machines can be slow
         self.page = self.context.new_page()
         self.requests: list[tuple[str, str, str | None]] = []
         self.errors: list[str] = []
@@ -271,6 +272,52 @@ def test_the_group_of_the_issued_id_decides_which_rules_are_drawn(browser, sqlit
             watched.close()
     assert store.count_responses(engine, "groups")[0].counts.to_dict() == {
         "1": {"yes": 1}, "2": {"yes": 1}}
+    engine.dispose()
+
+
+@pytest.mark.parametrize("name", ["groups", "categories"])
+def test_every_design_family_on_the_page_for_each_group(browser, sqlite_url: str, name: str):
+    """tests/surveys/groups.toml (SLD and the unrelated question in two groups, crosswise,
+    Kuk's cards drawn twice) and categories.toml (forced response over named categories
+    with "don't know", k-RR over four): every respondent sees a rule of their own group's
+    protocol, the crosswise question with both questions, its prompt and combined answers,
+    and the buttons of the paper sheet; the database holds each answer in its group."""
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    text = (SURVEYS / f"{name}.toml").read_text(encoding="utf-8")
+    multi_group = len(parse_survey(text).groups) > 1
+    ids = new_respondent_ids(4, rng=seeded_source(20))
+    groups = [1, 2, 1, 2] if multi_group else [1, 1, 1, 1]
+    survey, form = add(engine, text, ids, groups=groups if multi_group else None)
+    expected: dict[str, Counter] = {}
+    with served(engine, survey.name) as url:
+        for number, (respondent, group) in enumerate(zip(ids, groups, strict=True)):
+            watched = Watched(browser)
+            watched.start(url, respondent)
+            page = watched.page
+            for index, question in enumerate(form.questions):
+                page.get_by_text(question.progress, exact=True).wait_for()
+                rules = question.rules[0 if len(question.rules) == 1 else group - 1]
+                assert watched.rule() in {"\n".join(rule.lines) for rule in rules}, question.id
+                buttons = page.locator("#answers button").all_text_contents()
+                assert buttons == [text for _, text in question.answers], question.id
+                innocuous = page.locator("#innocuous")
+                if question.innocuous:
+                    assert page.locator("#innocuous-text").inner_text() == question.innocuous
+                    assert page.locator("#combined-prompt").inner_text() == question.prompt
+                    assert buttons[:2] == [WORDING["crosswise_yes"], WORDING["crosswise_no"]]
+                else:
+                    assert innocuous.is_hidden()
+                label, text = question.answers[(number + index) % len(question.answers)]
+                expected.setdefault(question.id, Counter())[(str(group), label)] += 1
+                page.get_by_role("button", name=text, exact=True).click()
+            page.get_by_role("button", name=WORDING["web_submit"]).click()
+            page.get_by_text(WORDING["web_thanks"]).wait_for()
+            assert watched.errors == []
+            watched.close()
+    for question in store.count_responses(engine, survey.name):
+        stored = Counter({(group, label): n for group, label, n in question.counts})
+        assert stored == expected[question.question_id], question.question_id
     engine.dispose()
 
 

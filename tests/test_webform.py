@@ -1,21 +1,30 @@
-"""The web page's survey data: exact thresholds, rule texts for every protocol kind, wording."""
+"""The web page's survey data: the slips' thresholds and texts for every protocol kind, wording.
+
+The thresholds' exactness (within 2^-54 of every cumulative probability) is tested once,
+in test_randomizer.py; here: the page gets exactly those thresholds.
+"""
 
 from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
+from surveykit.collection.instructions import instruction_lines
+from surveykit.collection.randomizer import GRID_BITS, instruction_thresholds
 from surveykit.collection.render import load_wording_defaults, make_environment
-from surveykit.collection.webform import GRID_BITS, build_web_form, grid_thresholds
-from surveykit.definition.survey import parse_survey
+from surveykit.collection.webform import build_web_form
+from surveykit.definition.survey import load_survey_file, parse_survey
 from surveykit.designs.registry import PRESETS, make_design, parameter_names
 from surveykit.errors import ParameterError
 from tests.web_support import MIXED
 
 GRID = 1 << GRID_BITS
 WORDING = load_wording_defaults(make_environment())
+SURVEYS = Path(__file__).resolve().parent / "surveys"
+INNOCUOUS_MODELS = ("uqtknown", "uqtunknown", "crosswise", "triangular")
 
 
 
@@ -23,65 +32,32 @@ def form_of(text: str):
     return build_web_form(parse_survey(text), wording_defaults=WORDING)
 
 
-def test_thresholds_are_the_rounded_cumulative_probabilities_and_end_at_the_grid():
-    probabilities = [Fraction(63, 100), Fraction(9, 100), Fraction(18, 100), Fraction(1, 10)]
-    thresholds = grid_thresholds(probabilities)
-    assert thresholds[-1] == GRID
-    total = Fraction(0)
-    for p, threshold in zip(probabilities, thresholds, strict=True):
-        total += p
-        assert abs(threshold - total * GRID) <= Fraction(1, 2)
+PRESET_PARAMETERS = {
+    "warner": {"p": 0.7}, "generalized_warner": {"p": 0.6, "q": 0.2}, "fr": {"p": [0.1, 0.2]},
+    "uqtknown": {"p": [0.7, 0.25]}, "uqtunknown": {"p": [0.7, 0.3]}, "mangat": {"p": 0.7},
+    "kuk": {"p": [0.7, 0.3]}, "crosswise": {"p": 0.25}, "triangular": {"p": 0.25},
+    "cdm": {"p": [0.2, 0.8]}, "cdmsym": {"p": [0.2, 0.8, 0.1, 0.1]}, "sld": {"p": [0.2, 0.8]},
+    "grr": {"p": 0.7, "categories": ["a", "b", "c"]}, "direct": {},
+    "custom": {"matrix": [[0.8, 0.3], [0.2, 0.7]]}}
 
 
-def test_each_rule_is_drawn_within_two_to_the_minus_53_of_its_probability():
-    # Thirds cannot be exact on a binary grid: the error is at most one grid step.
-    probabilities = [Fraction(1, 3)] * 3
-    thresholds = (0, *grid_thresholds(probabilities))
-    for k, p in enumerate(probabilities):
-        drawn = Fraction(thresholds[k + 1] - thresholds[k], GRID)
-        assert abs(drawn - p) <= Fraction(1, GRID)
-
-
-def test_a_zero_probability_rule_gets_an_empty_interval():
-    assert grid_thresholds([Fraction(1, 2), Fraction(0), Fraction(1, 2)], bits=2) == (2, 2, 4)
-
-
-@pytest.mark.parametrize("probabilities, message", [
-    ([Fraction(1, 2), Fraction(1, 3)], "add up to exactly 1"),
-    ([Fraction(3, 2), Fraction(-1, 2)], "must be >= 0"),
-    ([], "must not be empty"),
-])
-def test_thresholds_refuse_probabilities_that_are_not_a_distribution(probabilities, message):
-    with pytest.raises(ParameterError, match=message):
-        grid_thresholds(probabilities)
-
-
-def test_thresholds_refuse_a_grid_javascript_cannot_hold_exactly():
-    with pytest.raises(ParameterError, match=r"bits \(54\) must be a whole number from 1 to 53"):
-        grid_thresholds([Fraction(1)], bits=54)
-
-
-def test_every_preset_gives_thresholds_matching_its_protocol_in_every_group():
-    for name, cls in PRESETS.items():
-        params = {"warner": {"p": 0.7}, "generalized_warner": {"p": 0.6, "q": 0.2},
-                  "fr": {"p": [0.1, 0.2]}, "uqtknown": {"p": [0.7, 0.25]},
-                  "uqtunknown": {"p": [0.7, 0.3]}, "mangat": {"p": 0.7},
-                  "kuk": {"p": [0.7, 0.3]}, "crosswise": {"p": 0.25},
-                  "triangular": {"p": 0.25}, "cdm": {"p": [0.2, 0.8]},
-                  "cdmsym": {"p": [0.2, 0.8, 0.1, 0.1]}, "sld": {"p": [0.2, 0.8]},
-                  "grr": {"p": 0.7, "categories": ["a", "b", "c"]}, "direct": {},
-                  "custom": {"matrix": [[0.8, 0.3], [0.2, 0.7]]}}[name]
-        if "dont_know" in parameter_names(cls):
-            params["dont_know"] = 0.1
-        design = make_design(name, **params)
-        for group in range(len(design.group_names)):
-            instructions = design.protocol.for_group(group)
-            thresholds = grid_thresholds([i.probability for i in instructions])
-            previous = 0
-            for instruction, threshold in zip(instructions, thresholds, strict=True):
-                assert abs(Fraction(threshold - previous, GRID) - instruction.probability) \
-                    <= Fraction(1, GRID), (cls.__name__, group)
-                previous = threshold
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_gets_the_slips_thresholds_and_texts_in_every_group(name):
+    params = dict(PRESET_PARAMETERS[name])
+    if "dont_know" in parameter_names(PRESETS[name]):
+        params["dont_know"] = 0.1
+    design = make_design(name, **params)
+    survey = parse_survey(f'name = "p"\ntitle = "P"\n[[questions]]\nid = "q"\ntext = "Ever?"\n'
+                          f'[questions.design]\nmodel = "{name}"\n'
+                          + "".join(f"{k} = {json.dumps(v)}\n" for k, v in params.items())
+                          + ('innocuous = "Spring?"\n' if name in INNOCUOUS_MODELS else ""))
+    question = build_web_form(survey, wording_defaults=WORDING).questions[0]
+    assert len(question.rules) == len(design.group_names)
+    for group, rules in enumerate(question.rules):
+        instructions = design.protocol.for_group(group)
+        assert [rule.below for rule in rules] == list(instruction_thresholds(instructions))
+        assert [rule.lines for rule in rules] == [
+            instruction_lines(i, design, WORDING, innocuous="Spring?") for i in instructions]
 
 
 def test_rule_texts_follow_each_instruction_kind():
@@ -96,8 +72,8 @@ def test_rule_texts_follow_each_instruction_kind():
     # Kuk: one response per true state (the cards drawn ahead of time)
     assert rules["cards"][0] == ("If your true answer is Yes, answer Yes.",
                                  "If your true answer is No, answer Yes.")
-    # crosswise: the rule is the combined question; only "don't know" is drawn
-    assert rules["cross"] == [(WORDING["combined_crosswise"],),
+    # crosswise: answer the combined question; only "don't know" is drawn
+    assert rules["cross"] == [("Answer the question truthfully.",),
                               ("Answer \"don't know\", whatever the truth is.",)]
     assert rules["unrelated"] == [
         ("Answer the question truthfully.",),
@@ -105,16 +81,36 @@ def test_rule_texts_follow_each_instruction_kind():
     assert rules["colour"][1] == ('Answer "red", whatever the truth is.',)
 
 
-def test_buttons_and_the_other_question_come_from_the_design():
+def test_buttons_prompt_and_the_other_question_are_the_paper_sheets():
     form = form_of(MIXED)
     by_id = {q.id: q for q in form.questions}
     assert by_id["warner"].answers == (("yes", "Yes"), ("no", "No"),
                                        ("dont_know", "Don't know"))
-    assert [label for label, _ in by_id["colour"].answers] == ["red", "green", "blue",
-                                                               "dont_know"]
-    assert by_id["cross"].innocuous.startswith("Is your mother's birthday")
+    # a design that never tells anybody to answer "don't know" offers no such button
+    assert by_id["colour"].answers == (("red", "red"), ("green", "green"), ("blue", "blue"))
+    assert by_id["cards"].answers == (("yes", "Yes"), ("no", "No"))
+    # crosswise: both questions, the paper's prompt and its combined answers
+    cross = by_id["cross"]
+    assert cross.innocuous.startswith("Is your mother's birthday")
+    assert cross.prompt == WORDING["crosswise_instructions"]
+    assert cross.answers == (("yes", WORDING["crosswise_yes"]), ("no", WORDING["crosswise_no"]),
+                             ("dont_know", "Don't know"))
     assert by_id["unrelated"].innocuous is None  # shown inside its rule instead
+    assert by_id["unrelated"].prompt == ""
     assert by_id["warner"].progress == "Question 1 of 6"
+
+
+def test_a_k_category_survey_offers_its_categories_and_dont_know_where_designed():
+    form = build_web_form(load_survey_file(SURVEYS / "categories.toml"),
+                          wording_defaults=WORDING)
+    first, second = form.questions
+    assert first.answers == (("never", "never"), ("once", "once"),
+                             ("more often", "more often"), ("dont_know", "Don't know"))
+    assert [rule.lines[0] for rule in first.rules[0]] == [
+        "Answer truthfully.", 'Answer "never", whatever the truth is.',
+        'Answer "once", whatever the truth is.', 'Answer "more often", whatever the truth is.',
+        "Answer \"don't know\", whatever the truth is."]
+    assert [label for label, _ in second.answers] == ["0", "1", "2", "3 or more"]
 
 
 def test_multi_group_designs_give_one_rule_list_per_group():
@@ -133,6 +129,7 @@ def test_survey_and_question_wording_override_the_defaults():
                    '[questions.wording]\nrule_truthful = "Répondez sincèrement."')
     question = form.questions[0]
     assert question.answers[0] == ("yes", "Oui")
+    assert question.progress == "Question 1 of 1"
     assert question.rules[0][0].lines == ("Répondez sincèrement.",)
     assert form.wording["web_submit"] == "Envoyer"
 

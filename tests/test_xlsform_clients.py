@@ -18,15 +18,16 @@ from pathlib import Path
 import pytest
 from field_clients import Fill, HarnessError, JavaRosa, WebForms, convert, leaves
 
+from surveykit.collection.instructions import instruction_text
+from surveykit.collection.randomizer import GRID_BITS, instruction_thresholds, question_protocols
 from surveykit.collection.render import load_wording_defaults, make_environment
-from surveykit.collection.xlsform import build_xlsform, instruction_text, write_xlsform
+from surveykit.collection.xlsform import XLSForm, build_xlsform, write_xlsform
 from surveykit.definition.survey import Survey, load_survey_file, parse_survey
 from surveykit.resources import locate_resource
 
 WORDING = load_wording_defaults(make_environment())
-# The stochastic lie detector's "say yes" rule has no shipped wording yet (it arrives with
-# the instruction texts for every design); the test gives one to exercise groups.
-SAY_WORDING = {**WORDING, "rule_say": 'Answer "{answer}", whatever the truth is.'}
+SURVEYS = Path(__file__).resolve().parent / "surveys"
+GRID = 1 << GRID_BITS
 
 FRENCH_TWO_DICE = '''
 name = "integrite"
@@ -46,22 +47,6 @@ text = "=Avez-vous déjà copié à un examen ? « A & B »"
 [questions.wording]
 reminder = "Suivez la règle de vos dés."
 '''
-
-LIE_DETECTOR = '''
-name = "lie_detector"
-title = "Two groups"
-[design]
-model = "sld"
-p = [0.2, 0.8]
-groups = ["short", "long"]
-[[questions]]
-id = "tax_evasion"
-text = "Have you ever evaded taxes?"
-[[questions]]
-id = "bribe"
-text = "Have you ever paid a bribe?"
-'''
-
 
 @dataclass(frozen=True)
 class Case:
@@ -83,6 +68,13 @@ def _sample() -> Survey:
     return load_survey_file(locate_resource("sample_data") / "academic_integrity.toml")
 
 
+def _surveys(name: str) -> Survey:
+    """tests/surveys/NAME.toml: groups (SLD, crosswise, unrelated question in two groups,
+    Kuk's cards drawn twice) or categories (forced response over three named categories
+    with "don't know", k-RR over four)."""
+    return load_survey_file(SURVEYS / f"{name}.toml")
+
+
 CASES = {
     "sample-self": Case(_sample(), "self", {
         "respondent_id": "7KQ2-M9XD-4FRT-8B", "exam_cheating": "yes/no",
@@ -94,11 +86,24 @@ CASES = {
         WORDING),
     "two-dice-french": Case(parse_survey(FRENCH_TWO_DICE, "integrite.toml"), "self", {
         "respondent_id": "7KQ2M9XD4FRT8B", "triche": "no/yes"}, WORDING),
-    "groups-device": Case(parse_survey(LIE_DETECTOR, "lie.toml"), "device", {
-        "respondent_id": "7KQ2-M9XD-4FRT-8B", "group": "2", "tax_evasion": "yes/no",
-        "bribe": "dont_know"}, SAY_WORDING),
+    "groups-self": Case(_surveys("groups"), "self", {
+        "respondent_id": "7KQ2-M9XD-4FRT-8B", "group": "2", "drugs": "yes/no", "tax": "yes",
+        "shoplift": "no", "fare": "2"}, WORDING),
+    "groups-device": Case(_surveys("groups"), "device", {
+        "respondent_id": "7KQ2-M9XD-4FRT-8B", "group": "1", "drugs": "yes/no", "tax": "no",
+        "shoplift": "yes", "fare": "1"}, WORDING),
+    "categories-self": Case(_surveys("categories"), "self", {
+        "respondent_id": "7KQ2-M9XD-4FRT-8B", "drink_drive": "more often/dont_know",
+        "partners": "3 or more"}, WORDING),
+    "categories-device": Case(_surveys("categories"), "device", {
+        "respondent_id": "7KQ2-M9XD-4FRT-8B", "drink_drive": "never/more often",
+        "partners": "0"}, WORDING),
 }
 CLIENTS = ("javarosa", "webforms")
+
+
+def form_of(case: Case) -> XLSForm:
+    return build_xlsform(case.survey, randomize=case.randomize, wording_defaults=case.wording)
 
 
 @pytest.fixture(scope="session")
@@ -107,8 +112,7 @@ def xforms(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("xforms")
     converted = {}
     for name, case in CASES.items():
-        form = build_xlsform(case.survey, randomize=case.randomize,
-                             wording_defaults=case.wording)
+        form = form_of(case)
         xlsx = write_xlsform(form, folder / f"{name}.xlsx")
         xform = folder / f"{name}.xml"
         warnings = convert(xlsx, xform)
@@ -128,22 +132,42 @@ def _draws(document: str) -> dict[str, str]:
             if name.endswith("_draw")}
 
 
-def _expected_rule(case: Case, question_id: str, draw: float) -> str:
-    """The rule text the design's protocol gives for ``draw`` (cumulative probabilities)."""
+def _group(case: Case) -> int:
+    return int(case.answers.get("group", "1")) - 1
+
+
+def _used(case: Case, question_id: str):
+    """The instructions of the respondent's group with a positive probability."""
     question = case.survey.question(question_id)
-    group = int(case.answers.get("group", "1")) - 1
-    instructions = [i for i in question.design.protocol.for_group(group) if i.probability > 0]
-    cumulative = Fraction(0)
-    for instruction in instructions:
-        cumulative += instruction.probability
-        if draw < float(cumulative) or instruction is instructions[-1]:
-            return instruction_text(instruction, case.wording, question.innocuous)
-    raise AssertionError("unreachable")
+    instructions = question_protocols(question.design, len(case.survey.groups))[_group(case)]
+    return [i for i in instructions if i.probability > 0]
+
+
+def _expected_rule(case: Case, question_id: str, draw: str) -> str:
+    """The rule text the slips' thresholds give for ``draw``: rule k when draw 2^53 < t_k."""
+    question = case.survey.question(question_id)
+    used = _used(case, question_id)
+    scaled = Fraction(float(draw)) * GRID  # the double the client drew, exactly
+    for instruction, threshold in zip(used, instruction_thresholds(used), strict=True):
+        if scaled < threshold:
+            return instruction_text(instruction, question.design, case.wording,
+                                    innocuous=question.innocuous)
+    raise AssertionError("unreachable: the last threshold is 2^53")
+
+
+def _drawn(case: Case) -> set[str]:
+    """The questions whose rule the device draws (more than one possible rule)."""
+    return {q.id for q in case.survey.questions if len(_used(case, q.id)) > 1}
 
 
 def _instruction_texts(case: Case) -> set[str]:
-    texts = {value for key, value in case.wording.items() if key.startswith("rule_")}
-    return {text.split("{")[0].strip() for text in texts if text.split("{")[0].strip()}
+    """Every rule text any respondent of the survey can be shown."""
+    texts = set()
+    for question in case.survey.questions:
+        for instructions in question.design.protocol.instructions:
+            texts |= {instruction_text(i, question.design, case.wording,
+                                       innocuous=question.innocuous) for i in instructions}
+    return texts
 
 
 def check_submission(case: Case, fill: Fill) -> None:
@@ -163,7 +187,7 @@ def check_submission(case: Case, fill: Fill) -> None:
     assert filled == set(expected) | {"instanceID", "instanceName"}
     assert not [name for name in values if name.endswith(("_draw", "_code"))]
     for text in _instruction_texts(case):
-        assert text not in fill.submission
+        assert text not in fill.submission, text
     assert not re.search(r"0\.\d{6,}", fill.submission), "a draw reached the submission"
 
 
@@ -171,14 +195,19 @@ def check_device(case: Case, fill: Fill) -> None:
     first = case.survey.questions[0].id
     start = _draws(fill.start)
     # Limit 2 of --randomize device: a draft saved before the answers holds every draw.
-    assert set(start) == {q.id for q in case.survey.questions}
+    assert set(start) == _drawn(case)
     shown = fill.shown("fill")
     for question in case.survey.questions:
         rules = {name: text for name, text in shown.items()
                  if name.startswith(f"{question.id}_rule_")}
         assert len(rules) == 1, rules
-        expected = _expected_rule(case, question.id, float(start[question.id]))
-        assert next(iter(rules.values())).endswith(expected)
+        if question.id in start:
+            expected = _expected_rule(case, question.id, start[question.id])
+        else:
+            [only] = _used(case, question.id)
+            expected = instruction_text(only, question.design, case.wording,
+                                        innocuous=question.innocuous)
+        assert next(iter(rules.values())).endswith(f": {expected}"), (rules, expected)
     # Going back shows no rule (answered questions hide theirs) ...
     assert not [name for name in fill.shown("back") if "_rule_" in name]
     # ... clearing the answer shows the same rule again: the draw is kept, not redrawn.
@@ -196,12 +225,25 @@ def check_self(case: Case, fill: Fill) -> None:
     for document in (fill.start, fill.answered, fill.reopen_cleared, fill.submission):
         assert _draws(document) == {}
         assert "_code" not in document
+    # Every die note of the form, and the ones the respondent's group must see.
+    notes = {str(row["name"]): (str(row.get("relevant", "")), row["label"])
+             for row in form_of(case).survey if "_die" in str(row["name"])}
+    group = case.answers.get("group")
+    expected = {name: next(iter(label.values())) for name, (relevant, label) in notes.items()
+                if not relevant or relevant == f"${{group}} = '{group}'"}
     shown = fill.shown("fill")
+    assert {name: text for name, text in shown.items() if name in notes} == expected
     for question in case.survey.questions:
-        table = shown[f"{question.id}_die"]
+        die = [text for name, text in expected.items() if name.startswith(f"{question.id}_die")]
+        if not die:  # nothing to roll: a crosswise question without "don't know"
+            assert question.design.protocol.kind == "combined"
+            continue
+        [table] = die
         assert question.text in table
-        for key in ("rule_truthful", "rule_opposite", "rule_dont_know"):
-            assert case.wording[key] in table
+        for instruction in _used(case, question.id):
+            if instruction.kind != "answer_table":  # per-state tables name answers instead
+                assert instruction_text(instruction, question.design, case.wording,
+                                        innocuous=question.innocuous) in table
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)
@@ -230,14 +272,46 @@ def test_two_dice_table_and_french_labels_reach_the_respondent(client_name, xfor
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)
-def test_say_rule_names_the_answer_as_the_form_labels_it(client_name, xforms, clients, tmp_path):
+def test_device_rules_of_every_protocol_read_as_on_the_slips(client_name, xforms, clients,
+                                                               tmp_path):
     case = CASES["groups-device"]
     fill = clients(client_name).fill(xforms["groups-device"], tmp_path, case.answers)[0]
-    rules = {text for name, text in fill.shown("fill").items() if "_rule_" in name}
-    assert rules <= {"Question 1. Your rule: Answer truthfully.",
-                     'Question 1. Your rule: Answer "Yes", whatever the truth is.',
-                     "Question 2. Your rule: Answer truthfully.",
-                     'Question 2. Your rule: Answer "Yes", whatever the truth is.'}
+    rules = {name.rsplit("_rule_", 1)[0]: text for name, text in fill.shown("fill").items()
+             if "_rule_" in name}
+    # group 1 (short): SLD says "yes" or truthful; crosswise has one rule; Kuk one per state
+    assert rules["drugs"] in {"Question 1. Your rule: Answer truthfully.",
+                              'Question 1. Your rule: Answer "Yes", whatever the truth is.'}
+    assert rules["tax"] == "Question 2. Your rule: Answer the question truthfully."
+    assert re.fullmatch(r"Question 4\. Your rule: If your true answer is Yes, answer [012]\. "
+                        r"If your true answer is No, answer [012]\.", rules["fare"])
+
+
+@pytest.mark.parametrize("client_name", CLIENTS)
+def test_crosswise_question_shows_both_questions_and_its_combined_answers(
+        client_name, xforms, clients, tmp_path):
+    case = CASES["groups-self"]
+    fill = clients(client_name).fill(xforms["groups-self"], tmp_path, case.answers)[0]
+    label, choices = fill.asked("fill")["tax"]
+    assert label.splitlines() == [
+        "Question 2. Have you ever under-reported your income to the tax office?", "",
+        "Second question: Is your mother's birthday in January, February or March?", "",
+        WORDING["crosswise_instructions"]]
+    assert choices == (WORDING["crosswise_yes"], WORDING["crosswise_no"])
+    assert fill.asked("fill")["fare"][1] == ("0", "1", "2")  # Kuk's cards drawn twice
+    values = leaves(fill.submission)
+    assert (values["tax"], values["fare"], values["group"]) == ("yes", "2", "2")
+
+
+@pytest.mark.parametrize("client_name", CLIENTS)
+def test_k_category_answers_with_spaces_survive_drafts_and_submission(
+        client_name, xforms, clients, tmp_path):
+    case = CASES["categories-self"]
+    fill = clients(client_name).fill(xforms["categories-self"], tmp_path, case.answers)[0]
+    asked = fill.asked("fill")
+    assert asked["drink_drive"][1] == ("never", "once", "more often", "Don't know")
+    assert asked["partners"][1] == ("0", "1", "2", "3 or more")
+    assert leaves(fill.answered)["partners"] == "3 or more"
+    assert leaves(fill.submission)["partners"] == "3 or more"
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)

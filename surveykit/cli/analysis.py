@@ -6,7 +6,15 @@ import textwrap
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, count, format_number, main, print_json
+from surveykit.cli.app import (
+    FORMAT_TEXT_JSON,
+    count,
+    db_option,
+    echo_table,
+    format_number,
+    main,
+    print_json,
+)
 from surveykit.designs.registry import (
     ALIASES,
     EXAMPLES,
@@ -103,9 +111,24 @@ dont_know=D; the count of such answers goes in --counts dont_know=N); in the
               help="Confidence interval method  [default: wilson-cc for one-group yes/no "
                    "designs, likelihood-ratio otherwise]")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@click.option("--counts-file", "counts_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE",
+              help="Estimate every question of a counts table (survey, question, group, "
+                   "response, count) made anywhere, with the stored survey's designs "
+                   "(docs/scale.md).")
+@db_option
 @click.pass_context
 def estimate_command(ctx, design_name, params, count_texts, dont_know, yes, no, p, q, level,
-                     method, fmt):
+                     method, fmt, counts_file, db_url):
+    if counts_file is not None:
+        given = [name for name, value in (("--design", design_name), ("--counts", count_texts),
+                                          ("--yes", yes), ("--no", no), ("--p", p),
+                                          ("--q", q), ("--dont-know", dont_know)) if value]
+        if given:
+            raise click.UsageError(f"--counts-file takes the designs from the stored survey; "
+                                   f"leave out {', '.join(given)}", ctx=ctx)
+        _estimate_counts_file(counts_file, db_url, level, method, fmt)
+        return
     if design_name is None:
         _estimate_generalized_warner(ctx, params, count_texts, dont_know, yes, no, p, q, level,
                                      method, fmt)
@@ -365,6 +388,29 @@ class Prevalence(click.ParamType):
             self.fail(f"{value!r} is not a prevalence (0.3) or a list of category shares "
                       "(0.2,0.5,0.3).", param, ctx)
         return numbers[0] if len(numbers) == 1 else numbers
+
+
+def _estimate_counts_file(counts_file, db_url, level, method, fmt) -> None:
+    """One line per question of a counts table: n, pi_hat, its standard error and interval."""
+    from surveykit.counting.workflows import report_for_counts_file
+    from surveykit.store import open_engine
+
+    report = report_for_counts_file(open_engine(db_url), counts_file, level=level,
+                                    method=method)
+    if fmt == "json":
+        print_json({"survey": report.survey,
+                    "questions": [question.to_dict() for question in report.questions]})
+        return
+
+    def shown(value: float | None) -> str:
+        return "-" if value is None else format_number(value)
+
+    rows = [("question", "n", "pi_hat", "se", f"{level:.0%} CI")]
+    for question in report.questions:
+        data = question.to_dict()
+        rows.append((question.id, str(data["n"]), shown(data["pi_hat"]), shown(data["se"]),
+                     f"[{shown(data['ci_low'])}, {shown(data['ci_high'])}]"))
+    echo_table(rows[0], rows[1:])
 
 
 DESIGN_HELP = """Choose a design's parameters for a privacy budget, and the sample size.

@@ -48,6 +48,14 @@ def db_option(command: Callable) -> Callable:
     return click.option("--db", "db_url", default=None, metavar="URL", help=DB_HELP)(command)
 
 
+def data_paths(data: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
+    """The files of ``--data PATH...``: the option's values and the paths that follow it
+    (a shell expands ``--data exports/*.csv`` into one --data and more paths)."""
+    if more and not data:
+        raise click.UsageError(f"unexpected argument {more[0]!r}: files to count follow --data")
+    return tuple(data) + tuple(more)
+
+
 def count(number: int, noun: str) -> str:
     """``count(1, "row")`` -> ``'1 row'``, ``count(2, "row")`` -> ``'2 rows'``."""
     return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
-from surveykit.cli.app import db_option, main
+from surveykit.cli.app import data_paths, db_option, main
+from surveykit.counting import ENGINES
 from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD
 from surveykit.reporting.report import REPORT_FORMATS
 
 
 @main.command("report")
-@click.option("--survey", "survey_name", required=True, help="Name of the stored survey.")
+@click.option("--survey", "survey_name", default=None,
+              help="Name of the stored survey (with --counts-file: taken from the file).")
 @click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="text",
               show_default=True, help="html is one self-contained file with inline plots.")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False, writable=True),
@@ -20,7 +22,22 @@ from surveykit.reporting.report import REPORT_FORMATS
 @click.option("--method", type=click.Choice(CI_METHODS), default=DEFAULT_CI_METHOD,
               show_default=True, help="Confidence interval method (docs/estimation.md).")
 @db_option
-def report_command(survey_name, fmt, out_file, level, method, db_url):
+@click.option("--data", "data", multiple=True, metavar="PATH",
+              help="Report on these CSV, XLSX or Parquet files, globs or directories (several "
+                   "may follow one --data), counted where they lie, instead of the stored "
+                   "answers (see 'counts --data').")
+@click.option("--engine", "engine_name", type=click.Choice(ENGINES), default="duckdb",
+              show_default=True, help="What counts --data (see 'counts --help').")
+@click.option("--scheduler", metavar="ADDRESS", default=None,
+              help="The dask.distributed scheduler for --engine dask.")
+@click.option("--replace", is_flag=True,
+              help="With --data: later files' answers replace earlier ones.")
+@click.option("--counts-file", "counts_file", type=click.Path(dir_okay=False), default=None,
+              help="Report on a counts table (CSV: survey, question, group, response, count; "
+                   "or counts JSON) made anywhere; docs/scale.md.")
+@click.argument("more_data", nargs=-1, type=click.Path(), metavar="[PATH]...")
+def report_command(survey_name, fmt, out_file, level, method, db_url, data, engine_name,
+                   scheduler, replace, counts_file, more_data):
     """Print the estimation report of a survey: estimates, privacy, checks.
 
     For every question: the counts, pi_hat and pi_mle with their standard
@@ -29,11 +46,32 @@ def report_command(survey_name, fmt, out_file, level, method, db_url):
     randomizer audit, with a plain-language warning for every failed check.
 
     Example: surveykit report --survey academic_integrity --format html --out report.html
+
+    Example: surveykit report --survey academic_integrity --data exports/*.parquet
     """
     from surveykit.reporting.report import render_report, report_for_survey
     from surveykit.store import open_engine
 
-    report = report_for_survey(open_engine(db_url), survey_name, level=level, method=method)
+    data = data_paths(data, more_data)
+    if data and counts_file:
+        raise click.UsageError("give --data or --counts-file, not both")
+    if survey_name is None and not counts_file:
+        raise click.UsageError("Missing option '--survey'.")
+    if counts_file:
+        from surveykit.counting.workflows import report_for_counts_file
+
+        report = report_for_counts_file(open_engine(db_url), counts_file, survey_name,
+                                        level=level, method=method)
+        survey_name = report.survey
+    elif data:
+        from surveykit.counting.workflows import report_for_files
+
+        report = report_for_files(open_engine(db_url), survey_name, data,
+                                  engine_name=engine_name, scheduler=scheduler,
+                                  replace=replace, level=level, method=method)
+    else:
+        report = report_for_survey(open_engine(db_url), survey_name, level=level,
+                                   method=method)
     text = render_report(report, fmt)
     if out_file is None:
         click.echo(text, nl=False)

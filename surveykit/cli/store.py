@@ -9,12 +9,14 @@ import click
 from surveykit.cli.app import (
     FORMAT_TEXT_JSON,
     count,
+    data_paths,
     db_option,
     echo_table,
     main,
     print_json,
     progress_bar,
 )
+from surveykit.counting import ENGINES
 from surveykit.errors import printable, summarize_kinds
 
 # -- the survey store: init, survey add/list, import, counts ---------------------------
@@ -229,19 +231,53 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
 @main.command("counts")
 @click.option("--survey", "survey_name", required=True, metavar="NAME",
               help="A survey added with 'surveykit survey add'.")
+@click.option("--data", "data", multiple=True, metavar="PATH",
+              help="Count these CSV, XLSX or Parquet files, globs or directories (several may "
+                   "follow one --data: --data exports/*.csv) instead of the stored answers; "
+                   "nothing is imported.")
+@click.option("--engine", "engine_name", type=click.Choice(ENGINES), default="duckdb",
+              show_default=True, help="What counts --data: DuckDB here, or Dask (a cluster "
+                                      "with --scheduler, else local threads).")
+@click.option("--scheduler", metavar="ADDRESS", default=None,
+              help="The dask.distributed scheduler for --engine dask (tcp://host:8786).")
+@click.option("--replace", is_flag=True,
+              help="With --data: a later file's answer replaces an earlier file's for the "
+                   "same respondent and question (as 'import --replace' would).")
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
-def counts_command(survey_name, db_url, fmt):
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
+              show_default=True, help="csv: a counts table (survey, question, group, response, "
+                                      "count) that 'report --counts-file' reads.")
+@click.argument("more_data", nargs=-1, type=click.Path(), metavar="[PATH]...")
+def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, fmt, more_data):
     """Count yes, no, don't know and missing answers per question (in SQL).
 
     missing: respondents who answered some question of the survey but left
     this one empty. Issued questionnaires that never came back are not missing.
+    With --data the files are counted where they lie, with the checks and
+    messages of 'import' (docs/scale.md).
 
     Example: surveykit counts --survey academic_integrity --format json
+
+    Example: surveykit counts --survey academic_integrity --data exports/*.csv --format csv
     """
     from surveykit.store import count_responses, open_engine
 
-    counts = count_responses(open_engine(db_url), survey_name)
+    data = data_paths(data, more_data)
+    if not data and (engine_name != "duckdb" or scheduler or replace):
+        raise click.UsageError("--engine, --scheduler and --replace count files: add --data")
+    if data:
+        from surveykit.counting.workflows import count_survey_files
+
+        _, counts = count_survey_files(open_engine(db_url), survey_name, data,
+                                       engine_name=engine_name, scheduler=scheduler,
+                                       replace=replace)
+    else:
+        counts = count_responses(open_engine(db_url), survey_name)
+    if fmt == "csv":
+        from surveykit.counting.table import write_counts_table
+
+        write_counts_table(click.get_text_stream("stdout"), survey_name, counts)
+        return
     if fmt == "json":
         print_json({"survey": survey_name, "questions": [c.to_dict() for c in counts]})
         return

@@ -306,12 +306,15 @@ def _plan(design: Design) -> tuple[GroupDie | None, ...] | None:
     return tuple(plan)
 
 
-def die_plan(design: Design) -> tuple[GroupDie | None, ...]:
+def die_plan(design: Design, *, otherwise: str = "generate with --mode slips"
+             ) -> tuple[GroupDie | None, ...]:
     """Per group of ``design``, the dice that realize its protocol exactly (None: no roll).
 
     Raises :class:`DieDesignError` naming the nearest design of the same
     preset that dice realize and that loses no more privacy in either
-    semantics.
+    semantics; its message ends with ``otherwise``, the way to collect
+    without dice (``generate with --mode slips``, ``export with --randomize
+    device``).
 
     >>> from surveykit.designs.warner import GeneralizedWarner
     >>> die_plan(GeneralizedWarner(p=0.6, q=0.2))[0].describe()
@@ -327,11 +330,11 @@ def die_plan(design: Design) -> tuple[GroupDie | None, ...]:
     if isinstance(design, Kuk) and design.repetitions > 1 and design.designed_dont_know:
         message += ("; Kuk's cards drawn several times are a die rolled several times, "
                     "which cannot also give the \"don't know\" branch; use dont_know = 0 or "
-                    "generate with --mode slips")
+                    f"{otherwise}")
         raise DieDesignError(message, None)
     found = nearest_die_design(design)
     if found is None:
-        message += "; use --mode slips, which realizes any design"
+        message += f"; {otherwise}, which realizes any design"
         raise DieDesignError(message, None)
     nearest, nearest_plan = found
     message += (
@@ -339,8 +342,7 @@ def die_plan(design: Design) -> tuple[GroupDie | None, ...]:
         f"with {_describe_plan(nearest, nearest_plan)} (Shafer loss "
         f"{nearest.privacy_loss('shafer'):.4f}, Walley {nearest.privacy_loss('walley'):.4f}; "
         f"requested {design.privacy_loss('shafer'):.4f} and "
-        f"{design.privacy_loss('walley'):.4f}); use it in the survey file or generate with "
-        "--mode slips"
+        f"{design.privacy_loss('walley'):.4f}); use it in the survey file or {otherwise}"
     )
     raise DieDesignError(message, nearest, nearest_plan)
 

@@ -1,9 +1,11 @@
 """What a respondent reads: an instruction's text, answer options, for any design.
 
 The one place that turns a design's protocol into words, shared by the
-printed slips, the die tables, and (later) the XLSForm and the web page. The
-texts come from the merged wording (``templates/wording.json``, then the
-survey's ``[wording]``, then the question's ``wording``):
+printed slips, the die tables, the XLSForm
+(:mod:`surveykit.collection.xlsform`) and the web page
+(:mod:`surveykit.collection.webform`). The texts come from the merged wording
+(``templates/wording.json``, then the survey's ``[wording]``, then the
+question's ``wording``):
 
 * ``rule_truthful``, ``rule_opposite``, ``rule_dont_know``, ``rule_sensitive``
   (answer the question, or the combined question, truthfully): no placeholders;
@@ -14,7 +16,8 @@ survey's ``[wording]``, then the question's ``wording``):
 * ``die_answer`` -- Answer "{answer}". (a face of a per-state die table);
 * ``die_state`` -- If your true answer is {state}: (heading of a per-state table);
 * ``die_count`` -- Roll the {die} {repetitions} times and count the rolls that
-  show {faces}. Mark that number. (Kuk's cards drawn several times).
+  show {faces}. Mark that number. (Kuk's cards drawn several times);
+* ``web_progress`` -- Question {number} of {total} (the web page's heading).
 
 Placeholders are filled with :meth:`str.format`; a text with a placeholder
 the key does not know (``{answr}``) is refused when the layout is built, so a
@@ -24,8 +27,9 @@ in these keys.
 Answers: a yes/no design's ``yes``, ``no`` and ``dont_know`` read
 ``answer_yes``, ``answer_no``, ``answer_dont_know``; crosswise and triangular
 designs answer their combined question (``crosswise_yes`` "Both the same",
-``triangular_no`` "Both no", ...); other labels (Kuk's counts 0..r, category
-labels) are shown as they are.
+``triangular_no`` "Both no", ...), which ``crosswise_instructions`` and
+``triangular_instructions`` ask on paper, in the XLSForm and on the web page;
+other labels (Kuk's counts 0..r, category labels) are shown as they are.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ __all__ = [
     "answer_text",
     "check_placeholders",
     "fill",
+    "instruction_lines",
     "instruction_text",
     "state_text",
     "wording_text",
@@ -57,6 +62,7 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "die_answer": frozenset({"answer"}),
     "die_state": frozenset({"state"}),
     "die_count": frozenset({"die", "repetitions", "faces"}),
+    "web_progress": frozenset({"number", "total"}),
 })
 
 #: Designs whose sheet asks one combined question (wording keys ``{model}_instructions``,
@@ -147,34 +153,50 @@ def state_text(label: str, wording: Mapping[str, str]) -> str:
     return label
 
 
+def instruction_lines(instruction: Instruction, design: Design, wording: Mapping[str, str], *,
+                      innocuous: str | None = None) -> tuple[str, ...]:
+    """The sentences that tell a respondent to follow ``instruction`` for a question of
+    ``design``: one sentence, or one per true state for an ``answer_table`` (Kuk's cards, a
+    custom matrix), which the web page shows as separate lines. ``innocuous``: the innocuous
+    question's text, for unrelated-question designs.
+
+    >>> from surveykit.designs.warner import Kuk
+    >>> kuk = Kuk(p=[0.7, 0.3])
+    >>> w = {"rule_table": "If your true answer is {state}, answer {response}.",
+    ...      "answer_yes": "Yes", "answer_no": "No"}
+    >>> instruction_lines(kuk.protocol.for_group(0)[1], kuk, w)
+    ('If your true answer is Yes, answer Yes.', 'If your true answer is No, answer No.')
+    """
+    kind = instruction.kind
+    if kind in _SIMPLE_RULES:
+        return (wording_text(wording, _SIMPLE_RULES[kind]),)
+    if kind == "say":
+        return (fill(wording, "rule_say", answer=answer_text(design, instruction.say, wording)),)
+    if kind == "innocuous":
+        if innocuous is None:
+            raise ParameterError(f"design {design.model!r} tells respondents to answer an "
+                                 "innocuous question; give its text (innocuous = \"...\")")
+        return (fill(wording, "rule_innocuous", innocuous=innocuous),)
+    if kind == "answer_table":
+        return tuple(fill(wording, "rule_table", state=state_text(state, wording),
+                          response=answer_text(design, response, wording))
+                     for state, response in instruction.table or ())
+    raise ParameterError(f"instruction kind {kind!r} has no wording")  # pragma: no cover
+
+
 def instruction_text(instruction: Instruction, design: Design, wording: Mapping[str, str], *,
                      innocuous: str | None = None) -> str:
-    """The sentence that tells a respondent to follow ``instruction`` for a question of
-    ``design`` (``innocuous``: the innocuous question's text, for unrelated-question designs).
+    """The text that tells a respondent to follow ``instruction`` for a question of
+    ``design``: :func:`instruction_lines` as one paragraph (slips, die tables, XLSForms).
 
     >>> from surveykit.designs.forced import ForcedResponse
-    >>> from fractions import Fraction
     >>> fr = ForcedResponse(p=[0.1, 0.2])
     >>> w = {"rule_say": 'Answer "{answer}", whatever the truth is.', "answer_yes": "Yes",
     ...      "answer_no": "No"}
     >>> instruction_text(fr.protocol.for_group(0)[2], fr, w)
     'Answer "Yes", whatever the truth is.'
     """
-    kind = instruction.kind
-    if kind in _SIMPLE_RULES:
-        return wording_text(wording, _SIMPLE_RULES[kind])
-    if kind == "say":
-        return fill(wording, "rule_say", answer=answer_text(design, instruction.say, wording))
-    if kind == "innocuous":
-        if innocuous is None:
-            raise ParameterError(f"design {design.model!r} tells respondents to answer an "
-                                 "innocuous question; give its text (innocuous = \"...\")")
-        return fill(wording, "rule_innocuous", innocuous=innocuous)
-    if kind == "answer_table":
-        return " ".join(fill(wording, "rule_table", state=state_text(state, wording),
-                             response=answer_text(design, response, wording))
-                        for state, response in instruction.table or ())
-    raise ParameterError(f"instruction kind {kind!r} has no wording")  # pragma: no cover
+    return " ".join(instruction_lines(instruction, design, wording, innocuous=innocuous))
 
 
 def answer_options(design: Design, wording: Mapping[str, str]) -> tuple[tuple[str, str], ...]:

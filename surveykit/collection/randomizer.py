@@ -27,7 +27,10 @@ picks instruction i when t_(i-1) <= U < t_i. So every cumulative probability
 t_i / 2^53 is within 2^-54 of C_i, every instruction's probability within
 2^-53 of p_i, and both are exact when the p_i are dyadic with denominator up
 to 2^53 (1/2, 3/8, ...). (s differs from 1 only for a custom matrix typed as
-decimals, whose columns must add up to 1 within 1e-9.)
+decimals, whose columns must add up to 1 within 1e-9.) These thresholds are
+the only ones surveykit computes: the web page's browser draws with them
+(:mod:`surveykit.collection.webform`) and device-randomized XLSForms compare
+``random() * 2^53`` with them (:mod:`surveykit.collection.xlsform`).
 
 How groups are drawn: a *balanced* assignment (every group gets n // G
 respondents and n mod G groups, chosen at random, one more) in an order given

@@ -10,24 +10,29 @@ of rules, each with the text the page shows and an integer threshold.
 How the page draws (exact to 2^-53): it takes a uniform integer U on
 [0, 2^53) from ``crypto.getRandomValues`` (21 + 32 random bits, exact in a
 JavaScript number) and shows the first rule whose threshold exceeds U. The
-thresholds are the cumulative probabilities on the 2^53 grid, computed here
-exactly from the design's fractions (:func:`grid_thresholds`)::
+thresholds are the ones paper slips are drawn with,
+:func:`surveykit.collection.randomizer.instruction_thresholds`::
 
     t_k = round(2^53 (p_1 + ... + p_k))      (round half to even; t_K = 2^53)
 
 so rule k is drawn with probability (t_k - t_{k-1}) / 2^53, within 2^-53 of
 p_k; every integer up to 2^53 is exact in JavaScript, so the comparison is
-exact too. This is the rule :mod:`surveykit.collection.randomizer` uses for
-paper slips.
+exact too.
 
+The page says what the paper forms say: question numbers, texts, answer
+buttons, the innocuous question and the combined question's prompt come
+from the slips-mode layout (:func:`surveykit.collection.questionnaire.build_layout`),
+rule texts from :func:`surveykit.collection.instructions.instruction_lines`.
 Protocol kinds (:class:`surveykit.designs.base.Protocol`):
 
 * ``instructions``: one rule per question (answer truthfully, the opposite,
   "yes", "don't know", the sensitive or the innocuous question, ...);
 * ``per_state``: one rule that lists a response for every true state
   (Kuk's cards, custom matrices): "If your true answer is Yes, answer No." ...;
-* ``combined`` (crosswise, triangular): the rule is the combined question
-  itself; only a designed "don't know" branch needs a draw.
+* ``combined`` (crosswise, triangular): the page shows both questions and the
+  combined question's prompt (``crosswise_instructions``) with the combined
+  answers ("Both the same ..."); the rule is "Answer the question truthfully."
+  and only a designed "don't know" branch needs a draw.
 
 Nothing here does I/O: the caller passes the default wording
 (:func:`surveykit.collection.render.load_wording_defaults`).
@@ -35,77 +40,22 @@ Nothing here does I/O: the caller passes the default wording
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 
-from surveykit.collection.questionnaire import merge_wording
-from surveykit.designs.base import DONT_KNOW, NO, YES, Instruction
-from surveykit.errors import ParameterError
+from surveykit.collection.instructions import fill, instruction_lines
+from surveykit.collection.questionnaire import build_layout
+from surveykit.collection.randomizer import GRID_BITS, instruction_thresholds
 
 __all__ = [
-    "GRID_BITS",
     "WebForm",
     "WebQuestion",
     "WebRule",
-    "answer_text",
     "build_web_form",
-    "grid_thresholds",
 ]
-
-#: The page draws uniform integers on [0, 2^GRID_BITS): 53 bits, exact in a JavaScript number.
-GRID_BITS = 53
 
 # Wording keys the page's script needs besides the questions (all web_* keys and these).
 _PAGE_KEYS = ("intro", "rule_label", "respondent_id_label")
-# The combined question of each combined design, by the design's model name.
-_COMBINED_KEYS = {"crosswise": "combined_crosswise", "triangular": "combined_triangular"}
-_ANSWER_KEYS = {YES: "answer_yes", NO: "answer_no", DONT_KNOW: "answer_dont_know"}
-
-
-def grid_thresholds(probabilities: Sequence[Fraction], bits: int = GRID_BITS) -> tuple[int, ...]:
-    """Cumulative thresholds t_k = round(2^bits (p_1 + ... + p_k)) of exact probabilities.
-
-    The probabilities must be fractions >= 0 that add up to exactly 1, so the
-    last threshold is 2^bits. A uniform U on [0, 2^bits) picks the first k
-    with U < t_k: P(k) = (t_k - t_{k-1}) / 2^bits, within 2^-bits of p_k
-    (each t_k is within 1/2 of the exact 2^bits F_k; round half to even).
-
-    >>> grid_thresholds([Fraction(3, 5), Fraction(1, 5), Fraction(1, 5)], bits=4)
-    (10, 13, 16)
-    >>> grid_thresholds([Fraction(1, 2), Fraction(1, 2)]) == (2**52, 2**53)
-    True
-    """
-    if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= 53:
-        raise ParameterError(f"bits ({bits!r}) must be a whole number from 1 to 53: "
-                             "JavaScript numbers hold integers exactly up to 2^53")
-    values = [Fraction(p) for p in probabilities]
-    if not values:
-        raise ParameterError("probabilities must not be empty: a protocol has one rule or more")
-    if any(p < 0 for p in values) or sum(values) != 1:
-        raise ParameterError(
-            f"probabilities ({', '.join(str(p) for p in values)}) must be >= 0 and add up to "
-            "exactly 1: pass the design's protocol fractions, not rounded floats")
-    grid = 1 << bits
-    total = Fraction(0)
-    thresholds = []
-    for p in values:
-        total += p
-        thresholds.append(round(total * grid))
-    return tuple(thresholds)
-
-
-def answer_text(label: str, wording: Mapping[str, str]) -> str:
-    """What a button (or a rule) says for response or state ``label``.
-
-    Yes, no and "don't know" have wording keys (``answer_yes``, ...); other
-    labels (categories, custom responses) are shown as the survey names them.
-
-    >>> answer_text("dont_know", {"answer_dont_know": "Don't know"}), answer_text("b", {})
-    ("Don't know", 'b')
-    """
-    key = _ANSWER_KEYS.get(label)
-    return wording[key] if key is not None and key in wording else label
 
 
 @dataclass(frozen=True)
@@ -124,9 +74,10 @@ class WebQuestion:
     """A question as the page asks it.
 
     ``rules`` holds, per group of the question's design, the rules with their
-    thresholds; ``answers`` pairs each response label with its button text;
-    ``innocuous`` is the other question of a combined design (shown beside the
-    sensitive one), None otherwise.
+    thresholds; ``answers`` pairs each response label with its button text (the
+    answer boxes of the paper sheet); ``innocuous`` is the other question of a
+    combined design (shown beside the sensitive one), None otherwise, and
+    ``prompt`` what to answer about the two ("" otherwise).
     """
 
     id: str
@@ -138,11 +89,13 @@ class WebQuestion:
     answers: tuple[tuple[str, str], ...]
     rules: tuple[tuple[WebRule, ...], ...]
     innocuous_label: str
+    prompt: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return {
             "id": self.id, "number": self.number, "progress": self.progress, "text": self.text,
             "innocuous": self.innocuous, "innocuous_label": self.innocuous_label,
+            "prompt": self.prompt,
             "reminder": self.reminder,
             "answers": [{"label": label, "text": text} for label, text in self.answers],
             "rules": [[rule.to_dict() for rule in group] for group in self.rules],
@@ -169,22 +122,6 @@ class WebForm:
                 "questions": [question.to_dict() for question in self.questions]}
 
 
-def _rule_lines(instruction: Instruction, question, model: str,
-                wording: Mapping[str, str]) -> tuple[str, ...]:
-    kind = instruction.kind
-    if kind == "say":
-        return (wording["rule_say"].replace("{answer}", answer_text(instruction.say, wording)),)
-    if kind == "innocuous":
-        return (wording["rule_innocuous"].replace("{innocuous}", question.innocuous or ""),)
-    if kind == "sensitive" and model in _COMBINED_KEYS:
-        return (wording[_COMBINED_KEYS[model]],)
-    if kind == "answer_table":
-        return tuple(wording["rule_table"].replace("{state}", answer_text(state, wording))
-                     .replace("{response}", answer_text(response, wording))
-                     for state, response in instruction.table or ())
-    return (wording[f"rule_{kind}"],)
-
-
 def build_web_form(survey, *, wording_defaults: Mapping[str, str]) -> WebForm:
     """The page data for ``survey`` (a :class:`surveykit.definition.survey.Survey`).
 
@@ -202,36 +139,28 @@ def build_web_form(survey, *, wording_defaults: Mapping[str, str]) -> WebForm:
     >>> form.questions[0].rules[0][1].lines
     ('Give the opposite of the true answer.',)
     """
-    survey_wording = merge_wording(wording_defaults,
-                                   (f"survey {survey.name!r} [wording]", survey.wording))
+    layout = build_layout(survey, mode="slips", wording_defaults=wording_defaults)
     questions = []
     total = len(survey.questions)
-    for number, question in enumerate(survey.questions, start=1):
-        wording = merge_wording(survey_wording,
-                                (f"question {question.id!r} wording", question.wording))
+    for question, view in zip(survey.questions, layout.questions, strict=True):
         design = question.design
-        protocol = design.protocol
         rules = []
         for group in range(len(design.group_names)):
-            instructions = protocol.for_group(group)
-            thresholds = grid_thresholds([i.probability for i in instructions])
+            instructions = design.protocol.for_group(group)
+            thresholds = instruction_thresholds(instructions)
             rules.append(tuple(
-                WebRule(below=below, lines=_rule_lines(instruction, question, design.model,
-                                                       wording))
+                WebRule(below=below, lines=instruction_lines(
+                    instruction, design, view.wording, innocuous=question.innocuous))
                 for instruction, below in zip(instructions, thresholds, strict=True)))
-        combined = protocol.kind == "combined"
         questions.append(WebQuestion(
-            id=question.id, number=number,
-            progress=(wording["web_progress"].replace("{number}", str(number))
-                      .replace("{total}", str(total))),
-            text=question.text,
-            innocuous=question.innocuous if combined else None,
-            innocuous_label=wording["innocuous_label"],
-            reminder=wording.get("reminder", ""),
-            answers=tuple((label, answer_text(label, wording))
-                          for label in design.response_labels),
+            id=view.id, number=view.number,
+            progress=fill(view.wording, "web_progress", number=view.number, total=total),
+            text=view.text, innocuous=view.innocuous, prompt=view.prompt,
+            innocuous_label=view.wording["innocuous_label"],
+            reminder=view.wording.get("reminder", ""),
+            answers=tuple((answer.label, answer.text) for answer in view.answers),
             rules=tuple(rules)))
-    page_wording = {key: text for key, text in survey_wording.items()
+    page_wording = {key: text for key, text in layout.wording.items()
                     if key.startswith("web_") or key in _PAGE_KEYS}
     return WebForm(survey=survey.name, title=survey.title, language=survey.language,
                    groups=tuple(survey.groups), grid_bits=GRID_BITS, wording=page_wording,

@@ -12,31 +12,50 @@ tablet or in a browser. The form surveykit writes holds, in this order:
 * ``group`` (``select_one``, required) when the survey's questions have
   several groups: the form version printed with the id, not a secret;
 * per question the randomization (below), then the answer, named after the
-  question id, as ``select_one`` over the design's responses (yes / no /
-  don't know for binary designs), required.
+  question id, as ``select_one`` over the answer boxes of the paper sheet
+  (:func:`surveykit.collection.instructions.answer_options`: yes / no, "don't
+  know" only for designs with that branch, categories, Kuk's counts, the
+  combined answers of crosswise and triangular designs), required.
 
 Two ways to randomize (``randomize``):
 
-* ``"self"`` (default): the respondent rolls dice in private; a note shows
-  the lookup table of :mod:`surveykit.collection.dice` (faces -> rule). The
-  device never learns the roll, so the form is private on every client.
+* ``"self"`` (default): the respondent rolls dice in private; a note before
+  the answer shows the die table of the paper die-mode form
+  (:func:`surveykit.collection.questionnaire.build_layout` with
+  ``mode="die"``, :mod:`surveykit.collection.dice`): faces -> rule for
+  instruction protocols, one table per true state for Kuk's cards and custom
+  matrices, nothing to roll for crosswise and triangular questions unless they
+  have a "don't know" branch. Where the groups of a multi-group survey roll
+  different tables, each group's note is relevant only for that group
+  (``${group} = 'N'``). A design no die realizes is refused with the nearest
+  design dice realize (:func:`surveykit.collection.dice.die_plan`). The device
+  never learns the roll, so the form is private on every client.
 * ``"device"``: the form draws ``random()`` once, as a dynamic default (at
-  the form's first load), and shows only the rule it selects. The draw, the
-  rule's code and its note are *relevant only while the answer is empty*;
-  the answer is required, so a finalized submission holds none of them
+  the form's first load), and shows only the rule it selects, for any
+  protocol (Kuk's cards and custom matrices draw the slip's per-state rule).
+  The rule is chosen with the slips' exact integer thresholds
+  (:func:`surveykit.collection.randomizer.instruction_thresholds`): rule k
+  when ``draw * 2^53 < t_k``, exact in floating point. The draw, the rule's
+  code and its note are *relevant only while the answer is empty*; the
+  answer is required, so a finalized submission holds none of them
   (JavaRosa and ODK Web Forms leave non-relevant nodes out of what they
   serialize). Two limits remain, :data:`DEVICE_RISKS`: on ODK Collect the
   draw can be recomputed from the submission's instanceID, and a draft
   saved before an answer holds the draw. It is written only when the caller
   acknowledges them.
 
+Crosswise and triangular questions are asked as the paper sheet asks them:
+the sensitive question, the innocuous one and the combined question's prompt
+in the answer's label, with the combined answers ("Both the same ...").
+
 The usual XLSForm for randomized response (``calculate`` with
 ``once(random())`` and a note) stores the draw next to the answer in every
 submission; surveykit never writes it.
 
 Texts come from the survey's wording (templates/wording.json, the survey's
-``[wording]``, each question's ``wording``): the same texts as the paper
-forms. Label, hint and constraint message columns are named
+``[wording]``, each question's ``wording``) through
+:mod:`surveykit.collection.instructions`: the same texts, answers and rules
+as the paper forms and the web page. Label, hint and constraint message columns are named
 ``label::English (en)`` etc., one per language of the survey.
 """
 
@@ -48,20 +67,25 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 
+from surveykit.collection.dice import DieDesignError, die_plan, format_faces
+from surveykit.collection.instructions import instruction_text, wording_text
 from surveykit.collection.questionnaire import (
+    AnswerOption,
+    DieRowView,
     DieView,
     QuestionView,
     build_layout,
-    merge_wording,
 )
-from surveykit.collection.render import faces, load_wording_defaults, make_environment
+from surveykit.collection.randomizer import (
+    GRID_BITS,
+    instruction_thresholds,
+    question_protocols,
+)
+from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.collection.respondent_ids import ID_GROUPS
-from surveykit.designs.base import Design, Instruction
-from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
 
 __all__ = [
@@ -110,7 +134,10 @@ _LANGUAGE_NAMES: Mapping[str, str] = MappingProxyType({
 })
 # Names the form uses besides the question ids.
 _FIXED_NAMES = ("intro", "respondent_id", "group", "meta")
-_ANSWER_WORDING = {"yes": "answer_yes", "no": "answer_no", "dont_know": "answer_dont_know"}
+# What a self-randomized form's refusal of a design no die realizes proposes instead.
+_WITHOUT_DICE = "export with --randomize device"
+# The draw is compared on the slips' grid: draw * 2^53 < t_k (exact: a power of two).
+_GRID = 1 << GRID_BITS
 
 
 def language_column(tag: str) -> str:
@@ -212,11 +239,6 @@ def _ref(name: str) -> str:
     return "${" + name + "}"
 
 
-def _number(value: Fraction) -> str:
-    # shortest decimal that reads back as the same double: random() < 0.6, not 0.59999...
-    return repr(float(value))
-
-
 class _Builder:
     """Collects the rows of one form; ``texts`` makes localized cells."""
 
@@ -243,25 +265,26 @@ class _Builder:
         self.names[name] = f"question {owner!r}"
         self.rows.append(cells)
 
-    def choice_list(self, responses: tuple[str, ...], wording: Mapping[str, str]) -> str:
-        if responses not in self.lists:
+    def choice_list(self, answers: tuple[AnswerOption, ...]) -> str:
+        """The name of the choice list of ``answers`` (labels and texts), added once."""
+        key = tuple((answer.label, answer.text) for answer in answers)
+        if key not in self.lists:
             name = "answers" if not self.lists else f"answers_{len(self.lists) + 1}"
-            self.lists[responses] = name
-            for response in responses:
-                key = _ANSWER_WORDING.get(response)
-                label = wording[key] if key else response
-                self.choices.append({"list_name": name, "name": response,
-                                     "label": self.texts(label)})
-        return self.lists[responses]
+            self.lists[key] = name
+            for answer in answers:
+                self.choices.append({"list_name": name, "name": answer.label,
+                                     "label": self.texts(answer.text)})
+        return self.lists[key]
 
 
 def build_xlsform(survey, *, randomize: str = "self",
                   wording_defaults: Mapping[str, str] | None = None) -> XLSForm:
     """The XLSForm of ``survey`` (a :class:`surveykit.definition.survey.Survey`), no I/O.
 
-    ``randomize="self"``: die tables as notes (any die of
-    :func:`surveykit.collection.dice.find_die_design`); ``"device"``: the
-    guarded device draw described in the module docstring.
+    ``randomize="self"``: the die-mode form's tables as notes (refused, with
+    the nearest design dice realize, when no die realizes a question's
+    design); ``"device"``: the guarded device draw described in the module
+    docstring.
 
     >>> from surveykit.definition.survey import load_survey_file
     >>> from surveykit.resources import locate_resource
@@ -278,40 +301,48 @@ def build_xlsform(survey, *, randomize: str = "self",
             "respondent rolls dice) or device (the form draws, see docs/field-collection.md)")
     if wording_defaults is None:
         wording_defaults = load_wording_defaults(make_environment())
+    if randomize == "self":
+        for question in survey.questions:
+            try:
+                die_plan(question.design, otherwise=_WITHOUT_DICE)
+            except DieDesignError as exc:
+                exc.args = (f"question {question.id!r}: {exc.args[0]} (--randomize device "
+                            "has two limits: docs/field-collection.md)",) + exc.args[1:]
+                raise
+    layout = build_layout(survey, mode="die" if randomize == "self" else "slips",
+                          wording_defaults=wording_defaults)
     languages = (language_column(survey.language),)
-    survey_wording = merge_wording(wording_defaults,
-                                   (f"survey {survey.name!r} [wording]", survey.wording))
-    builder = _Builder(survey, languages, survey_wording)
+    wording = layout.wording
+    builder = _Builder(survey, languages, wording)
     for name in _FIXED_NAMES:
         builder.names[name] = "the form itself"
-    how = survey_wording["die_instructions" if randomize == "self" else "device_instructions"]
+    how = wording_text(wording, "die_instructions" if randomize == "self"
+                       else "device_instructions")
     builder.rows.append({"type": "note", "name": "intro",
-                         "label": builder.texts(f"{survey_wording['intro']}\n\n{how}")})
+                         "label": builder.texts(f"{wording_text(wording, 'intro')}\n\n{how}")})
     builder.rows.append({
         "type": "text", "name": "respondent_id", "required": "yes",
-        "label": builder.texts(survey_wording["respondent_id_label"]),
-        "hint": builder.texts(survey_wording["respondent_id_hint"]),
+        "label": builder.texts(wording_text(wording, "respondent_id_label")),
+        "hint": builder.texts(wording_text(wording, "respondent_id_hint")),
         "constraint": id_constraint(),
-        "constraint_message": builder.texts(survey_wording["respondent_id_constraint"]),
+        "constraint_message": builder.texts(wording_text(wording, "respondent_id_constraint")),
     })
-    groups = tuple(survey.groups)
+    groups = tuple(group.name for group in layout.groups)
     if len(groups) > 1:
         builder.rows.append({"type": "select_one groups", "name": "group", "required": "yes",
-                             "label": builder.texts(survey_wording["group_question_label"])})
+                             "label": builder.texts(wording_text(wording,
+                                                                 "group_question_label"))})
         for number, name in enumerate(groups, start=1):
             builder.choices.append({"list_name": "groups", "name": str(number),
                                     "label": builder.texts(name)})
-    views = _question_views(survey, randomize, wording_defaults)
-    for question, view in zip(survey.questions, views, strict=True):
+    for j, (question, view) in enumerate(zip(survey.questions, layout.questions, strict=True)):
         if randomize == "self":
-            _self_rows(builder, view, groups)
+            _self_rows(builder, view, tuple(form.questions[j].die for form in layout.forms))
         else:
-            _device_rows(builder, question, view, groups)
-        answers = builder.choice_list(tuple(question.design.response_labels), view.wording)
+            _device_rows(builder, question, view, len(groups))
         row: dict[str, object] = {
-            "type": f"select_one {answers}", "name": question.id, "required": "yes",
-            "label": builder.texts(f"{view.wording['question_label']} {view.number}. "
-                                   f"{view.text}")}
+            "type": f"select_one {builder.choice_list(view.answers)}", "name": question.id,
+            "required": "yes", "label": builder.texts(_question_label(view))}
         if view.wording.get("reminder"):
             row["hint"] = builder.texts(view.wording["reminder"])
         builder.add(question.id, **row)
@@ -329,107 +360,112 @@ def build_xlsform(survey, *, randomize: str = "self",
                    answer_fields=tuple(q.id for q in survey.questions))
 
 
-def _question_views(survey, randomize: str, wording_defaults: Mapping[str, str]
-                    ) -> tuple[QuestionView, ...]:
-    """The questions as the paper forms show them (number, text, wording, die table).
-
-    Self-randomized forms need a die table per question: the die-mode layout
-    of :mod:`surveykit.collection.questionnaire`, which today realizes the
-    generalized Warner design.
-    """
-    if randomize == "self":
-        for question in survey.questions:
-            if not isinstance(question.design, GeneralizedWarner):
-                raise ParameterError(
-                    f"question {question.id!r}: --randomize self needs a die table, and "
-                    f"surveykit has die tables for the generalized Warner design (p, q) "
-                    f"only, not yet for {question.design.describe()}; give the question a "
-                    "[questions.mechanism] with p and q, or see docs/field-collection.md "
-                    "for --randomize device and its limits")
-        layout = build_layout(survey, mode="die", wording_defaults=wording_defaults)
-    else:
-        layout = build_layout(survey, mode="slips", wording_defaults=wording_defaults)
-    return layout.questions
+def _question_label(view: QuestionView) -> str:
+    """The answer's label: the question as the paper sheet prints it (with the innocuous
+    question and the combined question's prompt for crosswise and triangular designs)."""
+    label = f"{wording_text(view.wording, 'question_label')} {view.number}. {view.text}"
+    if view.innocuous is not None:
+        label += (f"\n\n{wording_text(view.wording, 'innocuous_label')}: {view.innocuous}"
+                  f"\n\n{view.prompt}")
+    return label
 
 
-def _die_lines(die: DieView, wording: Mapping[str, str]) -> list[str]:
+def _die_lines(rows: tuple[DieRowView, ...], two_dice: bool, wording: Mapping[str, str]
+               ) -> list[str]:
+    none = wording_text(wording, "die_none")
     lines = []
-    for row in die.rows:
+    for row in rows:
         for rule in row.rules:
-            shown = faces(rule.faces, wording["die_none"])
-            if die.two_dice:
-                lines.append(f"{wording['die_first_label']} {row.first}, "
-                             f"{wording['die_second_label']} {shown}: {rule.instruction}")
+            shown = format_faces(rule.faces, none)
+            if two_dice:
+                lines.append(f"{wording_text(wording, 'die_first_label')} {row.first}, "
+                             f"{wording_text(wording, 'die_second_label')} {shown}: "
+                             f"{rule.instruction}")
             else:
-                lines.append(f"{wording['die_roll_label']} {shown}: {rule.instruction}")
+                lines.append(f"{wording_text(wording, 'die_roll_label')} {shown}: "
+                             f"{rule.instruction}")
     return lines
 
 
-def _self_rows(builder: _Builder, view: QuestionView, groups: tuple[str, ...]) -> None:
-    # One die table for the question (a group's own table when designs differ by group
-    # arrives with die tables for multi-group designs).
-    die = view.die
+def _die_label(view: QuestionView, die: DieView) -> str:
+    """A die note: the question, its dice, and the die-mode form's tables as lines."""
     dice = " + ".join(f"d{d}" for d in die.dice)
-    heading = f"{view.wording['question_label']} {view.number} ({dice}): {view.text}"
-    label = "\n".join([heading, "", *_die_lines(die, view.wording)])
-    builder.add(view.id, type="note", name=f"{view.id}_die", label=builder.texts(label))
+    lines = [f"{wording_text(view.wording, 'question_label')} {view.number} ({dice}): "
+             f"{view.text}"]
+    for table in die.tables:
+        lines.append("")
+        if table.heading:
+            lines.append(table.heading)
+        if table.count:
+            lines.append(table.count)
+        else:
+            lines += _die_lines(table.rows, die.two_dice, view.wording)
+    return "\n".join(lines)
 
 
-def instruction_text(instruction: Instruction, wording: Mapping[str, str],
-                     innocuous: str | None = None) -> str:
-    """The respondent-facing text of one instruction: the wording key ``rule_KIND``,
-    with ``{answer}`` (the answer a ``say`` rule names, as the form labels it) and
-    ``{innocuous}`` (the innocuous question) filled in.
-
-    >>> from fractions import Fraction
-    >>> instruction_text(Instruction("say", Fraction(1, 5), say="yes"),
-    ...                  {"rule_say": 'Answer "{answer}".', "answer_yes": "Yes"})
-    'Answer "Yes".'
-    """
-    key = f"rule_{instruction.kind}"
-    if key not in wording:
-        raise ParameterError(
-            f"no respondent wording for the instruction {instruction.code!r} (wording key "
-            f"{key!r}); surveykit words truthful, opposite and dont_know rules so far")
-    answer = instruction.say or ""
-    answer = wording.get(_ANSWER_WORDING.get(answer, ""), answer)
-    return wording[key].format(answer=answer, innocuous=innocuous or "")
+def _self_rows(builder: _Builder, view: QuestionView, dice: tuple[DieView | None, ...]
+               ) -> None:
+    """The die note of a question: one for everybody when every group rolls the same
+    table, else one per group, shown only to that group (relevant on the group question).
+    A group with nothing to roll (a crosswise question without "don't know") gets none."""
+    if len(set(dice)) == 1:
+        if dice[0] is not None:
+            builder.add(view.id, type="note", name=f"{view.id}_die",
+                        label=builder.texts(_die_label(view, dice[0])))
+        return
+    for number, die in enumerate(dice, start=1):
+        if die is not None:
+            builder.add(view.id, type="note", name=f"{view.id}_die_{number}",
+                        relevant=f"{_ref('group')} = '{number}'",
+                        label=builder.texts(_die_label(view, die)))
 
 
-def _device_rows(builder: _Builder, question, view: QuestionView,
-                 groups: tuple[str, ...]) -> None:
-    design: Design = question.design
-    if design.protocol.kind != "instructions":
-        raise ParameterError(
-            f"question {question.id!r}: the {design.model} design is not one random "
-            "instruction per question, so the device cannot draw it; use a design with "
-            "instructions (e.g. the generalized Warner)")
+def _choose(draw: str, thresholds: tuple[int, ...], codes: list[str]) -> str:
+    """The code of the rule ``draw`` selects: rule k when draw * 2^53 < t_k."""
+    expression = f"'{codes[-1]}'"
+    for threshold, code in zip(reversed(thresholds[:-1]), reversed(codes[:-1]), strict=True):
+        expression = f"if({_ref(draw)} * {_GRID} < {threshold}, '{code}', {expression})"
+    return expression
+
+
+def _device_rows(builder: _Builder, question, view: QuestionView, group_count: int) -> None:
     qid = question.id
     draw, code = f"{qid}_draw", f"{qid}_code"
     unanswered = f"{_ref(qid)} = ''"
     rules: list[str] = []  # distinct instruction texts; their 1-based index is the code
     per_group: list[str] = []
-    for g in range(len(design.group_names)):
-        instructions = [i for i in design.protocol.for_group(g) if i.probability > 0]
+    draws = False
+    for instructions in question_protocols(question.design, group_count):
+        used = [i for i in instructions if i.probability > 0]
         codes = []
-        for instruction in instructions:
-            text = instruction_text(instruction, view.wording, question.innocuous)
+        for instruction in used:
+            text = instruction_text(instruction, question.design, view.wording,
+                                    innocuous=question.innocuous)
             if text not in rules:
                 rules.append(text)
             codes.append(str(rules.index(text) + 1))
-        expression = f"'{codes[-1]}'"
-        cumulative = sum((i.probability for i in instructions[:-1]), Fraction(0))
-        for instruction, value in zip(reversed(instructions[:-1]), reversed(codes[:-1]),
-                                      strict=True):
-            expression = f"if({_ref(draw)} < {_number(cumulative)}, '{value}', {expression})"
-            cumulative -= instruction.probability
-        per_group.append(expression)
-    if len(per_group) == 1:
+        draws = draws or len(used) > 1
+        per_group.append(_choose(draw, instruction_thresholds(used), codes))
+    if len(set(per_group)) == 1:
         choose = per_group[0]
     else:
         choose = "''"
         for number in range(len(per_group), 0, -1):
             choose = f"if({_ref('group')} = '{number}', {per_group[number - 1]}, {choose})"
+    label = f"{wording_text(view.wording, 'question_label')} {view.number}. " \
+            f"{wording_text(view.wording, 'rule_label')}: "
+    if not draws:
+        # Nothing to draw (a crosswise question without "don't know"): each group's rule.
+        for number, text in enumerate(rules, start=1):
+            shown = [str(g) for g, choice in enumerate(per_group, start=1)
+                     if choice == f"'{number}'"]
+            relevant = unanswered
+            if len(shown) < len(per_group):
+                relevant += " and (" + " or ".join(f"{_ref('group')} = '{g}'"
+                                                   for g in shown) + ")"
+            builder.add(qid, type="note", name=f"{qid}_rule_{number}", relevant=relevant,
+                        label=builder.texts(label + text))
+        return
     # The draw is a dynamic default: drawn once, when the form first loads. once() only
     # draws again when the draw is gone: a draft saved after the answer does not hold it
     # (it was not relevant), so clearing the answer of a reopened draft needs a new one.
@@ -441,8 +477,7 @@ def _device_rows(builder: _Builder, question, view: QuestionView,
     for number, text in enumerate(rules, start=1):
         builder.add(qid, type="note", name=f"{qid}_rule_{number}",
                     relevant=f"{unanswered} and {_ref(code)} = '{number}'",
-                    label=builder.texts(f"{view.wording['question_label']} {view.number}. "
-                                        f"{view.wording['rule_label']}: {text}"))
+                    label=builder.texts(label + text))
 
 
 def _content_version(rows, choices, settings) -> str:

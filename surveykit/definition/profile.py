@@ -257,13 +257,14 @@ class QuestionResolver:
 
     def is_form_field(self, name: str) -> bool:
         """A field of the XLSForm ``surveykit export xlsform`` writes that is not an answer:
-        the intro note, a question's die table, draw, code or rule notes (empty in exports)."""
+        the intro note, a question's die table (one per group: QUESTION_die_N), draw, code
+        or rule notes (empty in exports)."""
         if name == "intro":
             return True
         stem, _, suffix = name.rpartition("_")
-        if suffix.isdigit():  # QUESTION_rule_N
+        if suffix.isdigit():  # QUESTION_rule_N, QUESTION_die_N
             stem, _, rule = stem.rpartition("_")
-            return rule == "rule" and stem in self._by_id
+            return rule in ("rule", "die") and stem in self._by_id
         return suffix in ("die", "draw", "code") and stem in self._by_id
 
     def resolve(self, name: str) -> tuple[int, str] | None:

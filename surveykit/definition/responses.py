@@ -45,10 +45,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from surveykit.collection.respondent_ids import normalize_respondent_id
+from surveykit.definition.cells import bad_answer_reason, no_group_reason, not_a_group_reason
 from surveykit.definition.profile import ColumnMapping, QuestionResolver, map_columns
 from surveykit.definition.spreadsheets import open_sheet, sniff, zip_kind
 from surveykit.definition.survey import Survey, canonical_spelling
-from surveykit.errors import CsvImportError, CsvProblem, ParameterError, printable
+from surveykit.errors import CsvImportError, CsvProblem, ParameterError
 from surveykit.store.models import RESPONDENT_ID_LENGTH
 
 __all__ = [
@@ -567,12 +568,8 @@ class ResponseFile:
             self._reject(chunk, kept, {line}, "group", value, reason,
                          "group differs from the issued id's")
         if missing:
-            names = ", ".join(f"{i} ({n})" if n != str(i) else str(i)
-                              for i, n in enumerate(self.survey.groups, start=1))
-            self._reject(chunk, kept, missing, "group", value, (
-                f"no group: survey {self.survey.name!r} has multi-group designs (groups "
-                f"{names}); add a group column, or import answers of ids issued with a group"),
-                "no group")
+            self._reject(chunk, kept, missing, "group", value, no_group_reason(self.survey),
+                         "no group")
 
     def _reject(self, chunk: Chunk, kept: dict[int, list[str]] | None, lines: set[int],
                 column: str, value: Callable[[list[str]], str], reason: str,
@@ -622,22 +619,9 @@ class ResponseFile:
                                    and canonical_spelling(raw) in self._missing)
 
     def _bad_answer(self, line: int, column: str, question: int, raw: str) -> CsvProblem:
-        asked = self.survey.questions[question]
-        aliases = sorted(asked.aliases)
-        extra = (f", or an alias of this question ({', '.join(repr(a) for a in aliases)})"
-                 if aliases else "")
-        if asked.design.is_binary and len(asked.design.response_labels) == 3:
-            allowed = "yes/y/1/true, no/n/0/false or dont_know/don't know/dk"
-            targets = '"yes", "no", "dont_know"'
-        else:
-            allowed = (", ".join(asked.design.answer_labels)
-                       + " or dont_know/don't know/dk")
-            targets = ", ".join(f'"{label}"' for label in asked.design.response_labels)
-        label = printable(raw.strip().replace("\\", "\\\\").replace('"', '\\"'))
-        return self._problem(line, column, raw, (
-            f"not an answer: use {allowed}{extra}; "
-            "leave the cell empty if the answer is missing; or map the label with "
-            f'[import.labels] "{label}" = one of {targets}, "missing"'), "not an answer")
+        return self._problem(line, column, raw,
+                             bad_answer_reason(self.survey.questions[question], raw),
+                             "not an answer")
 
     def _group(self, line: int, fields: list[str], problems: list[CsvProblem]) -> int | None:
         """The group a row names (None: none given), adding a problem if it is not a group."""
@@ -646,11 +630,8 @@ class ResponseFile:
         raw = fields[self._group_at].strip()
         group = self._groups.get(raw, self._groups.get(raw.casefold(), False))
         if group is False:
-            names = ", ".join(f"{i} ({n})" if n != str(i) else str(i)
-                              for i, n in enumerate(self.survey.groups, start=1))
-            problems.append(self._problem(line, self._header_of("group"), raw, (
-                f"not a group of survey {self.survey.name!r}; its groups are {names}"),
-                "not a group"))
+            problems.append(self._problem(line, self._header_of("group"), raw,
+                                          not_a_group_reason(self.survey), "not a group"))
             return None
         return group
 

@@ -46,6 +46,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import exc as sa_exc
 
+from surveykit.definition.cells import duplicate_reason
 from surveykit.definition.covariates import COVARIATE_NAME_LENGTH, COVARIATE_VALUE_LENGTH
 from surveykit.definition.responses import (
     FORMATS,
@@ -763,12 +764,10 @@ def _duplicates(conn: Connection, staging: Table, names: dict[int, str], unit: s
 
 def _duplicate_reasons(lines: list[int], pair, names: dict[int, str], unit: str):
     question, respondent = pair
-    others = ", ".join(str(line) for line in lines)
     for line in lines:
-        yield CsvProblem(line, "respondent_id", respondent, (
-            f"this respondent answers question {names[question]!r} {len(lines)} times in "
-            f"this file ({unit}s {others}); keep one row"), kind="duplicate in this file",
-            unit=unit)
+        yield CsvProblem(line, "respondent_id", respondent,
+                         duplicate_reason(names[question], lines, unit),
+                         kind="duplicate in this file", unit=unit)
 
 
 def _conflicts(conn: Connection, staging: Table, key: int, names: dict[int, str], unit: str):

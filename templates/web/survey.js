@@ -85,6 +85,7 @@
     innocuous.hidden = !question.innocuous;
     byId("innocuous-label").textContent = question.innocuous ? question.innocuous_label : "";
     byId("innocuous-text").textContent = question.innocuous || "";
+    byId("combined-prompt").textContent = question.prompt || "";
     byId("rule-lines").replaceChildren(...rule.lines.map(paragraph));
     const reminder = byId("reminder");
     reminder.textContent = question.reminder;

@@ -4,6 +4,9 @@
 //
 // Usage: node fill-form.mjs FORM.xml OUTDIR RUNS NAME=FIRST[/SECOND] ...
 //
+// events-r.tsv also holds, for every question answered, its label (QUESTION ...) and a
+// select's choice labels (CHOICES a | b | ...), as FillForm.java writes them.
+//
 // The engine has no screens: a respondent's pass over the form is a walk over its
 // controls in document order; "going back" is the same walk in reverse. A draft is
 // the instance payload the engine prepares before the form is complete (what a
@@ -83,6 +86,12 @@ function filler(run) {
   const answer = (node, step, value) => {
     if (value === undefined) {
       throw new Error(`no answer given for ${nameOf(node)}`);
+    }
+    // What the respondent reads: the question's label and, for a select, its choices.
+    log(step, nameOf(node), `QUESTION ${node.currentState.label?.asString ?? ''}`);
+    if (node.nodeType === 'select') {
+      const choices = node.currentState.valueOptions.map((option) => option.label.asString);
+      log(step, nameOf(node), `CHOICES ${choices.join(' | ')}`);
     }
     if (node.nodeType === 'select') {
       if (node.getValueOption(value) === null) {

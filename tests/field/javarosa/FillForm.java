@@ -15,7 +15,9 @@
 //                     the draft just after the first question's answer was cleared, in
 //                     the open form and in the reopened draft
 //   submission-r.xml  the finalized submission (what is sent to the server)
-//   events-r.tsv      STEP<TAB>NAME<TAB>TEXT: every note shown and every answer given
+//   events-r.tsv      STEP<TAB>NAME<TAB>TEXT: every note shown, and for every question
+//                     its label (QUESTION ...), a select's choice labels (CHOICES a | b)
+//                     and the answer given (ANSWER ...)
 // Steps: fill (first pass), back (going back over the form), again (after clearing
 // the first question's answer), reopen (the draft reopened and the answer cleared).
 // Answers use FIRST on the first pass and SECOND (default FIRST) after clearing.
@@ -200,14 +202,19 @@ public class FillForm {
         if (value == null) {
             throw new IllegalStateException("no answer given for " + name);
         }
+        // What the respondent reads: the question's label and, for a select, its choices.
+        log(step, name, "QUESTION " + prompt.getLongText());
         IAnswerData data;
         if (prompt.getControlType() == Constants.CONTROL_SELECT_ONE) {
             SelectChoice chosen = null;
+            List<String> labels = new ArrayList<>();
             for (SelectChoice choice : prompt.getSelectChoices()) {
+                labels.add(prompt.getSelectChoiceText(choice));
                 if (choice.getValue().equals(value)) {
                     chosen = choice;
                 }
             }
+            log(step, name, "CHOICES " + String.join(" | ", labels));
             if (chosen == null) {
                 throw new IllegalStateException(name + " has no choice " + value);
             }

@@ -1,0 +1,125 @@
+"""From what an engine's GROUP BY returns to counts: the one place raw cells become labels.
+
+Every engine (DuckDB, Dask) runs the same two aggregations over the rows of
+the files, in one scan:
+
+* the **cells**: rows per (file, question cell, group cell, answer cell) as
+  typed;
+* the **respondents**: per respondent id, the answered rows and the sum of
+  one bit per question answered, from which the engine returns how many
+  respondents answered at least one question and how many are *suspicious*:
+  they may repeat a question (n rows but fewer than n distinct bits: a sum
+  of n powers of two has n one-bits exactly when they are distinct), their
+  id is empty, too long or needs trimming, or a question cell of theirs
+  could not be coded.
+
+The distinct cells are few, so each is read here with the importer's own
+rules (:mod:`surveykit.definition.cells`). When every cell reads and no
+respondent may repeat a question, the counts are exact; otherwise
+:func:`counts_from_tally` returns None and the caller counts exactly, row by
+row (:mod:`surveykit.counting.exact`), which either finds the bad rows with
+their lines or confirms the counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from surveykit.counts import Counts
+from surveykit.definition.cells import (
+    NOT_A_GROUP,
+    group_lookup,
+    is_blank,
+    question_lookup,
+    read_answer,
+    read_group,
+    read_question,
+)
+from surveykit.definition.survey import Survey
+from surveykit.store.database import QuestionCounts
+
+__all__ = ["BITS_PER_WORD", "RawTally", "counts_from_tally", "question_codes", "word_count"]
+
+# Question bits are summed in 64-bit integers, 32 questions a word, so that a
+# respondent would need 2**31 rows to overflow one.
+BITS_PER_WORD = 32
+
+
+@dataclass(frozen=True)
+class RawTally:
+    """What an engine's aggregations return (see the module docstring).
+
+    ``cells``: (file index, question cell, group cell, answer cell, rows,
+    group of the issued ids of these rows: None when the ids were issued
+    without a group or no ids are checked);
+    ``respondents``: respondents with at least one answer; ``suspicious``:
+    respondents that need the exact path (see the module docstring).
+    """
+
+    cells: Sequence[tuple[int, str | None, str | None, str | None, int, int | None]]
+    respondents: int
+    suspicious: int
+
+
+def question_codes(survey: Survey) -> dict[str, int]:
+    """Lower-case question id -> index: how engines code a trimmed, lower-cased question cell.
+
+    Cells that lower-case to no id get -1 and send the count to the exact path,
+    so a spelling only Python's case folding knows is still counted exactly.
+    """
+    return {question.id.lower(): index for index, question in enumerate(survey.questions)}
+
+
+def word_count(survey: Survey) -> int:
+    """How many 64-bit words hold one bit per question."""
+    return max(1, -(-len(survey.questions) // BITS_PER_WORD))
+
+
+def counts_from_tally(survey: Survey, files: int, tally: RawTally,
+                      has_group_column: Sequence[bool]) -> list[QuestionCounts] | None:
+    """Counts per question, or None when some row needs the exact path.
+
+    ``files`` is the number of files counted (a file without data rows is an
+    error the exact path reports); ``has_group_column[f]`` whether file f has
+    a group column.
+    """
+    if tally.suspicious:
+        return None
+    questions = question_lookup(survey)
+    groups = group_lookup(survey)
+    spellings = [question.answer_spellings() for question in survey.questions]
+    one_group = len(survey.groups) == 1
+    tables: list[dict[str, dict[str, int]]] = [{} for _ in survey.questions]
+    rows = [0] * files
+    for file, question_cell, group_cell, answer_cell, n, issued_group in tally.cells:
+        rows[file] += n
+        question = read_question(questions, question_cell or "")
+        if question is None:
+            return None
+        group = read_group(groups, group_cell) if has_group_column[file] else None
+        if group is NOT_A_GROUP:
+            return None
+        if group is not None and issued_group is not None and group != issued_group:
+            return None  # the file's group is not the id's: an error the exact path says
+        if group is None:
+            group = issued_group
+        if group is None:
+            if not one_group:
+                return None  # no group: an error the exact path says
+            group = 1
+        if is_blank(answer_cell):
+            if answer_cell:
+                return None  # only spaces: the engines took it for an answer
+            continue  # a missing answer: counted through the respondents, never stored
+        label = read_answer(spellings[question], answer_cell)
+        if label is None:
+            return None
+        row = tables[question].setdefault(str(group), {})
+        row[label] = row.get(label, 0) + n
+    if not all(rows):
+        return None  # a file with a header but no rows: an error, said by the exact path
+    return [QuestionCounts(question_id=question.id, counts=Counts.from_mapping(table),
+                           missing=tally.respondents - sum(sum(g.values())
+                                                           for g in table.values()))
+            for question, table in zip(survey.questions, tables, strict=True)]

@@ -1,0 +1,88 @@
+"""Counting joined to the store: the survey's definition and issued ids come from the database,
+the counts from files or a counts table, and reports from both.
+
+>>> # survey, counts = count_survey_files(open_engine(), "academic_integrity", ["wave*.csv"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from sqlalchemy import Engine, select
+
+from surveykit.counting import IssuedIds, count_files
+from surveykit.definition.survey import Survey
+from surveykit.store import database as store
+from surveykit.store.database import QuestionCounts
+
+__all__ = ["count_survey_files", "counts_file_survey", "report_for_counts_file",
+           "report_for_files"]
+
+# Issued ids are read from the store this many at a time.
+_BATCH = 50_000
+
+
+def count_survey_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
+                       engine_name: str = "duckdb", scheduler: str | None = None,
+                       replace: bool = False) -> tuple[Survey, list[QuestionCounts]]:
+    """The stored survey and the counts of its answers in ``data`` (nothing is imported).
+
+    When the survey has issued questionnaires, ids are checked against them
+    (and give answers their group) as an import would.
+    """
+    survey = store.load_survey(engine, survey_name)
+    with engine.connect() as conn:
+        key = store.survey_id(conn, survey.name)
+        issued = None
+        if store.issued_count(conn, key):
+            def check(ids: set[str]) -> dict[str, int | None]:
+                return store.issued_groups(conn, key, list(ids))
+
+            def batches():
+                with engine.connect() as reader:
+                    result = reader.execution_options(yield_per=_BATCH).execute(
+                        select(store.respondents.c.respondent_id,
+                               store.respondents.c.group_number)
+                        .where(store.respondents.c.survey_id == key))
+                    for partition in result.partitions():
+                        yield [tuple(row) for row in partition]
+
+            issued = IssuedIds(check=check, batches=batches)
+        counts = count_files(survey, data, engine=engine_name, scheduler=scheduler,
+                             replace=replace, issued=issued)
+    return survey, counts
+
+
+def counts_file_survey(engine: Engine, path: str | Path,
+                       survey_name: str | None = None) -> tuple[Survey, list[QuestionCounts]]:
+    """The stored survey a counts file names (or ``survey_name``) and the file's counts."""
+    from surveykit.counting.table import read_counts_file, survey_of_counts_file
+
+    survey = store.load_survey(engine, survey_name or survey_of_counts_file(path))
+    return survey, read_counts_file(path, survey)
+
+
+def _report(engine: Engine, survey: Survey, counts, level: float, method: str | None):
+    from surveykit.reporting.report import build_report
+
+    issued = store.issued_respondent_count(engine, survey.name)
+    tallies = store.code_tallies(engine, survey.name) if issued else None
+    return build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
+                        method=method)
+
+
+def report_for_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
+                     engine_name: str = "duckdb", scheduler: str | None = None,
+                     replace: bool = False, level: float = 0.95, method: str | None = None):
+    """The report of a stored survey from the answers in ``data``, counted without importing."""
+    survey, counts = count_survey_files(engine, survey_name, data, engine_name=engine_name,
+                                        scheduler=scheduler, replace=replace)
+    return _report(engine, survey, counts, level, method)
+
+
+def report_for_counts_file(engine: Engine, path: str | Path, survey_name: str | None = None, *,
+                           level: float = 0.95, method: str | None = None):
+    """The report of a stored survey from a counts table made anywhere."""
+    survey, counts = counts_file_survey(engine, path, survey_name)
+    return _report(engine, survey, counts, level, method)

@@ -1,0 +1,608 @@
+"""Counting files where they lie (DuckDB, Dask, the exact row-by-row path, counts tables) agrees
+exactly with importing them into SQLite and PostgreSQL; bad rows are reported with file and line.
+
+The data are made here with a fixed seed: a five-design, two-group survey (labels other than
+yes/no, aliases, groups by number and by name in any case, missing cells, untidy spellings),
+written as long CSV, wide CSV (semicolons), Parquet and XLSX. The reference counts are those
+of the store after importing the same files (count_responses: one SQL GROUP BY).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from surveykit import store
+from surveykit.cli import main
+from surveykit.counting import count_files, duckdb_engine
+from surveykit.counting.exact import count_exactly
+from surveykit.counting.sources import expand_paths, open_sources
+from surveykit.counting.table import read_counts_table, write_counts_table
+from surveykit.counting.tally import counts_from_tally
+from surveykit.definition.survey import Survey, parse_survey
+from surveykit.errors import CsvImportError, ParameterError
+from surveykit.store.importer import import_responses
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+MIXED = """
+name = "mixed"
+title = "Five designs, two groups"
+
+[design]
+model = "sld"
+p = [0.1667, 0.8333]
+groups = ["short", "long"]
+
+[[questions]]
+id = "doping"
+text = "Have you ever used doping?"
+
+[[questions]]
+id = "tax"
+text = "Have you ever evaded taxes?"
+[questions.design]
+model = "crosswise"
+p = 0.25
+innocuous = "Is your mother's birthday in January, February or March?"
+[questions.aliases]
+"same" = "yes"
+"different" = "no"
+
+[[questions]]
+id = "drinks"
+text = "How often did you drive after drinking last year?"
+[questions.design]
+model = "fr"
+p = [0.1, 0.1, 0.1]
+categories = ["never", "once", "often"]
+dont_know = 0.1
+
+[[questions]]
+id = "cards"
+text = "Have you ever shoplifted?"
+[questions.design]
+model = "kuk"
+p = [0.7, 0.3]
+repetitions = 3
+
+[[questions]]
+id = "cheat"
+text = "Have you ever cheated in an exam?"
+[questions.design]
+model = "cdm"
+p = [0.3, 0.7]
+groups = ["short", "long"]
+"""
+GROUP_CELLS = ("1", "2", "short", "LONG", " Short ", "long")
+
+
+@pytest.fixture
+def mixed() -> Survey:
+    return parse_survey(MIXED, "mixed.toml")
+
+
+def spelled(label: str, question: str, rng: np.random.Generator) -> str:
+    """An answer as people type it: the label, another case, spaces, or a usual spelling."""
+    choices = [label, label.upper(), f" {label} "]
+    if label == "dont_know":
+        choices += ["DK", "don't know"]
+    if label in ("yes", "no"):
+        choices += [label[0].upper()]
+    if question == "tax" and label in ("yes", "no"):
+        choices += ["same" if label == "yes" else "different"]
+    return choices[rng.integers(len(choices))]
+
+
+def answers(survey: Survey, respondents: range, seed: int, *, skip: float = 0.1):
+    """(respondent id, group cell, {question id: cell}) for each respondent; '' is missing."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for number in respondents:
+        group = GROUP_CELLS[rng.integers(len(GROUP_CELLS))]
+        cells = {}
+        for question in survey.questions:
+            labels = question.design.response_labels
+            label = labels[rng.integers(len(labels))]
+            if question.id == "tax" and label not in ("yes", "no", "dont_know"):
+                label = "dont_know"
+            cells[question.id] = "" if rng.random() < skip else spelled(label, question.id, rng)
+        rows.append((f"M-{number:05d}", group, cells))
+    return rows
+
+
+def write_long(path: Path, survey: Survey, rows, *, group_column: str = "group") -> Path:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["respondent_id", "question_id", "answer", group_column, "_uuid"])
+        for respondent, group, cells in rows:
+            for question in survey.questions:
+                writer.writerow([respondent, question.id if len(respondent) % 2 else
+                                 question.id.upper(), cells[question.id], group, "x"])
+    return path
+
+
+def write_wide(path: Path, survey: Survey, rows) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter=";")
+        writer.writerow(["respondent_id", "Group", *(q.id for q in survey.questions)])
+        for respondent, group, cells in rows:
+            writer.writerow([respondent, group, *(cells[q.id] for q in survey.questions)])
+    return path
+
+
+def write_parquet(path: Path, survey: Survey, rows) -> Path:
+    columns = {"respondent_id": [], "question_id": [], "answer": [], "group": []}
+    for respondent, group, cells in rows:
+        for question in survey.questions:
+            columns["respondent_id"].append(respondent)
+            columns["question_id"].append(question.id)
+            columns["answer"].append(cells[question.id] or None)
+            columns["group"].append(group)
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+def write_xlsx(path: Path, survey: Survey, rows) -> Path:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["respondent_id", "group", *(q.id for q in survey.questions)])
+    for respondent, group, cells in rows:
+        sheet.append([respondent, group, *(cells[q.id] or None for q in survey.questions)])
+    book.save(path)
+    return path
+
+
+def as_csv(path: Path, survey: Survey, rows, kind: str) -> Path:
+    """The same rows as a long CSV, for importing what a Parquet or XLSX file holds."""
+    if kind == "xlsx":
+        return write_wide(path, survey, rows)
+    return write_long(path, survey, rows)
+
+
+def imported(engine, survey: Survey, files: list[Path], *, replace: bool = False):
+    store.add_survey(engine, survey)
+    for index, path in enumerate(files):
+        import_responses(engine, path, survey.name, replace=replace and index > 0)
+    return store.count_responses(engine, survey.name)
+
+
+def fast_counts(survey: Survey, files: list[Path]):
+    """DuckDB's one-scan counts, or None when it defers to the exact path."""
+    with open_sources(expand_paths(files), survey) as sources, duckdb_engine.connect() as con:
+        tally = duckdb_engine.fast_tally(con, sources, survey)
+        return None if tally is None else counts_from_tally(
+            survey, len(sources), tally, [s.group is not None for s in sources])
+
+
+def exact_counts(survey: Survey, files: list[Path], *, replace: bool = False):
+    with open_sources(expand_paths(files), survey) as sources, duckdb_engine.connect() as con:
+        return count_exactly(con, sources, survey, replace=replace)
+
+
+@pytest.fixture
+def mixed_files(tmp_path: Path, mixed: Survey) -> dict[str, Path]:
+    """Four files, four kinds, disjoint respondents."""
+    return {
+        "long": write_long(tmp_path / "long.csv", mixed, answers(mixed, range(0, 120), 1)),
+        "wide": write_wide(tmp_path / "wide.csv", mixed, answers(mixed, range(120, 230), 2)),
+        "parquet": write_parquet(tmp_path / "part.parquet", mixed,
+                                 answers(mixed, range(230, 330), 3)),
+        "xlsx": write_xlsx(tmp_path / "sheet.xlsx", mixed, answers(mixed, range(330, 400), 4)),
+    }
+
+
+# -- agreement --------------------------------------------------------------------------------
+
+
+def test_duckdb_fast_and_exact_counts_equal_the_store_after_importing_the_same_files(
+        engine, mixed, tmp_path):
+    rows = answers(mixed, range(300), 7)
+    long = write_long(tmp_path / "a.csv", mixed, rows)
+    reference = imported(engine, mixed, [long])
+    assert sum(q.answered for q in reference) > 1000
+    assert any(q.missing for q in reference)
+    assert {g for q in reference for g in q.counts.groups} == {"1", "2"}
+    assert fast_counts(mixed, [long]) == reference  # the fast path vouches for clean data
+    assert exact_counts(mixed, [long]) == reference
+    assert count_files(mixed, [long]) == reference
+
+
+def test_every_kind_of_file_counts_as_its_import(engine, mixed, mixed_files, tmp_path):
+    csv_twins = [mixed_files["long"], mixed_files["wide"],
+                 as_csv(tmp_path / "parquet.csv", mixed, answers(mixed, range(230, 330), 3),
+                        "parquet"),
+                 as_csv(tmp_path / "xlsx.csv", mixed, answers(mixed, range(330, 400), 4),
+                        "xlsx")]
+    reference = imported(engine, mixed, csv_twins)
+    files = list(mixed_files.values())
+    assert count_files(mixed, files) == reference
+    assert exact_counts(mixed, files) == reference
+
+
+def test_globs_and_directories_name_the_same_files(mixed, mixed_files, tmp_path):
+    everything = count_files(mixed, list(mixed_files.values()))
+    assert count_files(mixed, [str(tmp_path / "*.csv"), str(tmp_path / "*.parquet"),
+                               str(tmp_path / "*.xlsx")]) == everything
+    assert count_files(mixed, [tmp_path]) == everything
+    # a file named twice (a glob and its path) is counted once
+    assert count_files(mixed, [tmp_path, mixed_files["long"]]) == everything
+
+
+def test_replace_counts_the_later_files_answers_as_import_replace_does(engine, mixed, tmp_path):
+    first = write_long(tmp_path / "first.csv", mixed, answers(mixed, range(0, 80), 11))
+    later = write_long(tmp_path / "later.csv", mixed, answers(mixed, range(60, 100), 12))
+    reference = imported(engine, mixed, [first, later], replace=True)
+    assert count_files(mixed, [first, later], replace=True) == reference
+    with pytest.raises(CsvImportError) as caught:
+        count_files(mixed, [first, later])
+    error = caught.value
+    assert error.path == str(later)
+    problem = error.problems[0]
+    assert (problem.line, problem.column, problem.value) == (2, "respondent_id", "M-00060")
+    assert f"in {first} (line " in problem.reason
+    assert "use --replace" in str(error)
+
+
+def test_dask_on_a_local_cluster_counts_what_duckdb_and_sqlite_count(engine, mixed, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    long = write_long(tmp_path / "a.csv", mixed, answers(mixed, range(0, 200), 21))
+    wide = write_wide(tmp_path / "b.csv", mixed, answers(mixed, range(200, 300), 22))
+    part = write_parquet(tmp_path / "c.parquet", mixed, answers(mixed, range(300, 400), 23))
+    reference = imported(engine, mixed, [long, wide, as_csv(
+        tmp_path / "c.csv", mixed, answers(mixed, range(300, 400), 23), "parquet")])
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        on_cluster = count_files(mixed, [long, wide, part], engine="dask",
+                                 scheduler=cluster.scheduler_address)
+    assert on_cluster == reference
+    assert count_files(mixed, [long, wide, part]) == reference
+
+
+def test_a_counts_table_reads_back_as_the_counts_it_was_written_from(engine, mixed, tmp_path):
+    reference = imported(engine, mixed, [write_long(tmp_path / "a.csv", mixed,
+                                                    answers(mixed, range(150), 31))])
+    table = io.StringIO()
+    write_counts_table(table, mixed.name, reference)
+    table.seek(0)
+    assert read_counts_table(table, mixed, "counts.csv") == reference
+
+
+# -- what the fast path leaves to the exact one -------------------------------------------
+
+
+def test_ids_with_spaces_and_questions_in_odd_case_are_counted_as_the_importer_reads_them(
+        engine, mixed, tmp_path):
+    rows = answers(mixed, range(40), 41)
+    path = write_long(tmp_path / "odd.csv", mixed, rows)
+    text = path.read_text(encoding="utf-8").replace("M-00003,", " M-00003\u00a0,")
+    text = text.replace(",doping,", ",\u00a0Doping ,")
+    path.write_text(text, encoding="utf-8")
+    reference = imported(engine, mixed, [path])
+    assert fast_counts(mixed, [path]) is None  # it cannot vouch for these: the exact path does
+    assert count_files(mixed, [path]) == reference
+
+
+# -- bad rows, with file and line -----------------------------------------------------------
+
+
+def test_a_bad_answer_is_reported_with_its_file_line_column_and_the_importers_reason(
+        engine, mixed, tmp_path):
+    good = write_long(tmp_path / "good.csv", mixed, answers(mixed, range(10), 51))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("respondent_id,question_id,answer,group\nB-1,doping,yes,1\n"
+                   "B-1,drinks,sometimes,1\nB-2,doping,no,3\n", encoding="utf-8")
+    with pytest.raises(CsvImportError) as counted:
+        count_files(mixed, [good, bad])
+    store.add_survey(engine, mixed)
+    with pytest.raises(CsvImportError) as importing:
+        import_responses(engine, bad, mixed.name)
+    assert counted.value.path == str(bad)
+    assert counted.value.problems == importing.value.problems
+    assert [(p.line, p.column, p.value) for p in counted.value.problems] == [
+        (3, "answer", "sometimes"), (4, "group", "3")]
+    assert str(counted.value).startswith(f"2 bad rows in {bad}; nothing was counted")
+
+
+def test_a_row_with_too_many_fields_and_a_repeated_answer_are_found_like_import_finds_them(
+        mixed, tmp_path):
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("respondent_id,question_id,answer,group\nR-1,doping,yes,1\n"
+                      "R-2,doping,no,1,extra\n", encoding="utf-8")
+    with pytest.raises(CsvImportError) as caught:
+        count_files(mixed, [ragged])
+    assert caught.value.problems[0].line == 3
+    assert "the row has 5 fields but the header has 4" in caught.value.problems[0].reason
+    twice = tmp_path / "twice.csv"
+    twice.write_text("respondent_id,question_id,answer,group\nR-1,doping,yes,1\n"
+                     "R-2,doping,no,1\nR-1,DOPING,no,1\n", encoding="utf-8")
+    with pytest.raises(CsvImportError) as caught:
+        count_files(mixed, [twice])
+    assert [(p.line, p.column, p.value) for p in caught.value.problems] == [
+        (2, "respondent_id", "R-1"), (4, "respondent_id", "R-1")]
+    assert "answers question 'doping' 2 times in this file (lines 2, 4)" in (
+        caught.value.problems[0].reason)
+
+
+def test_bad_cells_of_xlsx_and_parquet_files_are_reported_at_their_row(mixed, tmp_path):
+    rows = answers(mixed, range(5), 61, skip=0)
+    rows[2] = (rows[2][0], rows[2][1], {**rows[2][2], "cards": "seven"})
+    sheet = write_xlsx(tmp_path / "sheet.xlsx", mixed, rows)
+    with pytest.raises(CsvImportError) as caught:
+        count_files(mixed, [sheet])
+    assert caught.value.path == str(sheet)
+    assert [(p.line, p.column, p.value) for p in caught.value.problems] == [
+        (4, "cards", "seven")]  # Excel's row 4: the header is row 1
+    table = write_parquet(tmp_path / "t.parquet", mixed, rows)
+    with pytest.raises(CsvImportError) as caught:
+        count_files(mixed, [table])
+    line = 1 + 2 * len(mixed.questions) + 4  # row 15 of the long table, after the header
+    assert [(p.line, p.column, p.value) for p in caught.value.problems] == [
+        (line, "answer", "seven")]
+
+
+def test_a_file_with_a_wrong_header_names_the_file_and_counts_nothing(mixed, tmp_path):
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("id,question,answer\nR-1,doping,yes\n", encoding="utf-8")
+    with pytest.raises(CsvImportError, match=r"wrong.csv: wrong header: .*nothing was counted"):
+        count_files(mixed, [wrong])
+
+
+def test_data_that_names_nothing_is_a_parameter_error(mixed, tmp_path):
+    with pytest.raises(ParameterError, match=r"matches no file"):
+        count_files(mixed, [str(tmp_path / "*.csv")])
+    with pytest.raises(ParameterError, match=r"no such file or directory"):
+        count_files(mixed, [tmp_path / "absent.csv"])
+    with pytest.raises(ParameterError, match=r"engine 'spark' must be one of duckdb, dask"):
+        count_files(mixed, [tmp_path], engine="spark")
+
+
+def test_a_counts_table_with_bad_rows_lists_them_with_lines(mixed):
+    text = ("survey,question,group,response,count\nmixed,doping,short,yes,3\n"
+            "mixed,doping,middle,yes,3\nmixed,drinks,1,sometimes,2\nmixed,tax,1,yes,-1\n"
+            "other,tax,1,yes,1\n")
+    with pytest.raises(CsvImportError) as caught:
+        read_counts_table(io.StringIO(text), mixed, "c.csv")
+    assert [(p.line, p.column, p.value) for p in caught.value.problems] == [
+        (3, "group", "middle"), (4, "response", "sometimes"), (5, "count", "-1"),
+        (6, "survey", "other")]
+
+
+# -- the commands -------------------------------------------------------------------------------
+
+
+def test_counts_data_writes_a_counts_table_that_report_and_estimate_read(sqlite_url, tmp_path,
+                                                                         sample_survey_path):
+    runner = CliRunner()
+    assert runner.invoke(main, ["init", "--db", sqlite_url]).exit_code == 0
+    assert runner.invoke(main, ["survey", "add", str(sample_survey_path), "--db",
+                                sqlite_url]).exit_code == 0
+    data = sample_survey_path.parent
+    for name in ("responses_long.csv", "responses_wide.csv"):
+        assert runner.invoke(main, ["import", str(data / name), "--survey",
+                                    "academic_integrity", "--db", sqlite_url]).exit_code == 0
+    stored = runner.invoke(main, ["counts", "--survey", "academic_integrity", "--db",
+                                  sqlite_url, "--format", "csv"])
+    counted = runner.invoke(main, ["counts", "--survey", "academic_integrity", "--db",
+                                   sqlite_url, "--format", "csv", "--data",
+                                   str(data / "responses_long.csv"),
+                                   str(data / "responses_wide.csv")])
+    assert counted.exit_code == 0, counted.output
+    assert sorted(counted.output.splitlines()) == sorted(stored.output.splitlines())
+    assert counted.output.splitlines()[0] == "survey,question,group,response,count"
+    table = tmp_path / "counts.csv"
+    table.write_text(counted.output, encoding="utf-8")
+    from_store = runner.invoke(main, ["report", "--survey", "academic_integrity", "--db",
+                                      sqlite_url, "--format", "json"])
+    from_table = runner.invoke(main, ["report", "--counts-file", str(table), "--db", sqlite_url,
+                                      "--format", "json"])
+    assert from_table.exit_code == 0, from_table.output
+    assert json.loads(from_table.output) == json.loads(from_store.output)
+    as_json = tmp_path / "counts.json"
+    as_json.write_text(runner.invoke(main, ["counts", "--survey", "academic_integrity", "--db",
+                                            sqlite_url, "--format", "json"]).output, "utf-8")
+    from_json = runner.invoke(main, ["report", "--counts-file", str(as_json), "--db",
+                                     sqlite_url, "--format", "json"])
+    assert json.loads(from_json.output) == json.loads(from_store.output)
+    text = runner.invoke(main, ["estimate", "--counts-file", str(table), "--db", sqlite_url])
+    assert text.output.splitlines()[0].split() == ["question", "n", "pi_hat", "se", "95%", "CI"]
+    estimated = runner.invoke(main, ["estimate", "--counts-file", str(table), "--db",
+                                     sqlite_url, "--format", "json"])
+    assert estimated.exit_code == 0, estimated.output
+    by_id = {q["id"]: q for q in json.loads(estimated.output)["questions"]}
+    assert by_id["exam_cheating"]["pi_hat"] == pytest.approx(
+        json.loads(from_store.output)["questions"][0]["pi_hat"], abs=0)
+
+
+def test_counts_data_prints_the_importers_error_with_file_and_line(sqlite_url, tmp_path,
+                                                                    sample_survey_path):
+    runner = CliRunner()
+    runner.invoke(main, ["init", "--db", sqlite_url])
+    runner.invoke(main, ["survey", "add", str(sample_survey_path), "--db", sqlite_url])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("respondent_id,question_id,answer\nAI-1,plagiarism,maybe\n", encoding="utf-8")
+    result = runner.invoke(main, ["counts", "--survey", "academic_integrity", "--db", sqlite_url,
+                                  "--data", str(bad)])
+    assert result.exit_code == 1
+    imported = runner.invoke(main, ["import", str(bad), "--survey", "academic_integrity",
+                                    "--db", sqlite_url])
+    assert imported.exit_code == 1
+    problem = "  line 2, column answer, value 'maybe': not an answer: use yes/y/1/true, no/"
+    # the same problem line as `import` prints for the same file, word for word
+    [counted] = [line for line in result.output.splitlines() if line.startswith(problem)]
+    assert counted in imported.output.splitlines()
+    assert result.output.splitlines()[0] == (
+        f"Error: 1 bad row in {bad}; nothing was counted (fix them and count again, or import "
+        "the other rows with 'surveykit import --skip-invalid --rejects FILE'):")
+    stray = runner.invoke(main, ["counts", "--survey", "academic_integrity", "--db", sqlite_url,
+                                 str(bad)])
+    assert stray.exit_code == 2
+    assert "files to count follow --data" in stray.output
+
+
+# -- issued questionnaires ------------------------------------------------------------------
+
+
+def issue(engine, survey: Survey, count: int) -> list[str]:
+    """Issue ids in alternating groups 1, 2 (as 'surveykit generate' records them)."""
+    from surveykit.collection.respondent_ids import new_respondent_ids
+
+    store.add_survey(engine, survey)
+    ids = new_respondent_ids(count, rng=np.random.default_rng(5))
+    groups = [1 + number % 2 for number in range(count)]
+    per_group = {1: groups.count(1), 2: groups.count(2)}
+    store.record_generation(engine, survey.name, ids, {
+        question.id: {group: {"truthful": n} for group, n in per_group.items()}
+        for question in survey.questions}, groups=groups)
+    return ids
+
+
+def with_ids(rows, ids: list[str]):
+    """The rows with the issued id of their number (M-00017 -> ids[17])."""
+    return [(ids[int(respondent[2:])], group, cells) for respondent, group, cells in rows]
+
+
+def write_without_groups(path: Path, survey: Survey, rows, *, typed=lambda r: r) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["respondent_id", "question_id", "answer"])
+        for respondent, _, cells in rows:
+            for question in survey.questions:
+                writer.writerow([typed(respondent), question.id, cells[question.id]])
+    return path
+
+
+def test_files_of_a_survey_with_issued_ids_take_the_ids_groups_as_their_import(
+        engine, mixed, tmp_path):
+    from surveykit.counting.workflows import count_survey_files
+
+    ids = issue(engine, mixed, 120)
+    plain = write_without_groups(tmp_path / "plain.csv", mixed, with_ids(
+        answers(mixed, range(0, 60), 71), ids))
+    # ids as people type them (lower case, spaces for dashes): read as the issued ids
+    typed = write_without_groups(tmp_path / "typed.csv", mixed, with_ids(
+        answers(mixed, range(60, 120), 72), ids),
+        typed=lambda r: r.lower().replace("-", " ") if r[-1] in "0123" else r)
+    _, counted = count_survey_files(engine, mixed.name, [plain, typed])
+    for path in (plain, typed):
+        import_responses(engine, path, mixed.name)
+    reference = store.count_responses(engine, mixed.name)
+    assert counted == reference
+    assert {g for q in reference for g in q.counts.groups} == {"1", "2"}
+
+
+def test_an_id_that_was_not_issued_is_refused_with_its_line(engine, mixed, tmp_path):
+    from surveykit.counting.workflows import count_survey_files
+
+    ids = issue(engine, mixed, 10)
+    path = tmp_path / "stranger.csv"
+    path.write_text(f"respondent_id,question_id,answer\n{ids[1]},doping,yes\nX-1,doping,no\n",
+                    encoding="utf-8")
+    with pytest.raises(CsvImportError) as caught:
+        count_survey_files(engine, mixed.name, [path])
+    assert [(p.line, p.column, p.value) for p in caught.value.problems] == [
+        (3, "respondent_id", "X-1")]
+    assert "was not issued for survey 'mixed'" in caught.value.problems[0].reason
+
+
+def test_the_warehouse_sql_of_docs_scale_md_makes_a_counts_table_equal_to_the_store(
+        engine, sample_survey, sample_survey_path):
+    import re
+
+    import duckdb
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "scale.md").read_text("utf-8")
+    bigquery = re.search(r"BigQuery.*?```sql\n(.*?)```", docs, re.S).group(1)
+    # the PostgreSQL/DuckDB dialect, as the page says: double quotes, min for any_value
+    sql = (bigquery.replace("`project.dataset.responses`", "responses")
+           .replace("`", '"').replace("any_value(", "min(")
+           .replace("'academic_integrity'", f"'{sample_survey.name}'"))
+    long = sample_survey_path.parent / "responses_long.csv"
+    reference = imported(engine, sample_survey, [long])
+    with duckdb.connect() as con:
+        con.execute(f"CREATE TABLE responses AS SELECT respondent_id, question_id, answer, "
+                    f"NULL::VARCHAR AS grp FROM read_csv('{long}', all_varchar = true)")
+        table = io.StringIO()
+        writer = csv.writer(table)
+        writer.writerow(["survey", "question", "group", "response", "count"])
+        writer.writerows(con.execute(sql).fetchall())
+    table.seek(0)
+    assert read_counts_table(table, sample_survey, "warehouse.csv") == reference
+
+
+def test_a_directory_of_many_files_of_one_shape_is_read_by_one_scan_and_counts_as_imported(
+        engine, mixed, tmp_path):
+    folder = tmp_path / "daily"
+    folder.mkdir()
+    files = [write_long(folder / f"day{day:02d}.csv", mixed,
+                        answers(mixed, range(day * 12, day * 12 + 12), 100 + day))
+             for day in range(30)]
+    reference = imported(engine, mixed, files)
+    assert fast_counts(mixed, [folder]) == reference
+    assert count_files(mixed, [folder]) == reference
+
+
+# -- untidy files: counting and importing agree, in counts or in errors -----------------------
+
+def untidy(cell: str, kind: str, rng: np.random.Generator) -> str:
+    """A cell as people also type it: spaces (no-break ones too), other cases, blanks."""
+    if kind == "respondent":
+        return [cell, f" {cell}", f"{cell}\u00a0", cell][rng.integers(4)]
+    if kind == "question":
+        return [cell, cell.upper(), f" {cell} ", cell.title()][rng.integers(4)]
+    return [cell, f"  {cell}", cell.upper(), " ", ""][rng.integers(5)]
+
+
+def untidy_file(path: Path, survey: Survey, seed: int) -> Path:
+    """A long file with spaces, cases, blank lines, empty rows and missing cells; for seeds
+    1, 5, 9 a bad answer, for seeds 3, 6, 9, 12 a repeated answer."""
+    rng = np.random.default_rng(seed)
+    lines = ["respondent_id,question_id,answer,group"]
+    for respondent, group, cells in answers(survey, range(seed * 50, seed * 50 + 25), seed):
+        for question in survey.questions:
+            if rng.random() < 0.1:
+                continue  # a question left out of the file
+            answer = cells[question.id].strip() or "dk"
+            row = [untidy(respondent, "respondent", rng) if rng.random() < 0.3 else respondent,
+                   untidy(question.id, "question", rng) if rng.random() < 0.3 else question.id,
+                   untidy(answer, "answer", rng) if rng.random() < 0.3 else answer, group]
+            lines.append(",".join(row))
+        if rng.random() < 0.1:
+            lines.append(["", ",,,", " , , , "][rng.integers(3)])  # blank rows
+    if seed % 4 == 1:
+        lines.insert(7, "X-1,cards,seven,1")
+    if seed % 3 == 0:
+        lines.append(lines[1])  # one answer twice
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("seed", range(1, 13))
+def test_untidy_files_count_as_they_import_or_fail_with_the_same_problems(
+        mixed, tmp_path, seed):
+    path = untidy_file(tmp_path / f"untidy{seed}.csv", mixed, seed)
+    engine = store.open_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    store.init_database(engine)
+    store.add_survey(engine, mixed)
+    try:
+        import_responses(engine, path, mixed.name)
+    except CsvImportError as refused:
+        with pytest.raises(CsvImportError) as caught:
+            count_files(mixed, [path])
+        assert caught.value.problems == refused.problems
+        assert caught.value.problem_count == refused.problem_count
+    else:
+        reference = store.count_responses(engine, mixed.name)
+        assert count_files(mixed, [path]) == reference
+        assert exact_counts(mixed, [path]) == reference
+    finally:
+        engine.dispose()
