@@ -500,3 +500,27 @@ def test_a_0003_database_upgrades_in_place_and_takes_covariates(database_url, tm
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM responses")).scalar_one() == 2
     engine.dispose()
+
+
+def test_counting_files_with_covariates_checks_them_as_import_does(covariate_engine, tmp_path):
+    """counts --data reads answers only, but a file import would refuse is refused alike."""
+    pytest.importorskip("duckdb")
+    from surveykit.counting import count_files
+
+    survey = store.load_survey(covariate_engine, SURVEY)
+    good = write(tmp_path / "good.csv", [["respondent_id", "exam_cheating", "age", "faculty"],
+                                         ["r1", "yes", "21", "law"], ["r2", "no", "", "arts"]])
+    counted = {c.question_id: c.answers() for c in count_files(survey, [good])}
+    import_responses(covariate_engine, good, SURVEY)
+    stored_counts = {c.question_id: c.answers()
+                     for c in store.count_responses(covariate_engine, SURVEY)}
+    assert counted == stored_counts
+    assert counted["exam_cheating"] == {"yes": 1, "no": 1}
+    bad = write(tmp_path / "bad.csv", [["respondent_id", "exam_cheating", "age"],
+                                       ["r3", "yes", "twenty"]])
+    with pytest.raises(CsvImportError) as caught:
+        count_files(survey, [bad])
+    assert [(p.line, p.column, p.kind) for p in caught.value.problems] == [
+        (2, "age", "not a number")]
+    assert [(p.line, p.column, p.kind) for p in refused(covariate_engine, bad).problems] == [
+        (2, "age", "not a number")]
