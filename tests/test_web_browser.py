@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -173,6 +174,10 @@ def test_respondents_answer_whole_surveys_and_only_ids_and_answers_leave_the_bro
         again.start(server.url, ids[0])
         again.page.get_by_text(WORDING["web_used_id"]).wait_for()
         again.close()
+        # the live count is printed once a second: wait for the tick after the last submit
+        deadline = time.monotonic() + 30
+        while "3 submissions recorded" not in server.output() and time.monotonic() < deadline:
+            time.sleep(0.05)
         log = server.output()
     counts = store.count_responses(engine, "mixed")
     for question in counts:
