@@ -240,11 +240,13 @@ def parse_models(value: object, questions: Sequence[str], covariates: Sequence[C
     ...
     ValueError: models[0].formula: 'q1 ~ q2' uses the randomized answers of 2 questions (q1, q2)...
     """
-    from surveykit.errors import ParameterError
-    from surveykit.estimation.formulas import parse_formula
-
     if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
         raise fail("models", "must be tables: [[models]] with formula = \"QUESTION ~ ...\"")
+    if not value:
+        return ()
+    # only surveys with models pay for the formula parser (and numpy, pandas, formulaic)
+    from surveykit.errors import ParameterError
+    from surveykit.estimation.formulas import parse_formula
     names = [*questions, *(c.name for c in covariates)]
     by_folded = {question.casefold(): question for question in questions}
     out = []
