@@ -309,6 +309,21 @@ def test_regress_survey_equals_regress_on_the_file_it_came_from(covariate_engine
                                       "C(faculty)medicine"]
 
 
+def test_the_true_answer_as_a_predictor_of_a_covariate(covariate_engine, tmp_path):
+    frame = simulated(3000, seed=8)
+    path = tmp_path / "wave.csv"
+    frame.to_csv(path, index=False)
+    import_responses(covariate_engine, path, SURVEY)
+    fit = regress_survey(covariate_engine, SURVEY, "age ~ exam_cheating + C(faculty)",
+                         sensitive_formula="~ C(faculty)")
+    oracle = regress(frame, "age ~ exam_cheating + C(faculty)", sensitive="exam_cheating",
+                     design=make_design("generalized_warner", p=0.6, q=0.2),
+                     sensitive_formula="~ C(faculty)")
+    assert (fit.mode, fit.family) == ("predictor", "gaussian")
+    np.testing.assert_allclose(fit.params, oracle.params, rtol=1e-8)
+    np.testing.assert_allclose(fit.sensitive_params, oracle.sensitive_params, rtol=1e-8)
+
+
 def test_a_two_group_design_takes_the_groups_of_the_stored_answers(engine, tmp_path):
     survey = parse_survey("""
 name = "sld_survey"
