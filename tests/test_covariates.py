@@ -539,3 +539,21 @@ def test_counting_files_with_covariates_checks_them_as_import_does(covariate_eng
         (2, "age", "not a number")]
     assert [(p.line, p.column, p.kind) for p in refused(covariate_engine, bad).problems] == [
         (2, "age", "not a number")]
+
+
+def test_cli_import_says_how_many_covariate_values_it_stored(tmp_path):
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    survey = tmp_path / "survey.toml"
+    survey.write_text(survey_text(COVARIATES), encoding="utf-8")
+    cli("init", "--db", url)
+    cli("survey", "add", str(survey), "--db", url)
+    path = write(tmp_path / "w.csv", [["respondent_id", "exam_cheating", "age", "faculty"],
+                                      ["r1", "yes", "21", "law"], ["r2", "no", "", "arts"]])
+    dry = cli("import", str(path), "--survey", SURVEY, "--db", url, "--dry-run")
+    assert "0 rows rejected, 3 covariate values would be stored." in dry.stdout
+    assert "  covariate age <- column 3 'age' ([covariates])" in dry.stdout
+    result = cli("import", str(path), "--survey", SURVEY, "--db", url)
+    assert result.stdout == (
+        f"Imported {path} (wide layout) into 'academic_integrity' as import #1: 2 rows read, "
+        "2 answers added, 0 replaced, 0 missing (empty cells), 0 rows rejected, 3 covariate "
+        "values stored.\n")
