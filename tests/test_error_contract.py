@@ -187,10 +187,11 @@ REPORT = ("report", "--survey", SURVEY)
 ADD = ("survey", "add", "second.toml")
 UPDATE = ("survey", "update", "academic_integrity.toml")
 LIST = ("survey", "list")
+CHECK = ("check", "--survey", SURVEY)
 # every command that reads or writes the database, with arguments that work on a good one
 STORE_COMMANDS = {"generate": GENERATE, "export xlsform": EXPORT, "serve": SERVE,
                   "import": IMPORT, "counts": COUNTS, "report": REPORT, "survey add": ADD,
-                  "survey update": UPDATE, "survey list": LIST}
+                  "survey update": UPDATE, "survey list": LIST, "check": CHECK}
 WRITERS = {"generate": GENERATE, "import": IMPORT, "survey add": ADD}
 
 CASES: list[Case] = []
@@ -315,6 +316,7 @@ CASES += [
     Case("regress: an unknown column", ("regress", "regress.csv", "--formula", "answer ~ nope",
                                         "--sensitive", "answer", "--design", "warner",
                                         "--param", "p=0.7"), 2, r"^Error: .*nope"),
+    Case("check: an unknown survey", ("check", "--survey", "nope"), 1, r"^Error: .*nope"),
     Case("docs: an unknown guide", ("docs", "nope"), 2, r"^Error: no guide 'nope'"),
     Case("serve: a host on the network without --public",
          ("serve", "--survey", SURVEY, "--host", "0.0.0.0"), 2,

@@ -17,6 +17,7 @@ from surveykit.errors import CsvImportError, StoreError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
 from surveykit.store.importer import import_responses
+from tests.store_support import checked_counts
 
 EXPORTS = Path(__file__).resolve().parent / "exports"
 SAMPLE_TOML = (locate_resource("sample_data") / "academic_integrity.toml").read_text("utf-8")
@@ -52,7 +53,7 @@ def survey_text(profile: str | None) -> str:
 
 def counts_of(engine, name: str = SURVEY) -> dict[str, tuple[int, int, int, int]]:
     return {c.question_id: (c.yes, c.no, c.dont_know, c.missing)
-            for c in store.count_responses(engine, name)}
+            for c in checked_counts(engine, name)}
 
 
 def stored_rows(engine) -> tuple[int, int]:
@@ -177,7 +178,8 @@ def test_a_column_no_rule_maps_names_the_column_and_the_profile_keys(engine, tmp
     assert str(caught.value).splitlines()[0] == (
         f"{path}: column 'integrity/consent' maps to no question of survey "
         "'academic_integrity': set [import.columns] \"integrity/consent\" = \"QUESTION_ID\", "
-        "or [import] ignore = [\"integrity/consent\"] in the survey file and run 'surveykit "
+        "declare it in [covariates] if it describes the respondent, or [import] ignore = "
+        "[\"integrity/consent\"] in the survey file and run 'surveykit "
         "survey update FILE'; nothing was imported:")
     assert stored_rows(engine) == (0, 0)
 

@@ -26,6 +26,7 @@ from surveykit.errors import CsvImportError, CsvProblem, ParameterError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
 from surveykit.store.importer import import_responses
+from tests.store_support import checked_counts
 
 SURVEY = "academic_integrity"
 QUESTIONS = ("exam_cheating", "plagiarism", "contract_cheating", "fabricated_data")
@@ -41,8 +42,9 @@ def write(path: Path, content: str | bytes) -> Path:
 
 
 def counts_of(engine) -> dict[str, tuple[int, int, int, int]]:
+    """Counts per question, read after checking the kept counts against the answers."""
     return {c.question_id: (c.yes, c.no, c.dont_know, c.missing)
-            for c in store.count_responses(engine, SURVEY)}
+            for c in checked_counts(engine, SURVEY)}
 
 
 def stored_rows(engine) -> tuple[int, int]:
@@ -180,8 +182,9 @@ def test_non_utf8_bytes_are_refused_with_line_column_and_value(survey_engine, tm
                                "\"COLUMN\"")),
     ("respondent_id,question_id,answer,comment\nr1,exam_cheating,yes,x\n",
      CsvProblem(1, "comment", None, "unexpected column in the long layout (respondent_id, "
-                                    "question_id, answer, and group for multi-group designs); "
-                                    "remove it, rename it to start with '_', or set [import] "
+                                    "question_id, answer, group for multi-group designs, and "
+                                    "declared covariates); remove it, rename it to start with "
+                                    "'_', declare it in [covariates], or set [import] "
                                     "ignore = [\"comment\"]")),
     ("respondent_id,question_id\nr1,exam_cheating\n",
      CsvProblem(1, None, None, "the long layout needs the column answer")),
@@ -596,6 +599,11 @@ def test_a_killed_import_leaves_the_database_as_before(tmp_path, sample_survey_p
     assert connection.execute("SELECT count(*) FROM responses").fetchone() == (40,)
     assert connection.execute("SELECT file_name FROM imports").fetchall() == [("small.csv",)]
     connection.close()
+    check = subprocess.run([*run, "check", "--survey", SURVEY, "--db", url],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    assert check.stdout == (f"The kept counts of survey '{SURVEY}' agree with its answers: "
+                            "4 cells, 40 answers, 10 respondents.\n")
 
 
 def test_two_imports_into_one_sqlite_database_at_once_both_succeed(tmp_path, sample_survey_path):
@@ -617,3 +625,7 @@ def test_two_imports_into_one_sqlite_database_at_once_both_succeed(tmp_path, sam
     assert connection.execute("SELECT count(*) FROM responses").fetchone() == (200_000,)
     assert connection.execute("SELECT count(*) FROM imports").fetchone() == (2,)
     connection.close()
+    check = subprocess.run([*run, "check", "--survey", SURVEY, "--db", url],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    assert "200,000 answers, 50,000 respondents" in check.stdout

@@ -251,3 +251,21 @@ def test_healthz_reports_an_unreachable_database_as_503(tmp_path, sqlite_engine:
         response = client.get("/healthz")
         assert response.status_code == 503
         assert response.json() == {"status": "database unavailable"}
+
+
+def test_a_body_with_covariates_is_refused_and_nothing_is_stored(engine: Engine):
+    """Web submissions carry the id and the randomized answers only, even when the survey
+    declares covariates: those come from an import (docs/store.md, "Covariates")."""
+    from surveykit.definition.survey import parse_survey
+    from tests.test_covariates import COVARIATES, survey_text
+
+    store.add_survey(engine, parse_survey(survey_text(COVARIATES)))
+    database.record_generation(engine, "academic_integrity", [ISSUED], {})
+    before = snapshot(engine)
+    with client_for(engine) as client:
+        token = page_token(client)
+        body = {"respondent_id": ISSUED, "answers": ANSWERS, "covariates": {"age": 21}}
+        refused = post(client, "/submit", body, token)
+    assert refused.status_code == 422
+    assert "exactly the fields respondent_id, answers" in refused.json()["error"]
+    assert snapshot(engine) == before

@@ -83,7 +83,9 @@ def snapshot(engine) -> dict[str, list[tuple]]:
     from surveykit.store import database
 
     tables = {"responses": database.responses, "imports": database.imports,
-              "respondents": database.respondents}
+              "respondents": database.respondents, "answer_counts": database.answer_counts,
+              "known_respondents": database.known_respondents,
+              "covariates": database.covariates, "surveys": database.surveys}
     with engine.connect() as conn:
         return {name: sorted(tuple(str(v) for v in row)
                              for row in conn.execute(select(table)))

@@ -6,6 +6,7 @@ report, demo); importing them registers them on :data:`main`, the entry point.
 
 from surveykit.cli import (  # noqa: F401 - importing registers the commands
     analysis,
+    check,
     demo,
     docs,
     export,

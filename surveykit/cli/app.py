@@ -79,7 +79,7 @@ class SurveykitGroup(click.Group):
 
     # --help lists the commands in the order of the work, not alphabetically
     WORKFLOW = ("demo", "design", "init", "survey", "generate", "export", "serve", "import",
-                "counts", "report", "estimate", "regress", "reproduce", "docs")
+                "counts", "check", "report", "estimate", "regress", "reproduce", "docs")
 
     def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: D102 - Click hook
         names = super().list_commands(ctx)

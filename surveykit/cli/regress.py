@@ -1,10 +1,12 @@
-"""``surveykit regress``: regression with a randomized-response variable, from a CSV file.
+"""``surveykit regress``: regression with a randomized-response variable, from a CSV file
+or a stored survey.
 
-The command reads the file, builds the design from ``--design`` and
-``--param``, makes one library call (:func:`surveykit.estimation.regression.regress`)
-and prints the result's ``summary()`` or its JSON. A stored survey
-(``--survey NAME``, covariates kept with the imported answers) will produce
-the same DataFrame and design and call the same function.
+From a file, the command reads it, builds the design from ``--design`` and
+``--param`` and makes one library call
+(:func:`surveykit.estimation.regression.regress`); from a stored survey
+(``--survey NAME``) the design, the groups and the covariates come from the
+store (:func:`surveykit.reporting.models.regress_survey`). Either way it prints
+the result's ``summary()`` or its JSON.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import math
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, main, print_json
+from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json
 from surveykit.errors import EstimationError, ParameterError
 
 
@@ -49,12 +51,16 @@ def _at_rows(texts: tuple[str, ...]):
 
 
 @main.command("regress")
-@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.argument("data", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--survey", "survey_name", metavar="NAME",
+              help="Fit on a stored survey instead of DATA: the formula names one of its "
+                   "questions and declared covariates; design and groups come from the survey.")
 @click.option("--formula", required=True,
               help='Model formula as in R, e.g. "rrt ~ age * left_right + C(faculty)".')
-@click.option("--sensitive", required=True, metavar="COLUMN",
-              help="Column with the randomized answers (the response, or a term).")
-@click.option("--design", "design_name", required=True, metavar="NAME",
+@click.option("--sensitive", metavar="COLUMN",
+              help="Column with the randomized answers (the response, or a term); with "
+                   "--survey, the question the formula names.")
+@click.option("--design", "design_name", metavar="NAME",
               help="Randomized-response design, as RRreg names them (warner, fr, sld, ...).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE[,...]",
               help="A design parameter; repeat for each (e.g. --param p=0.1667,0.8333).")
@@ -75,8 +81,10 @@ def _at_rows(texts: tuple[str, ...]):
 @click.option("--allow-unconverged", is_flag=True,
               help="Print the estimates even if the fit did not converge.")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
-def regress_command(data, formula, sensitive, design_name, params, group, family,
-                    sensitive_formula, fixed, at, level, max_iterations, allow_unconverged, fmt):
+@db_option
+def regress_command(data, survey_name, formula, sensitive, design_name, params, group, family,
+                    sensitive_formula, fixed, at, level, max_iterations, allow_unconverged, fmt,
+                    db_url):
     """Regression with a randomized-response variable as the outcome or a predictor.
 
     If --sensitive is the response of --formula the model is a logistic
@@ -87,26 +95,22 @@ def regress_command(data, formula, sensitive, design_name, params, group, family
 
     Example: surveykit regress minarets.csv --formula "rrt ~ age.c * leftRight.c"
     --sensitive rrt --design sld --param p=0.1667,0.8333 --group condition
+
+    Example: surveykit regress --survey academic_integrity
+    --formula "exam_cheating ~ age + C(faculty)"
     """
-    import pandas as pd
-
-    from surveykit.designs.registry import make_design, parse_parameters
-    from surveykit.estimation.regression import regress
-
-    design = make_design(design_name, **parse_parameters(design_name, _pairs(params, "--param")))
-    try:
-        frame = pd.read_csv(data)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ParameterError(f"{data} is not a readable CSV file: {error}") from None
     held = {}
     for name, value in _pairs(fixed, "--fix").items():
         try:
             held[name] = float(value)
         except ValueError:
             raise ParameterError(f"--fix {name} ({value!r}) must be a number") from None
-    result = regress(frame, formula, sensitive=sensitive, design=design, group=group,
-                     family=family, sensitive_formula=sensitive_formula, fixed=held,
-                     max_iterations=max_iterations)
+    if survey_name is not None:
+        result = _regress_survey(data, survey_name, formula, sensitive, design_name, params,
+                                 group, family, sensitive_formula, held, max_iterations, db_url)
+    else:
+        result = _regress_file(data, formula, sensitive, design_name, params, group, family,
+                               sensitive_formula, held, max_iterations)
     if not result.converged and not allow_unconverged:
         raise EstimationError(
             f"the fit did not converge in {result.iterations} iterations; the estimates may be "
@@ -134,6 +138,45 @@ def regress_command(data, formula, sensitive, design_name, params, group, family
             for text, (_, row) in zip(at, p.iterrows(), strict=True):
                 click.echo(f"  {category} at {text}: {row.prevalence:.4f} "
                            f"(SE {row.se:.4f}; {row.ci_low:.4f}, {row.ci_high:.4f})")
+
+
+def _regress_file(data, formula, sensitive, design_name, params, group, family,
+                  sensitive_formula, held, max_iterations):
+    import pandas as pd
+
+    from surveykit.designs.registry import make_design, parse_parameters
+    from surveykit.estimation.regression import regress
+
+    if data is None:
+        raise click.UsageError("Missing argument 'DATA' (a CSV file), or give --survey NAME.")
+    for value, option in ((sensitive, "--sensitive"), (design_name, "--design")):
+        if value is None:
+            raise click.UsageError(f"Missing option '{option}'.")
+    design = make_design(design_name, **parse_parameters(design_name, _pairs(params, "--param")))
+    try:
+        frame = pd.read_csv(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ParameterError(f"{data} is not a readable CSV file: {error}") from None
+    return regress(frame, formula, sensitive=sensitive, design=design, group=group,
+                   family=family, sensitive_formula=sensitive_formula, fixed=held,
+                   max_iterations=max_iterations)
+
+
+def _regress_survey(data, survey_name, formula, sensitive, design_name, params, group, family,
+                    sensitive_formula, held, max_iterations, db_url):
+    from surveykit.reporting.models import regress_survey
+    from surveykit.store import open_engine
+
+    if data is not None:
+        raise click.UsageError(f"give DATA ({data}) or --survey {survey_name}, not both")
+    given = [option for option, value in (("--design", design_name), ("--param", params),
+                                          ("--group", group)) if value]
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: with --survey the design and the groups "
+                               "come from the stored survey; leave them out")
+    return regress_survey(open_engine(db_url), survey_name, formula, sensitive=sensitive,
+                          family=family, sensitive_formula=sensitive_formula, fixed=held,
+                          max_iterations=max_iterations)
 
 
 def _categories(result) -> list[str]:

@@ -230,6 +230,9 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
     numbers = (f"{count(result.rows_read, 'row')} read, {count(result.imported, 'answer')} "
                f"added, {replaced}, {result.missing} missing (empty cells), "
                f"{count(result.rejected, 'row')} rejected.")
+    if result.covariates is not None:
+        numbers = numbers[:-1] + (f", {count(result.covariates, 'covariate value')} "
+                                  f"{'would be ' if dry_run else ''}stored.")
     if dry_run:
         click.echo(f"Would import ({result.file_format} layout, survey version "
                    f"{result.survey_version}): {numbers}")

@@ -75,7 +75,9 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
     _require("pyarrow", "duckdb")
     with open_sources(paths, survey) as sources, duckdb_engine.connect() as con:
         tally = None
-        if engine == "dask" and issued is None:
+        if any(source.covariates for source in sources):
+            pass  # the row-by-row path checks covariate cells as import does
+        elif engine == "dask" and issued is None:
             from surveykit.counting import dask_engine
 
             tally = dask_engine.fast_tally(sources, survey, scheduler)

@@ -39,7 +39,9 @@ class ResponseSource:
     file, else ``path``); ``header``: column names as in the file;
     ``delimiter``; ``layout``: long or wide; ``respondent``, ``question``,
     ``answer``, ``group``: column positions (None when absent); ``wide``:
-    (position, question index) of each question column of a wide file.
+    (position, question index) of each question column of a wide file;
+    ``covariates``: the file has columns of the survey's declared covariates
+    (checked only by the row-by-row path, as ``import`` checks them).
     """
 
     index: int
@@ -54,6 +56,7 @@ class ResponseSource:
     answer: int | None
     group: int | None
     wide: tuple[tuple[int, int], ...]
+    covariates: bool = False
 
     @property
     def table_kind(self) -> str:
@@ -148,6 +151,7 @@ def open_sources(paths: Sequence[Path], survey: Survey) -> Iterator[list[Respons
                 with response_file(path, header_file, survey) as reader:
                     header, delimiter, layout = (tuple(reader.header), reader.delimiter,
                                                  reader.file_format)
+                    covariates = {column.index for column in reader.mapping.covariates()}
             except (CsvImportError, UnicodeDecodeError) as error:
                 if kind == "csv":
                     # an empty or non-UTF-8 file is the more basic problem: say that first
@@ -164,13 +168,13 @@ def open_sources(paths: Sequence[Path], survey: Survey) -> Iterator[list[Respons
             wide = ()
             if layout == "wide":
                 wide = tuple((i, read_question(lookup, name)) for i, name in enumerate(header)
-                             if name and not name.startswith("_")
+                             if name and not name.startswith("_") and i not in covariates
                              and name.casefold() not in ("respondent_id", "group"))
             sources.append(ResponseSource(
                 index=index, path=path, kind=kind, table=table, header=header,
                 delimiter=delimiter, layout=layout, respondent=columns["respondent_id"],
                 question=columns.get("question_id"), answer=columns.get("answer"),
-                group=columns.get("group"), wide=wide))
+                group=columns.get("group"), wide=wide, covariates=bool(covariates)))
         yield sources
 
 

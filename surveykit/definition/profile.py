@@ -16,6 +16,7 @@ may add an ``[import]`` profile for the rest::
     [import.columns]                         # header, path or text -> question id
     "Avez-vous déjà copié pendant un examen ?" = "exam_cheating"
     "integrity/q1" = "exam_cheating"
+    "Âge (années)" = "age"                   # or -> a declared covariate
 
     [import.labels]                          # label -> answer, or "missing"
     "Oui" = "yes"
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -76,7 +77,8 @@ _LONG = ("respondent_id", "question_id", "answer")
 class ImportProfile:
     """A survey's ``[import]`` table, validated; names in :func:`canonical_header` form.
 
-    ``columns`` maps a header (or path, or question text) to a question id;
+    ``columns`` maps a header (or path, or question text) to a question id,
+    ``covariate_columns`` a header to a declared covariate;
     ``labels`` maps a label's canonical spelling to an answer or to
     :data:`MISSING`.
     """
@@ -86,6 +88,7 @@ class ImportProfile:
     ignore: frozenset[str] = frozenset()
     columns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    covariate_columns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def missing_labels(self) -> frozenset[str]:
@@ -99,11 +102,13 @@ class ImportProfile:
 
 
 def parse_profile(value: object, question_ids: Sequence[str],
-                  fail: Callable[[str, str], Exception]) -> ImportProfile:
+                  fail: Callable[[str, str], Exception], *,
+                  covariates: Sequence[str] = ()) -> ImportProfile:
     """Validate an ``[import]`` table; ``fail(key_path, message)`` makes the error to raise.
 
     Labels are checked against the designs by the caller (they are aliases);
-    here only their form, and that question ids exist.
+    here only their form, and that question ids (or declared ``covariates``)
+    exist.
 
     >>> def fail(where, message): return ValueError(f"{where}: {message}")
     >>> p = parse_profile({"columns": {"Q 1": "q1"}, "labels": {"Oui": "yes"}}, ["q1"], fail)
@@ -129,18 +134,26 @@ def parse_profile(value: object, question_ids: Sequence[str],
         raise fail("import.ignore", f"{ignore!r} must be a list of column names, e.g. "
                                     "ignore = [\"Consent\", \"Interviewer\"]")
     by_folded = {question.casefold(): question for question in question_ids}
+    covariate_by_folded = {name.casefold(): name for name in covariates}
     columns: dict[str, str] = {}
+    covariate_columns: dict[str, str] = {}
     table = value.get("columns", {})
     if not isinstance(table, dict):
         raise fail("import.columns", "must be a table of header = \"question id\"")
     for header, question in table.items():
         key = f'import.columns."{header}"'
-        if not isinstance(question, str) or question.casefold() not in by_folded:
+        folded = question.casefold() if isinstance(question, str) else None
+        if folded not in by_folded and folded not in covariate_by_folded:
+            declared = (f"; or a covariate it declares ({', '.join(covariates)})"
+                        if covariates else "")
             raise fail(key, f"{question!r} must be a question id of this survey "
-                            f"({', '.join(question_ids)})")
+                            f"({', '.join(question_ids)}){declared}")
         if not canonical_header(header):
             raise fail(key, "an empty header cannot be mapped")
-        columns[canonical_header(header)] = by_folded[question.casefold()]
+        if folded in by_folded:
+            columns[canonical_header(header)] = by_folded[folded]
+        else:
+            covariate_columns[canonical_header(header)] = covariate_by_folded[folded]
     labels: dict[str, str] = {}
     table = value.get("labels", {})
     if not isinstance(table, dict):
@@ -155,26 +168,29 @@ def parse_profile(value: object, question_ids: Sequence[str],
         if not spelling:
             raise fail(key, "an empty cell is already missing; it needs no label")
         labels[spelling] = MISSING if canonical_spelling(target) == MISSING else target
-    mapped = set(names.values()) | set(columns)
+    mapped = set(names.values()) | set(columns) | set(covariate_columns)
     for name in ignore:
         if canonical_header(name) in mapped:
             raise fail("import.ignore", f"{name!r} is also mapped to a question or role; "
                                         "a column is either ignored or read")
     return ImportProfile(respondent_id=names.get("respondent_id"), group=names.get("group"),
                          ignore=frozenset(canonical_header(n) for n in ignore),
-                         columns=MappingProxyType(columns), labels=MappingProxyType(labels))
+                         columns=MappingProxyType(columns), labels=MappingProxyType(labels),
+                         covariate_columns=MappingProxyType(covariate_columns))
 
 
 @dataclass(frozen=True)
 class ColumnRole:
     """What one column of a file is: ``role`` respondent_id, group, question, question_id,
-    answer or ignored; ``question`` the question id; ``rule`` why (for --dry-run)."""
+    answer, covariate or ignored; ``question`` the question id (``covariate`` the
+    covariate's name); ``rule`` why (for --dry-run)."""
 
     index: int
     header: str
     role: str
     question: str | None = None
     rule: str = ""
+    covariate: str | None = None
 
 
 @dataclass(frozen=True)
@@ -195,13 +211,19 @@ class ColumnMapping:
         """The question columns of a wide file, in file order."""
         return [column for column in self.columns if column.role == "question"]
 
+    def covariates(self) -> list[ColumnRole]:
+        """The columns of declared covariates, in file order."""
+        return [column for column in self.columns if column.role == "covariate"]
+
     def describe(self) -> list[str]:
         """One line per read column and one per reason for ignoring, for ``import --dry-run``."""
         lines = [f"layout {self.layout}" + (f", written by {self.tool}" if self.tool else "")]
         for column in self.columns:
             if column.role == "ignored":
                 continue
-            target = column.question if column.role == "question" else column.role
+            target = {"question": column.question,
+                      "covariate": f"covariate {column.covariate}"}.get(column.role,
+                                                                          column.role)
             lines.append(f"{target} <- column {column.index + 1} "
                          f"{printable(repr(column.header))} ({column.rule})")
         ignored: dict[str, list[str]] = {}
@@ -299,8 +321,7 @@ def map_columns(header: Sequence[str], survey: Survey, requested: str, source: s
         known = seen.get(name)
         if known is None:
             known = seen[name] = _column_role(index, name, profile, tool, resolver, survey)
-        roles.append(known if known.index == index else ColumnRole(
-            index, known.header, known.role, known.question, known.rule))
+        roles.append(known if known.index == index else replace(known, index=index))
     for role in ("respondent_id", "group"):
         # the profile's column wins over one merely named respondent_id or group
         if any(r.role == role and r.rule.startswith("[import]") for r in roles):
@@ -338,6 +359,10 @@ def _column_role(index: int, name: str, profile: ImportProfile, tool: ExportTool
         if folded in profile.columns:
             return ColumnRole(index, name, "question", profile.columns[folded],
                               "[import.columns]")
+        if folded in profile.covariate_columns:
+            return ColumnRole(index, name, "covariate", rule="[import.columns]",
+                              covariate=profile.covariate_columns[folded])
+    declared = {covariate.name.casefold(): covariate.name for covariate in survey.covariates}
     for number, path in enumerate(header_paths(name)):
         role = _role_name(path)
         rule = "column name" if number == 0 else "path"
@@ -345,6 +370,10 @@ def _column_role(index: int, name: str, profile: ImportProfile, tool: ExportTool
             return ColumnRole(index, name, role, rule=rule)
         if role in ("question_id", "answer") and path == name:
             return ColumnRole(index, name, role, rule="long layout")
+        if path.casefold() in declared:
+            return ColumnRole(index, name, "covariate",
+                              rule="[covariates]" if number == 0 else "[covariates], path",
+                              covariate=declared[path.casefold()])
     found = resolver.resolve(name)
     if found is not None:
         question, rule = found
@@ -367,7 +396,8 @@ def _header_problems(roles: list[ColumnRole], layout: str, survey: Survey,
 
     by_role: dict[str, list[ColumnRole]] = {}
     for role in roles:
-        key = f"question:{role.question}" if role.role == "question" else role.role
+        key = (f"question:{role.question}" if role.role == "question" else
+               f"covariate:{role.covariate}" if role.role == "covariate" else role.role)
         by_role.setdefault(key, []).append(role)
     for key, columns in by_role.items():
         if key in ("ignored", "unmapped") or len(columns) < 2:
@@ -375,12 +405,13 @@ def _header_problems(roles: list[ColumnRole], layout: str, survey: Survey,
         if len({canonical_header(c.header) for c in columns}) == 1:
             add(columns[0].header, "this column appears more than once", "repeated column")
             continue
-        what = f"question {key[9:]!r}" if key.startswith("question:") else f"the {key}"
+        kind, _, target = key.partition(":")
+        what = f"{kind} {target!r}" if target else f"the {key}"
         names = " and ".join(printable(repr(clip(c.header))) for c in columns[:3])
         add(columns[1].header, (
             f"columns {names} both map to {what}; keep one, or name the other in "
-            f"[import] ignore = [{_toml_key(columns[1].header)}]"), "two columns, one "
-            "question" if key.startswith("question:") else "two columns, one role")
+            f"[import] ignore = [{_toml_key(columns[1].header)}]"),
+            f"two columns, one {kind}" if target else "two columns, one role")
     if "respondent_id" not in by_role:
         found = [r.header for r in roles if r.role != "ignored" and r.header]
         shown = ", ".join(printable(clip(h)) for h in found[:10]) + (
@@ -396,8 +427,9 @@ def _header_problems(roles: list[ColumnRole], layout: str, survey: Survey,
             if role.role in ("question", "unmapped"):
                 add(role.header, (
                     "unexpected column in the long layout (respondent_id, question_id, "
-                    "answer, and group for multi-group designs); remove it, rename it to "
-                    f"start with '_', or set [import] ignore = [{_toml_key(role.header)}]"),
+                    "answer, group for multi-group designs, and declared covariates); remove "
+                    "it, rename it to start with '_', declare it in [covariates], or set "
+                    f"[import] ignore = [{_toml_key(role.header)}]"),
                     "unexpected column")
         return problems
     unmapped = [role for role in roles if role.role == "unmapped"]
@@ -435,10 +467,12 @@ def _raise_header(source: str, problems: list[CsvProblem], roles: list[ColumnRol
         summary = (f"{source}: column {printable(repr(clip(unmapped.column or '')))}{more} "
                    "maps to no "
                    f"question of survey {survey.name!r}: set [import.columns] "
-                   f"{_toml_key(unmapped.column or '')} = \"QUESTION_ID\", or [import] ignore "
+                   f"{_toml_key(unmapped.column or '')} = \"QUESTION_ID\", declare it in "
+                   "[covariates] if it describes the respondent, or [import] ignore "
                    f"= [{_toml_key(unmapped.column or '')}] in the survey file and run "
                    "'surveykit survey update FILE'; nothing was imported")
-    elif first.kind in ("two columns, one question", "two columns, one role"):
+    elif first.kind in ("two columns, one question", "two columns, one role",
+                        "two columns, one covariate"):
         summary = f"{source}: {first.reason}; nothing was imported"
     elif first.kind == "no respondent id column":
         summary = (f"{source}: wrong header: a response file starts with a header line naming "

@@ -9,8 +9,10 @@ Two layouts are accepted and told apart by their header:
 
 Either layout may add a ``group`` column: the respondent's group (its number
 1, 2, ... or the name the survey gives it) for surveys with multi-group
-designs. Without it the group comes from the issued id; a one-group survey
-needs none. Which column is which is decided by
+designs, and columns of the covariates the survey declares (``[covariates]``:
+age, faculty, ...), read and checked by their declared type. Without a group
+column the group comes from the issued id; a one-group survey needs none.
+Which column is which is decided by
 :func:`surveykit.definition.profile.map_columns`: column names, paths such as
 ``group/question``, question texts, the tool's metadata columns, and the
 survey's ``[import]`` profile.
@@ -245,9 +247,13 @@ class Chunk:
     ``rejected`` holds (fields, problems) for each refused row (a wide row is
     refused whole, listing each bad cell); ``bytes_read`` is the position in
     the file after the chunk; ``missing`` counts empty answer cells of kept rows.
+    ``covariates`` holds (line, respondent_id, ((name, value), ...)) for kept
+    rows with covariate values (missing values left out).
     """
 
     answers: list[tuple[int, str, int, str, int | None]] = field(default_factory=list)
+    covariates: list[tuple[int, str, tuple[tuple[str, str], ...]]] = field(
+        default_factory=list)
     rejected: list[tuple[list[str], list[CsvProblem]]] = field(default_factory=list)
     rows: int = 0
     missing: int = 0
@@ -303,6 +309,9 @@ class ResponseFile:
             ids = {question.id: index for index, question in enumerate(survey.questions)}
             self._wide = [(column.index, ids[column.question], column.header)
                           for column in self.mapping.questions()]
+            declared = {covariate.name: covariate for covariate in survey.covariates}
+            self._covariates = [(column.index, declared[column.covariate], column.header)
+                                for column in self.mapping.covariates()]
             if any(name.casefold() == "_reason" for name in header):
                 # a rejects file: its cells were written with neutralize_formula
                 rows = self._rows
@@ -451,7 +460,7 @@ class ResponseFile:
         excluded = excluded or {}
         # Long rows that are plainly fine take a short path (a few dict lookups):
         # this loop runs once per row of million-row files.
-        fast = self.file_format == "long"
+        fast = self.file_format == "long" and not self._covariates
         width = len(self.header)
         if fast:
             at_respondent, at_question, at_answer = (self._columns[name] for name in LONG_COLUMNS)
@@ -490,7 +499,8 @@ class ResponseFile:
                     chunk.rejected.append((fields, problems))
                 else:
                     answers.extend(parsed)
-                    if kept is not None and parsed:
+                    if kept is not None and (parsed or (chunk.covariates and
+                                                        chunk.covariates[-1][0] == line)):
                         kept[line] = fields
             if chunk.rows >= chunk_rows:
                 yield self._finish(chunk, check_respondents, kept)
@@ -508,14 +518,17 @@ class ResponseFile:
                 check: Callable[[set[str]], Mapping[str, int | None]] | None,
                 kept: dict[int, list[str]] | None) -> Chunk:
         issued: Mapping[str, int | None] | None = None
-        if check is not None and kept and chunk.answers:
+        if check is not None and kept and (chunk.answers or chunk.covariates):
             # Issued ids come back typed by hand: read them as the id they stand for.
             canonical = {typed: canonical_respondent_id(typed)
-                         for typed in {answer[1] for answer in chunk.answers}}
+                         for typed in {answer[1] for answer in chunk.answers}
+                         | {row[1] for row in chunk.covariates}}
             if any(typed != id_ for typed, id_ in canonical.items()):
                 chunk.answers[:] = [(line, canonical[respondent], question, answer, group)
                                     for line, respondent, question, answer, group
                                     in chunk.answers]
+                chunk.covariates[:] = [(line, canonical[respondent], values)
+                                       for line, respondent, values in chunk.covariates]
             issued = check(set(canonical.values()))
             refused = set(canonical.values()) - set(issued)
             # a typo the check symbol catches is told apart from an id never issued; the
@@ -528,7 +541,8 @@ class ResponseFile:
                                                 survey=self.survey.name, suggest=suggest)
                 reasons.setdefault(diagnosis, set()).add(respondent)
             for diagnosis, ids in reasons.items():
-                self._reject(chunk, kept, {line for line, respondent, *_ in chunk.answers
+                self._reject(chunk, kept, {line for line, respondent, *_ in
+                                           [*chunk.answers, *chunk.covariates]
                                            if respondent in ids},
                              "respondent_id", lambda fields: fields[
                                  self._columns["respondent_id"]].strip(),
@@ -580,6 +594,7 @@ class ResponseFile:
         if not lines:
             return
         chunk.answers[:] = [a for a in chunk.answers if a[0] not in lines]
+        chunk.covariates[:] = [c for c in chunk.covariates if c[0] not in lines]
         for line in sorted(lines):
             fields = kept[line] if kept is not None else []
             chunk.rejected.append((fields, [self._problem(line, self._header_of(column),
@@ -659,10 +674,12 @@ class ResponseFile:
                                               "the question id is empty", "empty question id"))
             return [], problems
         group = self._group(line, fields, problems)
+        covariates = self._read_covariates(line, fields, problems)
         raw = fields[self._columns["answer"]]
         if self._is_missing(raw):
             if not problems:
                 chunk.missing += 1
+                self._keep_covariates(chunk, line, respondent, covariates)
             return [], problems
         answer = self._answer(question, raw)
         if answer is None:
@@ -671,6 +688,7 @@ class ResponseFile:
             return [], problems
         if group is None and self._group_at is None and len(self.survey.groups) == 1:
             group = 1
+        self._keep_covariates(chunk, line, respondent, covariates)
         return [(line, respondent, question, answer, group)], problems
 
     def _parse_wide(self, line: int, fields: list[str], chunk: Chunk):
@@ -692,10 +710,35 @@ class ResponseFile:
                 problems.append(self._bad_answer(line, name, question, raw))
             else:
                 answers.append((line, respondent, question, answer, group))
+        covariates = self._read_covariates(line, fields, problems)
         if problems:
             return [], problems
         chunk.missing += blank
+        self._keep_covariates(chunk, line, respondent, covariates)
         return answers, problems
+
+    def _read_covariates(self, line: int, fields: list[str], problems: list[CsvProblem]
+                         ) -> tuple[tuple[str, str], ...]:
+        """(name, value) for the row's covariate cells that are not missing; a problem for
+        each cell that does not read as its declared type."""
+        values = []
+        for index, covariate, header in self._covariates:
+            raw = fields[index]
+            if self._is_missing(raw):
+                continue
+            value, problem = covariate.read(raw)
+            if problem is not None:
+                kind, reason = problem
+                problems.append(self._problem(line, header, raw, f"{kind}: {reason}", kind))
+            else:
+                values.append((covariate.name, value))
+        return tuple(values)
+
+    @staticmethod
+    def _keep_covariates(chunk: Chunk, line: int, respondent: str,
+                         values: tuple[tuple[str, str], ...]) -> None:
+        if values:
+            chunk.covariates.append((line, respondent, values))
 
 
 def open_responses(path: str | Path, survey: Survey, file_format: str = "auto", *,

@@ -35,9 +35,16 @@ parameterized as in R's RRreg). Example::
     "si" = "yes"
 
     [import]                         # optional: how field exports map (see
-    respondent_id = "Questionnaire"  # surveykit.definition.profile); the only
-    [import.labels]                  # part, with added aliases, that
-    "Oui" = "yes"                    # 'surveykit survey update' may change
+    respondent_id = "Questionnaire"  # surveykit.definition.profile); with added
+    [import.labels]                  # aliases, covariates and models, the only
+    "Oui" = "yes"                    # part 'surveykit survey update' may change
+
+    [covariates]                     # optional: other columns of response files
+    age = "number"                   # kept per respondent, typed (see
+    faculty = "category"             # surveykit.definition.covariates)
+
+    [[models]]                       # optional: regressions the report fits
+    formula = "exam_cheating ~ age + C(faculty)"
 
 Designs that ask an innocuous question (uqtknown, uqtunknown, crosswise,
 triangular) need its text, ``innocuous``. Multi-group designs (sld, cdm,
@@ -69,6 +76,12 @@ from pathlib import Path
 from types import MappingProxyType
 
 from surveykit.collection.instructions import check_placeholders
+from surveykit.definition.covariates import (
+    Covariate,
+    ModelSpec,
+    parse_covariates,
+    parse_models,
+)
 from surveykit.definition.profile import ImportProfile, parse_profile
 from surveykit.designs.base import Design
 from surveykit.designs.registry import design_class, make_design
@@ -96,7 +109,7 @@ _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*\Z")
 # Column names a response CSV uses for itself; a question may not take them.
 RESERVED_COLUMNS = frozenset({"respondent_id", "question_id", "answer", "group"})
 _TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "wording", "aliases",
-                       "questions", "import"})
+                       "questions", "import", "covariates", "models"})
 _QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wording"})
 # Designs whose respondents answer an innocuous question need its text.
 _INNOCUOUS_DESIGNS = frozenset({"uqtknown", "uqtunknown", "crosswise", "triangular"})
@@ -164,7 +177,8 @@ class Survey:
     ``design`` is the survey's default design (None when every question has
     its own); ``groups`` names the groups of its multi-group questions (one
     group, "1", when there are none); ``profile`` is its ``[import]`` table
-    (:mod:`surveykit.definition.profile`).
+    (:mod:`surveykit.definition.profile`); ``covariates`` and ``models`` are
+    its ``[covariates]`` and ``[[models]]`` (:mod:`surveykit.definition.covariates`).
     """
 
     name: str
@@ -176,11 +190,23 @@ class Survey:
     source: str = ""
     groups: tuple[str, ...] = ("1",)
     profile: ImportProfile = field(default_factory=ImportProfile)
+    covariates: tuple[Covariate, ...] = ()
+    models: tuple[ModelSpec, ...] = ()
 
     @property
     def mechanism(self) -> Design | None:
         """The default design (surveykit 0.1's name for it)."""
         return self.design
+
+    def covariate(self, name: str) -> Covariate:
+        """The declared covariate ``name`` (case-insensitive), or a SurveyDefinitionError."""
+        for covariate in self.covariates:
+            if covariate.name.casefold() == name.casefold():
+                return covariate
+        declared = ", ".join(c.name for c in self.covariates) or "none"
+        raise SurveyDefinitionError(
+            f"survey {self.name!r} declares no covariate {name!r} (declared: {declared}); "
+            "add it to [covariates] and run 'surveykit survey update FILE'")
 
     def question(self, question_id: str) -> Question:
         """The question with this id (case-insensitive), or a SurveyDefinitionError."""
@@ -328,11 +354,14 @@ class _Validator:
         if not isinstance(questions, list) or not questions:
             raise self.fail("questions", "missing: add at least one [[questions]] table "
                                          "with id and text")
+        ids = [entry["id"] for entry in questions
+               if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
+        covariates = parse_covariates(data.get("covariates", {}),
+                                      [*ids, *RESERVED_COLUMNS], self.fail)
         profile = ImportProfile()
         if "import" in data:
-            ids = [entry["id"] for entry in questions
-                   if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
-            profile = parse_profile(data["import"], ids, self.fail)
+            profile = parse_profile(data["import"], ids, self.fail,
+                                    covariates=[c.name for c in covariates])
         # [import.labels] that name an answer are aliases of every question
         labels = data.get("import", {}).get("labels", {})
         common_aliases = {canonical_spelling(raw): (answer, f'import.labels."{raw}"')
@@ -353,9 +382,11 @@ class _Validator:
             seen[folded] = index
             parsed.append(question)
         groups = self.groups(parsed)
+        models = parse_models(data.get("models", []), [q.id for q in parsed], covariates,
+                              self.fail)
         return Survey(name=name, title=title, design=default[0] if default else None,
                       questions=tuple(parsed), wording=wording, language=language, source=text,
-                      groups=groups, profile=profile)
+                      groups=groups, profile=profile, covariates=covariates, models=models)
 
     def default_design(self, data: dict) -> tuple[Design, str | None] | None:
         """The survey-level design ([design] or its shorthand [mechanism]) and innocuous text."""

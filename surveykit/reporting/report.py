@@ -21,6 +21,10 @@ Checks (a warning is raised at the 1% level, ``ALPHA``):
   its don't-know share (several groups);
 * pi_hat outside [0, 1], fewer than ``MIN_YES_NO`` informative answers, no answers,
   and what the estimator reports (a nuisance parameter it cannot identify).
+
+When the survey declares ``[[models]]``, the report adds a regression section:
+each model fitted on the stored answers and covariates
+(:mod:`surveykit.reporting.models`), or the reason it could not be.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from surveykit.estimation import ConfidenceInterval, Estimate, estimate
 from surveykit.estimation.binomial import BINOMIAL_CI_METHODS as BINOMIAL_METHODS
 from surveykit.estimation.compliance import ALPHA, dont_know_check
 from surveykit.estimation.estimate import GENERAL_METHODS, default_interval_method
+from surveykit.reporting.models import ModelFit
 
 __all__ = [
     "ALPHA",
@@ -190,6 +195,7 @@ class Report:
     method: str
     issued: int
     questions: tuple[QuestionReport, ...]
+    models: tuple[ModelFit, ...] = ()
 
     @property
     def epsilon_total_shafer(self) -> float:
@@ -254,7 +260,16 @@ class Report:
             "epsilon_total_shafer": _finite(self.epsilon_total_shafer),
             "epsilon_total_walley": _finite(self.epsilon_total_walley),
             "questions": [q.to_dict() for q in self.questions],
+            "models": [_model_dict(m, self.level) for m in self.models],
         }
+
+
+def _model_dict(model: ModelFit, level: float) -> dict:
+    """A declared model in the JSON report: its formula and question, and the fit's
+    ``to_dict()`` (the keys of ``surveykit regress --format json``) or the error."""
+    return {"formula": model.spec.formula, "question": model.spec.question,
+            "fit": model.result.to_dict(level=level) if model.result is not None else None,
+            "error": model.error}
 
 
 def _finite(value: float | None) -> float | None:
@@ -342,6 +357,7 @@ def build_report(
     issued: int = 0,
     level: float = 0.95,
     method: str | None = None,
+    models: Sequence[ModelFit] = (),
 ) -> Report:
     """Estimates and checks for every question of ``survey``.
 
@@ -351,6 +367,8 @@ def build_report(
     returns them; ``code_tallies`` maps question ids to group number to
     instruction code to count. ``method`` None uses each design's default
     interval (Wilson-cc for one-group yes/no designs, likelihood-ratio otherwise).
+    ``models`` are the survey's declared models, already fitted
+    (:func:`surveykit.reporting.models.fit_declared_models`).
     """
     by_id = {c.question_id: c for c in counts}
     rows = []
@@ -421,7 +439,7 @@ def build_report(
         rows.append(report)
     return Report(survey=survey.name, title=survey.title, level=level,
                   method=method if method is not None else "design default",
-                  issued=issued, questions=tuple(rows))
+                  issued=issued, questions=tuple(rows), models=tuple(models))
 
 
 def _interval_method(design: Design, method: str | None) -> str:
@@ -461,8 +479,13 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
     counts = store.count_responses(engine, survey_name)
     issued = store.issued_respondent_count(engine, survey_name)
     tallies = store.code_tallies(engine, survey_name) if issued else None
+    models = ()
+    if survey.models:
+        from surveykit.reporting.models import fit_declared_models
+
+        models = fit_declared_models(engine, survey)
     return build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
-                        method=method)
+                        method=method, models=models)
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -587,6 +610,13 @@ def format_text(report: Report) -> str:
         for warning in q.warnings:
             lines += _wrap("! " + warning, "  ")
         lines.append("")
+    for model in report.models:
+        lines += _wrap(f"Model: {model.spec.formula}", "")
+        if model.result is None:
+            lines += _wrap(f"! No fit: {model.error}", "  ")
+        else:
+            lines += model.result.summary(level=report.level).splitlines()
+        lines.append("")
     lines.append(f"Intervals: {report.method}; checks at the {ALPHA:.0%} level. "
                  f"{report.warning_count} warning(s).")
     return "\n".join(lines) + "\n"
@@ -662,4 +692,62 @@ def report_context(report: Report) -> dict:
         "warning_count": report.warning_count,
         "alpha": Markup(f"{ALPHA:.0%}"),
         "questions": questions,
+        "models": [_model_context(model, report.level) for model in report.models],
     }
+
+
+def _pvalue_text(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return "< 2e-16" if value < 2e-16 else f"{value:.3g}"
+
+
+def _model_context(model: ModelFit, level: float) -> dict:
+    """A declared model for the templates: its tables as pre-formatted text (the
+    coefficients, the sensitive answer's own model, nuisance parameters)."""
+    context: dict = {"formula": model.spec.formula, "question": model.spec.question,
+                     "error": model.error, "tables": [], "notes": []}
+    result = model.result
+    if result is None:
+        return context
+    data = result.to_dict(level=level)
+    kind = ("Logistic regression of the true answer" if data["model"] == "logistic" else
+            f"{'Logistic' if result.family == 'binomial' else 'Linear'} regression with the "
+            "true answer as a predictor")
+    context["title"] = f"{kind} to {model.spec.question}"
+    context["rows"] = Markup(f"{data['n']:,}")
+    context["dropped"] = Markup(f"{data['n_dropped']:,}")
+    header = ("term", "estimate", "std. error", "z", "p", "deltaG2", "p (deltaG2)")
+
+    def table(title: str, records: list[dict]) -> dict:
+        body = [(record["term"] if "category" not in record
+                 else f"{record['category']}: {record['term']}",
+                 Markup(_num(record["estimate"], 4)), Markup(_num(record["se"], 4)),
+                 Markup(_num(record["z"], 2)), Markup(_pvalue_text(record["p_value"])),
+                 Markup(_num(record["lr_chi2"], 2)), Markup(_pvalue_text(record["lr_p_value"])))
+                for record in records]
+        return {"title": title, "header": header, "body": body}
+
+    outcome = "log-odds of a true 'yes'" if result.design.is_binary else "log-odds"
+    if data["model"] == "logistic":
+        context["tables"].append(table(f"Coefficients ({outcome})", data["coefficients"]))
+    else:
+        context["tables"].append(table("Coefficients (outcome model)", data["coefficients"]))
+        context["tables"].append(table(f"The true answer's model ({outcome})",
+                                       data["sensitive_coefficients"]))
+    nuisance = [{"term": name, **values} for name, values in data["parameters"].items()]
+    if nuisance:
+        context["tables"].append(table("Nuisance parameters", nuisance))
+    for category, values in data["prevalence"].items():
+        if result.design.is_binary and category != "yes":
+            continue
+        context["notes"].append(
+            f"Average prevalence of {category!r}: {_num(values['estimate'], 4)} (se "
+            f"{_num(values['se'], 4)}; {_level_text(level)} CI {_num(values['ci_low'], 4)}, "
+            f"{_num(values['ci_high'], 4)})")
+    context["notes"].append(f"Log-likelihood {_num(data['loglik'], 3)} (df {data['df']}), "
+                            f"AIC {_num(data['aic'], 2)}, BIC {_num(data['bic'], 2)}; "
+                            + ("converged" if data["converged"] else "NOT CONVERGED")
+                            + f" after {data['iterations']} iterations")
+    context["notes"] += list(data["warnings"])
+    return context

@@ -43,9 +43,12 @@ from surveykit.store import migrate, problems
 from surveykit.store.models import (
     CODE_LENGTH,
     RESPONDENT_ID_LENGTH,
+    AnswerCountRecord,
     Base,
     CodeTallyRecord,
+    CovariateRecord,
     ImportRecord,
+    KnownRespondentRecord,
     QuestionRecord,
     RespondentRecord,
     ResponseRecord,
@@ -86,6 +89,9 @@ respondents = RespondentRecord.__table__
 tallies = CodeTallyRecord.__table__
 imports = ImportRecord.__table__
 responses = ResponseRecord.__table__
+covariates = CovariateRecord.__table__
+answer_counts = AnswerCountRecord.__table__
+known_respondents = KnownRespondentRecord.__table__
 
 
 def resolve_url(url: str | None = None) -> str:
@@ -206,6 +212,21 @@ def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
         else:
             connection.exec_driver_sql("BEGIN")
+
+
+@contextmanager
+def read_snapshot(engine: Engine) -> Iterator[Connection]:
+    """A read-only transaction whose statements all see one snapshot of the database.
+
+    SQLite in WAL mode gives a read transaction one snapshot; PostgreSQL
+    needs REPEATABLE READ (its default, READ COMMITTED, takes a new snapshot
+    per statement, so a write committed between two reads would show in one).
+    """
+    with engine.connect() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execution_options(isolation_level="REPEATABLE READ")
+        with connection.begin():
+            yield connection
 
 
 @contextmanager
@@ -353,7 +374,8 @@ def add_survey(engine: Engine, survey: Survey) -> bool:
             if not definition_changes(stored, survey):
                 raise StoreError(
                     f"survey {survey.name!r} is already in the database (version {version}) "
-                    "and this file changes only its [import] profile or aliases: run "
+                    "and this file changes only its [import] profile, aliases, covariates "
+                    "or models: run "
                     "'surveykit survey update FILE' to store it as a new version")
             raise StoreError(
                 f"a different survey named {survey.name!r} is already in the database; "
@@ -391,15 +413,28 @@ class SurveyUpdate:
 
 def definition_changes(stored: Survey, new: Survey) -> list[str]:
     """Why ``new`` cannot update ``stored``: the key paths of changes other than the
-    ``[import]`` profile and added aliases (empty when the update is allowed).
+    ``[import]`` profile, added aliases, added covariates and the models (empty when
+    the update is allowed).
 
     Questions, texts, designs, groups and wording never change once stored:
     answers were randomized with them. Aliases may be added, never changed
-    or removed, so that a label keeps its meaning across versions.
+    or removed, so that a label keeps its meaning across versions; so may
+    covariates, whose stored values were read with their declaration.
+    ``[[models]]`` may change freely: they are analyses, not data.
     """
     old_data, new_data = tomllib.loads(stored.source), tomllib.loads(new.source)
     problems = [f"{path} differs from the stored definition"
                 for path in _differences(_without_mapping(old_data), _without_mapping(new_data))]
+    old_covariates = old_data.get("covariates", {})
+    new_covariates = new_data.get("covariates", {})
+    for name, declared in old_covariates.items():
+        if name not in new_covariates:
+            problems.append(f"covariates.{name} was removed (covariates can only be added: "
+                            "stored values were read with it)")
+        elif new_covariates[name] != declared:
+            problems.append(f"covariates.{name} changes from {declared!r} to "
+                            f"{new_covariates[name]!r} (stored values were read with it; "
+                            "declare a new covariate instead)")
     old_aliases = _raw_aliases(old_data)
     new_aliases = _raw_aliases(new_data)
     for path, target in old_aliases.items():
@@ -412,7 +447,8 @@ def definition_changes(stored: Survey, new: Survey) -> list[str]:
 
 
 def _without_mapping(data: dict) -> dict:
-    data = {k: v for k, v in data.items() if k not in ("import", "aliases")}
+    data = {k: v for k, v in data.items()
+            if k not in ("import", "aliases", "covariates", "models")}
     if isinstance(data.get("questions"), list):
         data["questions"] = [{k: v for k, v in q.items() if k != "aliases"}
                              if isinstance(q, dict) else q for q in data["questions"]]
@@ -469,14 +505,18 @@ def update_survey(engine: Engine, survey: Survey) -> SurveyUpdate:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise StoreError(
                 f"survey {survey.name!r} cannot be updated: {problems[0]}{more}; an update "
-                "may change only the [import] profile and add aliases (the answers were "
-                "randomized with the stored questions and designs): for other changes, add "
-                "the survey under a new name")
+                "may change only the [import] profile and [[models]], and add aliases and "
+                "covariates (the answers were randomized with the stored questions and "
+                "designs): for other changes, add the survey under a new name")
         changed = []
         if stored.profile != survey.profile:
             changed.append("[import]")
         if _raw_aliases(tomllib.loads(source)) != _raw_aliases(tomllib.loads(survey.source)):
             changed.append("aliases")
+        if stored.covariates != survey.covariates:
+            changed.append("[covariates]")
+        if stored.models != survey.models:
+            changed.append("[[models]]")
         conn.execute(survey_versions.insert().values(
             survey_id=key, version=version + 1, source=survey.source, created_at=_now()))
     return SurveyUpdate(survey=survey.name, version=version + 1, previous=version,
@@ -537,10 +577,10 @@ def list_surveys(engine: Engine) -> list[SurveySummary]:
                .where(questions.c.survey_id == surveys.c.id).scalar_subquery())
     issued = (select(func.count()).select_from(respondents)
               .where(respondents.c.survey_id == surveys.c.id).scalar_subquery())
-    known = (select(func.count(distinct(responses.c.respondent_id)))
-             .where(responses.c.survey_id == surveys.c.id).scalar_subquery())
-    answers = (select(func.count()).select_from(responses)
-               .where(responses.c.survey_id == surveys.c.id).scalar_subquery())
+    # kept counts: a few rows per survey, whatever the number of answers
+    known = surveys.c.known_respondents
+    answers = (select(func.coalesce(func.sum(answer_counts.c.count), 0))
+               .where(answer_counts.c.survey_id == surveys.c.id).scalar_subquery())
     n_imports = (select(func.count()).select_from(imports)
                  .where(imports.c.survey_id == surveys.c.id).scalar_subquery())
     stmt = select(surveys.c.name, surveys.c.title, surveys.c.language, q_count, issued, known,
@@ -609,19 +649,32 @@ class QuestionCounts:
 def count_responses(engine: Engine, survey_name: str) -> list[QuestionCounts]:
     """Per question (in survey order): answers per group and response, and missing.
 
-    One SQL statement groups the answers by question, group and response
-    along the primary key of ``responses`` (survey_id, question_id, ...);
-    questions without answers appear with no counts.
+    Reads the kept counts (``answer_counts`` and the survey's number of known
+    respondents, :mod:`surveykit.store.answer_counts`), which every write
+    keeps in its own transaction: a few rows, whatever the number of stored
+    answers, read in one snapshot. Questions without answers appear with no
+    counts. ``surveykit check`` compares them with :func:`counts_statement`,
+    the GROUP BY of the answers.
     """
     require_schema(engine)
-    with engine.connect() as conn:
+    with read_snapshot(engine) as conn:
         key = survey_id(conn, survey_name)
-        known = conn.execute(known_respondents_statement(key)).scalar_one()
-        names = {question: name for name, question in question_ids(conn, key).items()}
-        order = conn.execute(select(questions.c.name).where(questions.c.survey_id == key)
-                             .order_by(questions.c.position)).scalars().all()
+        known = conn.execute(select(surveys.c.known_respondents)
+                             .where(surveys.c.id == key)).scalar_one()
+        names: dict[int, str] = {}
+        order: list[str] = []
+        for name, question in conn.execute(select(questions.c.name, questions.c.id)
+                                           .where(questions.c.survey_id == key)
+                                           .order_by(questions.c.position)):
+            names[question] = name
+            order.append(name)
         tables: dict[str, dict[str, dict[str, int]]] = {name: {} for name in order}
-        for question, group, answer, n in conn.execute(counts_statement(key)):
+        for question, group, answer, n in conn.execute(
+                select(answer_counts.c.question_id, answer_counts.c.group_number,
+                       answer_counts.c.answer, answer_counts.c.count)
+                .where(answer_counts.c.survey_id == key, answer_counts.c.count > 0)
+                .order_by(answer_counts.c.question_id, answer_counts.c.group_number,
+                          answer_counts.c.answer)):
             tables[names[question]].setdefault(str(group), {})[answer] = int(n)
     return [QuestionCounts(question_id=name, counts=Counts.from_mapping(tables[name]),
                            missing=known - sum(sum(g.values()) for g in tables[name].values()))
@@ -629,7 +682,8 @@ def count_responses(engine: Engine, survey_name: str) -> list[QuestionCounts]:
 
 
 def counts_statement(key: int):
-    """The one aggregation behind :func:`count_responses` (exposed for EXPLAIN in tests)."""
+    """The counts recomputed from the answers: one GROUP BY along the primary key of
+    ``responses`` (``surveykit check`` and migration 0005; exposed for EXPLAIN in tests)."""
     return (
         select(responses.c.question_id, responses.c.group_number, responses.c.answer,
                func.count())

@@ -47,6 +47,7 @@ from sqlalchemy import (
 from sqlalchemy import exc as sa_exc
 
 from surveykit.definition.cells import duplicate_reason
+from surveykit.definition.covariates import COVARIATE_NAME_LENGTH, COVARIATE_VALUE_LENGTH
 from surveykit.definition.responses import (
     FORMATS,
     MAX_PROBLEMS_KEPT,
@@ -65,6 +66,7 @@ from surveykit.errors import (
     summarize_kinds,
 )
 from surveykit.files import output_file
+from surveykit.store import answer_counts
 from surveykit.store import database as store
 from surveykit.store.models import ANSWER_LENGTH, RESPONDENT_ID_LENGTH
 
@@ -91,7 +93,9 @@ class ImportResult:
     describe that import). ``answer_changes`` maps question id -> group ->
     answer -> change in the stored count; ``mapping`` and ``notes`` say how
     the file's columns were read; ``survey_version`` is the version of the
-    survey definition the answers were read with.
+    survey definition the answers were read with. ``covariates`` counts the
+    covariate values stored (new, or changed with ``replace=True``), None
+    when the file has no covariate columns.
     """
 
     survey: str
@@ -114,6 +118,7 @@ class ImportResult:
     notes: tuple[str, ...] = ()
     dry_run: bool = False
     survey_version: int | None = None
+    covariates: int | None = None
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -193,7 +198,8 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
             hint = ("fix them and import again, or import the other rows with "
                     "--skip-invalid --rejects FILE")
             if diagnosis.conflicts:
-                hint += "; to overwrite answers that earlier imports gave, use --replace"
+                hint += ("; to overwrite answers (or covariates) that earlier imports gave, use "
+                         "--replace")
             raise _refusal(path, diagnosis.problems, diagnosis.problem_count,
                            diagnosis.bad_rows, diagnosis.kinds, diagnosis.labels, hint)
         excluded.update(diagnosis.database_lines)
@@ -309,6 +315,8 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
         replaced=0, rejected=0, missing=0, imported_at=now)).inserted_primary_key[0]
     question_keys = _question_keys(conn, key, source.survey)
     writer = _writer(conn, key, import_id, options.replace)
+    covariate_writer = (_CovariateWriter(conn, key, import_id, options.replace)
+                        if source.mapping.covariates() else None)
     check = _issued_check(conn, key)
     rows_read = rejected = missing = problem_count = 0
     kinds: Counter = Counter()
@@ -336,6 +344,10 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
             if chunk.answers:
                 writer.send(conn, [(question_keys[question], respondent, answer, group)
                                    for _, respondent, question, answer, group in chunk.answers])
+            if chunk.covariates and covariate_writer is not None:
+                covariate_writer.send(conn, [(respondent, name, value)
+                                             for _, respondent, values in chunk.covariates
+                                             for name, value in values])
             if options.progress is not None:
                 options.progress(chunk.bytes_read, facts.size)
     finally:
@@ -347,14 +359,16 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
     outcome = writer.finish(conn)
     if outcome.affected != outcome.sent:
         raise _Shortfall
+    covariates = covariate_writer.finish(conn) if covariate_writer is not None else None
     imported = outcome.affected - outcome.replaced
-    if rejected and not imported and not outcome.replaced:
+    if rejected and not imported and not outcome.replaced and not covariates:
         # Recording the file would make a corrected re-import a no-op ("already imported").
         raise _refusal(source.path, shown, problem_count, rejected, kinds, labels,
                        "every row was rejected, so the file is not recorded as imported; fix "
                        "the rows (or the survey's [import] profile) and import it again")
     # outcome.delta: how this import changes the stored counts per (question, group, answer),
-    # final and checked; a table of kept counts is updated here, in this transaction.
+    # final and checked; the kept counts change with it, in this transaction
+    answer_counts.apply_changes(conn, key, outcome.delta, outcome.new_respondents)
     conn.execute(store.imports.update().where(store.imports.c.id == import_id).values(
         rows_read=rows_read, imported=imported, replaced=outcome.replaced,
         rejected=rejected, missing=missing))
@@ -366,7 +380,8 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
         changed=outcome.changed, rejected_by_reason=dict(kinds),
         answer_changes=_nested(outcome.delta, source.survey, question_keys),
         mapping=tuple(source.mapping.describe()),
-        notes=tuple(source.notes), dry_run=options.dry_run, survey_version=version)
+        notes=tuple(source.notes), dry_run=options.dry_run, survey_version=version,
+        covariates=covariates)
 
 
 def _nested(delta: Delta, survey: Survey, question_keys: list[int]
@@ -407,13 +422,15 @@ def _question_keys(conn: Connection, key: int, survey: Survey) -> list[int]:
 @dataclass
 class _Outcome:
     """What a writer did: rows sent and changed in the database, rows of earlier imports
-    overwritten (``replaced``) and among them answers that differ (``changed``)."""
+    overwritten (``replaced``) and among them answers that differ (``changed``), the
+    change of the counts (``delta``) and the respondents new to the survey."""
 
     sent: int = 0
     affected: int = 0
     replaced: int = 0
     changed: int = 0
     delta: Delta = field(default_factory=Counter)
+    new_respondents: int = 0
 
 
 _COLUMNS = ("survey_id", "question_id", "respondent_id", "answer", "group_number", "import_id")
@@ -452,6 +469,8 @@ class _DirectWriter:
         if changed == len(rows):  # else the import stops at the shortfall anyway
             self._outcome.delta.update((question, group, answer)
                                        for question, _, answer, group in rows)
+            self._outcome.new_respondents += answer_counts.add_known_respondents(
+                conn, key, {respondent for _, respondent, _, _ in rows})
 
     def finish(self, conn: Connection) -> _Outcome:
         return self._outcome
@@ -535,9 +554,73 @@ class _StagedWriter:
             # concurrent import) fails the primary key: the transaction is lost anyway, and
             # the diagnosis finds every such pair.
             raise _Shortfall from None
+        outcome.new_respondents = answer_counts.add_known_respondents_from(conn, self._key,
+                                                                           table)
         if not self._postgres:
             conn.exec_driver_sql(f"DROP TABLE temp.{table}")
         return outcome
+
+
+class _CovariateWriter:
+    """Covariate values staged in a temporary table, checked and written at the end.
+
+    A respondent repeats its covariates on every row of a long file and in
+    later files: the same value again is no change. Two values in one file,
+    or a value that differs from an earlier import's (without ``replace``),
+    send the import to the diagnosis, which names the lines.
+    """
+
+    TABLE = "surveykit_covariates_incoming"
+
+    def __init__(self, conn: Connection, key: int, import_id: int, replace_values: bool):
+        self._key, self._import_id, self._replace = key, import_id, replace_values
+        self._postgres = conn.dialect.name == "postgresql"
+        columns = (f"respondent_id VARCHAR({RESPONDENT_ID_LENGTH}) NOT NULL, "
+                   f"name VARCHAR({COVARIATE_NAME_LENGTH}) NOT NULL, "
+                   f"value VARCHAR({COVARIATE_VALUE_LENGTH}) NOT NULL")
+        if self._postgres:
+            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {self.TABLE} ({columns}) "
+                                 "ON COMMIT DROP")
+        else:
+            conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{self.TABLE}")
+            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {self.TABLE} ({columns})")
+
+    def send(self, conn: Connection, rows: list[tuple[str, str, str]]) -> None:
+        if not self._postgres:
+            conn.exec_driver_sql(f"INSERT INTO {self.TABLE} (respondent_id, name, value) "
+                                 "VALUES (?, ?, ?)", rows)
+            return
+        with conn.connection.dbapi_connection.cursor() as cursor:
+            with cursor.copy(f"COPY {self.TABLE} (respondent_id, name, value) "
+                             "FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+    def finish(self, conn: Connection) -> int:
+        """Write the staged values; returns how many were stored (new or changed)."""
+        table, parameters = self.TABLE, {"key": self._key, "import_id": self._import_id}
+        if conn.execute(text(f"SELECT 1 FROM {table} GROUP BY respondent_id, name "
+                             "HAVING count(DISTINCT value) > 1 LIMIT 1")).first() is not None:
+            raise _Shortfall
+        insert = (f"INSERT INTO covariates (survey_id, respondent_id, name, value, import_id) "
+                  f"SELECT DISTINCT :key, respondent_id, name, value, :import_id FROM {table} "
+                  "WHERE true ON CONFLICT (survey_id, respondent_id, name) ")
+        if self._replace:
+            insert += ("DO UPDATE SET value = excluded.value, import_id = excluded.import_id "
+                       "WHERE covariates.value <> excluded.value")
+        else:
+            insert += "DO NOTHING"
+        stored = conn.execute(text(insert), parameters).rowcount
+        if not self._replace and conn.execute(text(
+                f"SELECT 1 FROM {table} i JOIN covariates c ON c.survey_id = :key "
+                "AND c.respondent_id = i.respondent_id AND c.name = i.name "
+                "WHERE c.value <> i.value LIMIT 1"), parameters).first() is not None:
+            # checked after the insert: on PostgreSQL a concurrent import's value is
+            # visible once DO NOTHING has waited for its commit
+            raise _Shortfall
+        if not self._postgres:
+            conn.exec_driver_sql(f"DROP TABLE temp.{table}")
+        return stored
 
 
 def _primary_key():
@@ -563,6 +646,17 @@ def _staging_table() -> Table:
         Column("question_id", Integer, nullable=False),
         Column("respondent_id", String(RESPONDENT_ID_LENGTH), nullable=False),
         Column("answer", String(ANSWER_LENGTH), nullable=False),
+        prefixes=["TEMPORARY"],
+    )
+
+
+def _covariate_staging_table() -> Table:
+    return Table(
+        "surveykit_covariate_staging", MetaData(),
+        Column("line", Integer, nullable=False),
+        Column("respondent_id", String(RESPONDENT_ID_LENGTH), nullable=False),
+        Column("name", String(COVARIATE_NAME_LENGTH), nullable=False),
+        Column("value", String(COVARIATE_VALUE_LENGTH), nullable=False),
         prefixes=["TEMPORARY"],
     )
 
@@ -602,9 +696,15 @@ def _diagnose(engine: Engine, path: Path, survey: Survey, facts, options: _Optio
         staging.create(conn)
         stage = store.BulkStatement(conn, staging.insert(),
                                     ("line", "question_id", "respondent_id", "answer"))
+        covariate_staging = _covariate_staging_table()
+        covariate_staging.create(conn)
+        stage_covariates = store.BulkStatement(conn, covariate_staging.insert(),
+                                               ("line", "respondent_id", "name", "value"))
         with open_responses(path, survey, options.fmt, kind=facts.kind,
                             size=facts.size) as source, _collector_paused():
             unit = source.unit
+            headers = {column.covariate: column.header
+                       for column in source.mapping.covariates()}
             for chunk in source.chunks(check_respondents=_issued_check(conn, key),
                                        excluded=excluded):
                 for _, problems in chunk.rejected:
@@ -613,12 +713,25 @@ def _diagnose(engine: Engine, path: Path, survey: Survey, facts, options: _Optio
                     stage.execute(conn, [
                         (line, question_keys[question], respondent, answer)
                         for line, respondent, question, answer, _ in chunk.answers])
+                if chunk.covariates:
+                    stage_covariates.execute(conn, [
+                        (line, respondent, name, value)
+                        for line, respondent, values in chunk.covariates
+                        for name, value in values])
         for problem in _duplicates(conn, staging, names, unit):
             database_lines.setdefault(problem.line, []).append(problem)
         if not options.replace:
             for problem in _conflicts(conn, staging, key, names, unit):
                 diagnosis.conflicts = True
                 database_lines.setdefault(problem.line, []).append(problem)
+        if headers:
+            for problem in _covariate_disagreements(conn, covariate_staging, headers, unit):
+                database_lines.setdefault(problem.line, []).append(problem)
+            if not options.replace:
+                for problem in _covariate_conflicts(conn, covariate_staging, key, headers,
+                                                    unit):
+                    diagnosis.conflicts = True
+                    database_lines.setdefault(problem.line, []).append(problem)
         transaction.rollback()
     for _, problems in sorted(database_lines.items()):
         diagnosis.add_row(problems)
@@ -675,4 +788,49 @@ def _conflicts(conn: Connection, staging: Table, key: int, names: dict[int, str]
         yield CsvProblem(line, "respondent_id", respondent, (
             f"this respondent already answered question {names[question]!r} with {same} "
             f"in import #{import_id} ({file_name})"), kind="answered in an earlier import",
+            unit=unit)
+
+
+def _covariate_disagreements(conn: Connection, staging: Table, headers: dict[str, str],
+                             unit: str):
+    """A problem for every row giving a respondent another value of a covariate than
+    another row of the same file."""
+    differing = (select(staging.c.respondent_id, staging.c.name)
+                 .group_by(staging.c.respondent_id, staging.c.name)
+                 .having(func.count(staging.c.value.distinct()) > 1).subquery())
+    rows = conn.execute(
+        select(staging.c.line, staging.c.respondent_id, staging.c.name, staging.c.value)
+        .join(differing, (differing.c.respondent_id == staging.c.respondent_id)
+              & (differing.c.name == staging.c.name))
+        .order_by(staging.c.respondent_id, staging.c.name, staging.c.line)).all()
+    groups: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for line, respondent, name, value in rows:
+        groups.setdefault((respondent, name), []).append((line, value))
+    for (_respondent, name), found in groups.items():
+        shown = ", ".join(f"{value!r} ({unit} {line})" for line, value in found[:6])
+        more = f" and {len(found) - 6} more" if len(found) > 6 else ""
+        for line, value in found:
+            yield CsvProblem(line, headers[name], value, (
+                f"this respondent's {name} differs between rows of this file: {shown}{more}; "
+                "a respondent has one value"), kind="covariate differing within this file",
+                unit=unit)
+
+
+def _covariate_conflicts(conn: Connection, staging: Table, key: int, headers: dict[str, str],
+                         unit: str):
+    """A problem for every row whose covariate value differs from an earlier import's."""
+    covariates, imports = store.covariates, store.imports
+    rows = conn.execute(
+        select(staging.c.line, staging.c.respondent_id, staging.c.name, staging.c.value,
+               covariates.c.value, imports.c.id, imports.c.file_name)
+        .join(covariates, (covariates.c.survey_id == key)
+              & (covariates.c.respondent_id == staging.c.respondent_id)
+              & (covariates.c.name == staging.c.name))
+        .join(imports, imports.c.id == covariates.c.import_id)
+        .where(covariates.c.value != staging.c.value)
+        .order_by(staging.c.line))
+    for line, _respondent, name, new, old, import_id, file_name in rows:
+        yield CsvProblem(line, headers[name], new, (
+            f"this respondent's {name} is {old!r} since import #{import_id} ({file_name}); "
+            f"this file says {new!r}"), kind="covariate differing from an earlier import",
             unit=unit)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     DateTime,
     ForeignKey,
@@ -22,6 +23,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from surveykit.definition.covariates import COVARIATE_NAME_LENGTH, COVARIATE_VALUE_LENGTH
 
 # Constraint names that are the same on every database, so migrations can name them.
 NAMING_CONVENTION = {
@@ -44,15 +47,22 @@ class Base(DeclarativeBase):
 
 
 class SurveyRecord(Base):
-    """A survey; its definitions (TOML sources) are its versions in ``survey_versions``."""
+    """A survey; its definitions (TOML sources) are its versions in ``survey_versions``.
+
+    ``known_respondents`` is the number of rows of ``known_respondents`` for
+    the survey (respondents with at least one answer), kept by every write
+    with the answers so that ``missing`` needs no count over the answers.
+    """
 
     __tablename__ = "surveys"
+    __table_args__ = (CheckConstraint("known_respondents >= 0", name="known_respondents"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
     title: Mapped[str] = mapped_column(Text)
     language: Mapped[str] = mapped_column(String(35))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    known_respondents: Mapped[int] = mapped_column(Integer, server_default="0")
 
 
 class SurveyVersionRecord(Base):
@@ -179,3 +189,70 @@ class ResponseRecord(Base):
     answer: Mapped[str] = mapped_column(String(ANSWER_LENGTH))
     group_number: Mapped[int] = mapped_column(Integer, server_default="1")
     import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"))
+
+
+class CovariateRecord(Base):
+    """One covariate value of one respondent: (survey, respondent, name) -> value.
+
+    Only covariates the survey declares (``[covariates]``) are stored, as text:
+    a number in its shortest form (``21``, ``21.5``), a category as written
+    (or as its declared level). ``import_id`` is the import that gave the
+    value. Covariates are not randomized (docs/store.md, "Covariates and
+    privacy"); like every other table, this one holds no instruction code.
+    On SQLite the table is WITHOUT ROWID (its key is the table).
+    """
+
+    __tablename__ = "covariates"
+    __table_args__ = (
+        CheckConstraint("value <> ''", name="value"),
+        {"sqlite_with_rowid": False},
+    )
+
+    survey_id: Mapped[int] = mapped_column(
+        ForeignKey("surveys.id", ondelete="CASCADE"), primary_key=True)
+    respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)
+    name: Mapped[str] = mapped_column(String(COVARIATE_NAME_LENGTH), primary_key=True)
+    value: Mapped[str] = mapped_column(String(COVARIATE_VALUE_LENGTH))
+    import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"))
+
+
+class AnswerCountRecord(Base):
+    """How many stored answers a question has per group and response: the kept counts.
+
+    Every write of ``responses`` (imports, replacements, web submissions)
+    adds its change here in the same transaction, so reading a survey's
+    counts reads a few rows whatever the number of answers;
+    ``surveykit check`` recomputes them from ``responses`` and compares.
+    A cell whose count falls to 0 is deleted.
+    """
+
+    __tablename__ = "answer_counts"
+    __table_args__ = (
+        CheckConstraint("count >= 0", name="count"),
+        ForeignKeyConstraint(["survey_id", "question_id"],
+                             ["questions.survey_id", "questions.id"], ondelete="CASCADE"),
+    )
+
+    survey_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    question_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    group_number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    answer: Mapped[str] = mapped_column(String(ANSWER_LENGTH), primary_key=True)
+    count: Mapped[int] = mapped_column(BigInteger)
+
+
+class KnownRespondentRecord(Base):
+    """A respondent id with at least one stored answer in the survey.
+
+    Written with the answers (INSERT ... ON CONFLICT DO NOTHING): the rows
+    the insert adds are the respondents new to the survey, which keeps
+    ``surveys.known_respondents`` exact also under concurrent writers (the
+    primary key serializes two writers of one id). WITHOUT ROWID on SQLite.
+    No foreign key: PostgreSQL would check it once per inserted id (see
+    responses); the rows go with their survey's answers.
+    """
+
+    __tablename__ = "known_respondents"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    survey_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)

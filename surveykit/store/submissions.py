@@ -25,9 +25,10 @@ create it once (INSERT ... ON CONFLICT DO NOTHING). Each submission adds 1
 to its ``rows_read`` (one respondent, like a wide row), the answers stored to
 ``imported`` and the questions left out to ``missing``; its ``imported_at``
 is the day's midnight UTC, so no stored time dates any respondent's answers.
-``counts`` and
-``report`` read ``responses`` only, so they see web answers exactly like
-imported ones; ``survey list`` counts one import per day of web collection.
+Each submission adds its answers to the kept counts
+(:mod:`surveykit.store.answer_counts`) in the same transaction, so
+``counts`` and ``report`` see web answers exactly like imported ones;
+``survey list`` counts one import per day of web collection.
 
 Concurrency: on SQLite, writers queue on the database lock (BEGIN IMMEDIATE)
 and, inside one process, on a lock of their own, so that waiting threads do
@@ -54,6 +55,7 @@ from surveykit.collection.respondent_ids import diagnose_unknown_id
 from surveykit.definition.responses import canonical_respondent_id
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError
+from surveykit.store import answer_counts
 from surveykit.store import database as store
 from surveykit.store.models import RESPONDENT_ID_LENGTH
 
@@ -214,6 +216,11 @@ class Submissions:
                  "respondent_id": respondent_id, "answer": answer, "group_number": group,
                  "import_id": import_id}
                 for name, answer in wanted.items()]))
+            # the kept counts change with the answers (surveykit.store.answer_counts)
+            new = answer_counts.add_known_respondents(conn, self.survey_key, [respondent_id])
+            answer_counts.apply_changes(conn, self.survey_key, {
+                (self.question_keys[name], group, answer): 1 for name, answer in wanted.items()
+            }, new)
             imports = store.imports
             # Last statement of the transaction: on PostgreSQL this row's lock is held
             # only until the commit that follows.
