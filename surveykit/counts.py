@@ -20,7 +20,7 @@ import numpy as np
 
 from surveykit.errors import ParameterError
 
-__all__ = ["Counts"]
+__all__ = ["Counts", "QuestionCounts"]
 
 
 def _check_count(where: str, value: object) -> int:
@@ -83,3 +83,56 @@ class Counts:
     def to_dict(self) -> dict[str, dict[str, int]]:
         """Plain nested dicts, for JSON."""
         return {group: dict(row) for group, row in self.table.items()}
+
+
+@dataclass(frozen=True)
+class QuestionCounts:
+    """Answers to one question: counts per group and response, plus missing.
+
+    ``counts`` maps the group number ("1", "2", ...) to response label to
+    count (the n1, n2, n3 of the paper's Eq. 2 for a one-group yes/no design).
+    ``missing`` counts respondents the survey knows (they answered at least
+    one of its questions in some import) who left this question blank.
+    Respondents with an issued id who answered nothing are non-respondents,
+    not missing.
+    """
+
+    question_id: str
+    counts: Counts
+    missing: int
+
+    def total(self, label: str) -> int:
+        """The count of ``label`` over all groups."""
+        return sum(n for _, response, n in self.counts if response == label)
+
+    @property
+    def yes(self) -> int:
+        """Answers "yes", over all groups."""
+        return self.total("yes")
+
+    @property
+    def no(self) -> int:
+        """Answers "no", over all groups."""
+        return self.total("no")
+
+    @property
+    def dont_know(self) -> int:
+        """Answers "don't know", over all groups."""
+        return self.total("dont_know")
+
+    @property
+    def answered(self) -> int:
+        """Every answer, over all groups."""
+        return self.counts.total
+
+    def answers(self) -> dict[str, int]:
+        """Response label -> count over all groups."""
+        totals: dict[str, int] = {}
+        for _, response, n in self.counts:
+            totals[response] = totals.get(response, 0) + n
+        return totals
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.question_id, "yes": self.yes, "no": self.no,
+                "dont_know": self.dont_know, "missing": self.missing,
+                "answers": self.answers(), "groups": self.counts.to_dict()}

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from surveykit.errors import ParameterError
 
 if TYPE_CHECKING:  # the CLI imports ENGINES at start-up: keep this module light
+    from surveykit.counts import QuestionCounts
     from surveykit.definition.survey import Survey
-    from surveykit.store.database import QuestionCounts
 
 __all__ = ["ENGINES", "IssuedIds", "count_files"]
 

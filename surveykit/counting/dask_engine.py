@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from surveykit.counting.sources import ResponseSource
 from surveykit.counting.tally import BITS_PER_WORD, RawTally, question_codes, word_count
 from surveykit.definition.cells import PYTHON_WHITESPACE
+from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
-from surveykit.store.models import RESPONDENT_ID_LENGTH
 
 __all__ = ["BLOCKSIZE", "PARQUET_BLOCKSIZE", "fast_tally"]
 

@@ -27,12 +27,11 @@ from surveykit.counting.sources import (
     parquet_to_csv,
     response_file,
 )
-from surveykit.counts import Counts
+from surveykit.counts import Counts, QuestionCounts
 from surveykit.definition.cells import duplicate_reason
 from surveykit.definition.responses import MAX_PROBLEMS_KEPT, inspect_file
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, CsvProblem
-from surveykit.store.database import QuestionCounts
 
 __all__ = ["count_exactly"]
 

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from surveykit.counts import Counts
+from surveykit.counts import Counts, QuestionCounts
 from surveykit.definition.cells import (
     NOT_A_GROUP,
     group_lookup,
@@ -55,7 +55,6 @@ from surveykit.definition.cells import (
 )
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, CsvProblem, InputError, ParameterError
-from surveykit.store.database import QuestionCounts
 
 __all__ = ["COLUMNS", "MISSING", "read_counts_file", "read_counts_table",
            "survey_of_counts_file", "write_counts_table"]

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from surveykit.counts import Counts
+from surveykit.counts import Counts, QuestionCounts
 from surveykit.definition.cells import (
     NOT_A_GROUP,
     group_lookup,
@@ -37,7 +37,6 @@ from surveykit.definition.cells import (
     read_question,
 )
 from surveykit.definition.survey import Survey
-from surveykit.store.database import QuestionCounts
 
 __all__ = ["BITS_PER_WORD", "RawTally", "counts_from_tally", "question_codes", "word_count"]
 

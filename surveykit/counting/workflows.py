@@ -12,9 +12,9 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 
 from surveykit.counting import IssuedIds, count_files
+from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
 from surveykit.store import database as store
-from surveykit.store.database import QuestionCounts
 
 __all__ = ["count_survey_files", "counts_file_survey", "report_for_counts_file",
            "report_for_files"]

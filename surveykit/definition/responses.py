@@ -50,11 +50,11 @@ from surveykit.collection.respondent_ids import (
     normalize_respondent_id,
 )
 from surveykit.definition.cells import bad_answer_reason, no_group_reason, not_a_group_reason
+from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.profile import ColumnMapping, QuestionResolver, map_columns
 from surveykit.definition.spreadsheets import open_sheet, sniff, zip_kind
 from surveykit.definition.survey import Survey, canonical_spelling
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
-from surveykit.store.models import RESPONDENT_ID_LENGTH
 
 __all__ = [
     "FORMATS",

@@ -48,6 +48,7 @@ from sqlalchemy import exc as sa_exc
 
 from surveykit.definition.cells import duplicate_reason
 from surveykit.definition.covariates import COVARIATE_NAME_LENGTH, COVARIATE_VALUE_LENGTH
+from surveykit.definition.limits import ANSWER_LENGTH, RESPONDENT_ID_LENGTH
 from surveykit.definition.responses import (
     FORMATS,
     MAX_PROBLEMS_KEPT,
@@ -68,7 +69,6 @@ from surveykit.errors import (
 from surveykit.files import output_file
 from surveykit.store import answer_counts
 from surveykit.store import database as store
-from surveykit.store.models import ANSWER_LENGTH, RESPONDENT_ID_LENGTH
 
 __all__ = ["ImportResult", "describe_columns", "import_responses"]
 

@@ -25,6 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from surveykit.definition.covariates import COVARIATE_NAME_LENGTH, COVARIATE_VALUE_LENGTH
+from surveykit.definition.limits import ANSWER_LENGTH, CODE_LENGTH, RESPONDENT_ID_LENGTH
 
 # Constraint names that are the same on every database, so migrations can name them.
 NAMING_CONVENTION = {
@@ -35,11 +36,6 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-RESPONDENT_ID_LENGTH = 200
-# Response labels of every design (yes, no, "3", category names, dont_know) fit in this.
-ANSWER_LENGTH = 64
-# Instruction codes: truthful, opposite, dont_know, say:LABEL, innocuous, table:...
-CODE_LENGTH = 200
 
 
 class Base(DeclarativeBase):

@@ -52,12 +52,12 @@ from sqlalchemy import Connection, Engine, select
 from sqlalchemy import exc as sa_exc
 
 from surveykit.collection.respondent_ids import diagnose_unknown_id
+from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.responses import canonical_respondent_id
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError
 from surveykit.store import answer_counts
 from surveykit.store import database as store
-from surveykit.store.models import RESPONDENT_ID_LENGTH
 
 __all__ = [
     "NotIssuedError",
