@@ -122,10 +122,16 @@ def test_device_form_states_its_limits_and_guards_the_draw(db, tmp_path):
         if "random()" in str(row.get("default")) + str(row.get("calculation")):
             assert row["relevant"] == f"${{{row['name'][:-len('_draw')]}}} = ''"
     # the slips' integer thresholds: round(0.6 * 2^53) and round(0.8 * 2^53)
+    # the draw times 2^53, read also from exponent notation (JavaRosa writes draws below
+    # 10^-3 as 1.96E-4, which XPath's number() cannot read: see _scaled)
+    draw = "${exam_cheating_draw}"
+    text = f"translate({draw}, 'e', 'E')"
+    scaled = (f"if(contains({text}, 'E'), round(number(substring-before({text}, 'E')) * "
+              f"pow(10, number(substring-after({text}, 'E'))) * 9007199254740992), "
+              f"{draw} * 9007199254740992)")
     assert rows["exam_cheating_code"]["calculation"] == (
-        "if(${exam_cheating_draw} = '', '', "
-        "if(${exam_cheating_draw} * 9007199254740992 < 5404319552844595, '1', "
-        "if(${exam_cheating_draw} * 9007199254740992 < 7205759403792794, '2', '3')))")
+        f"if({draw} = '', '', if({scaled} < 5404319552844595, '1', "
+        f"if({scaled} < 7205759403792794, '2', '3')))")
     assert rows["exam_cheating_rule_2"]["relevant"] == (
         "${exam_cheating} = '' and ${exam_cheating_code} = '2'")
     assert rows["exam_cheating"]["required"] == "yes"
@@ -327,7 +333,7 @@ def test_device_form_draws_every_protocol_with_the_slips_thresholds():
             if len(used) == 1:
                 continue
             calculation = rows[f"{question.id}_code"]["calculation"]
-            found = [int(t) for t in re.findall(r"\* 9007199254740992 < (\d+)", calculation)]
+            found = [int(t) for t in re.findall(r"9007199254740992\) < (\d+)", calculation)]
             assert set(instruction_thresholds(used)[:-1]) <= set(found), question.id
     # Kuk's cards drawn twice: the slips' nine per-state rules, one note each
     notes = [label(row) for name, row in rows.items() if name.startswith("fare_rule_")]

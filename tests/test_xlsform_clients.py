@@ -10,6 +10,7 @@ tools; docs/field-collection.md quotes what these tests show.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -322,3 +323,35 @@ def test_respondent_id_constraint_refuses_what_is_not_an_id(client_name, typed, 
     with pytest.raises(HarnessError, match="respondent_id refused"):
         clients(client_name).fill(xforms["sample-self"], tmp_path,
                                   {**case.answers, "respondent_id": typed})
+
+
+# Draws the engines write in exponent notation: JavaRosa below 10^-3 (Java's
+# Double.toString), Web Forms below 10^-6 (JavaScript). Each must get the rule of its value:
+# before the fix XPath read such text as NaN and every one of them got the last rule.
+SMALL_DRAWS = ("1.9658100254305033E-4", "1.2e-7", "9.313225746154785E-10", "0.5")
+
+
+@pytest.mark.parametrize("client_name", CLIENTS)
+@pytest.mark.parametrize("draw", SMALL_DRAWS)
+def test_a_draw_written_in_exponent_notation_selects_the_rule_of_its_value(
+        client_name, draw, clients, tmp_path):
+    """Found by the instanceID attack test: a recovered draw of 0.000197 was shown the
+    "don't know" rule instead of "truthful". Here every draw of the form is fixed to text
+    an engine writes, and the rule shown must be the slips' rule for its value."""
+    case = CASES["sample-device"]
+    form = form_of(case)
+    rows = tuple({**row, "default": "", "calculation": f"'{draw}'"}
+                 if str(row["name"]).endswith("_draw") else row for row in form.survey)
+    fixed = dataclasses.replace(form, survey=rows)
+    xform = tmp_path / "fixed.xml"
+    assert not convert(write_xlsform(fixed, tmp_path / "fixed.xlsx"), xform)
+    fill = clients(client_name).fill(xform, tmp_path, case.answers)[0]
+    shown = fill.shown("fill")
+    for question in _drawn(case):
+        [rule] = [text for name, text in shown.items() if name.startswith(f"{question}_rule_")]
+        assert rule.endswith(f": {_expected_rule(case, question, draw)}"), (question, rule)
+    if float(draw) < 0.001:  # the first rule (its share is far above 10^-3), not the last
+        question = case.survey.question(sorted(_drawn(case))[0])
+        first = instruction_text(_used(case, question.id)[0], question.design, case.wording,
+                                 innocuous=question.innocuous)
+        assert _expected_rule(case, question.id, draw) == first

@@ -430,11 +430,28 @@ def _self_rows(builder: _Builder, view: QuestionView, dice: tuple[DieView | None
                         label=builder.texts(_die_label(view, die)))
 
 
+def _scaled(draw: str) -> str:
+    """The draw times 2^53 (a whole number: both engines draw multiples of 2^-53).
+
+    A calculate keeps its value as text, and the engines write small numbers in exponent
+    notation: JavaRosa (Java's Double.toString) below 10^-3, as in ``1.9658100254305033E-4``;
+    ODK Web Forms (JavaScript) below 10^-6, as in ``1.2e-7``. XPath's number() reads neither
+    (NaN, so every comparison is false and the draw would fall to the last rule: a draw
+    below 10^-3 shown the wrong rule). Such text is read as mantissa times a power of ten
+    and rounded back to the grid.
+    """
+    text = f"translate({_ref(draw)}, 'e', 'E')"
+    exponent = (f"round(number(substring-before({text}, 'E')) * "
+                f"pow(10, number(substring-after({text}, 'E'))) * {_GRID})")
+    return f"if(contains({text}, 'E'), {exponent}, {_ref(draw)} * {_GRID})"
+
+
 def _choose(draw: str, thresholds: tuple[int, ...], codes: list[str]) -> str:
     """The code of the rule ``draw`` selects: rule k when draw * 2^53 < t_k."""
     expression = f"'{codes[-1]}'"
+    scaled = _scaled(draw)
     for threshold, code in zip(reversed(thresholds[:-1]), reversed(codes[:-1]), strict=True):
-        expression = f"if({_ref(draw)} * {_GRID} < {threshold}, '{code}', {expression})"
+        expression = f"if({scaled} < {threshold}, '{code}', {expression})"
     return expression
 
 
