@@ -23,6 +23,31 @@ from surveykit.resources import locate_resource
 POSTGRES_URL = os.environ.get("SURVEYKIT_TEST_POSTGRES_URL")
 SAMPLE_DATA = locate_resource("sample_data")
 
+# What tests skip without on a laptop, but CI (CI=true, where .ci/run installs everything)
+# must have: a missing one there is a failure of the whole run, never a quiet skip. Java,
+# Node and Chromium are checked where they are used (tests/field_clients.py,
+# tests/web_support.py).
+CI_MODULES = ("pyarrow", "distributed", "duckdb", "mpmath", "hypothesis", "playwright")
+CI_PROGRAMS = ("setpriv",)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under CI=true, refuse to run without PostgreSQL or a tool some tests would skip."""
+    if os.environ.get("CI") != "true":
+        return
+    import importlib.util
+    import shutil
+
+    missing = [f"the Python module {name}" for name in CI_MODULES
+               if importlib.util.find_spec(name) is None]
+    missing += [f"the program {name}" for name in CI_PROGRAMS if shutil.which(name) is None]
+    if POSTGRES_URL is None:
+        missing.append("SURVEYKIT_TEST_POSTGRES_URL (a PostgreSQL server)")
+    if missing:
+        raise pytest.UsageError(
+            f"CI=true but {', '.join(missing)} is missing: tests would skip instead of "
+            "failing; .ci/run installs these")
+
 
 @pytest.fixture(params=[
     "sqlite",
