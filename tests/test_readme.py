@@ -181,6 +181,33 @@ def test_every_guide_ships_with_the_package_and_the_readme_links_it():
         assert f"](docs/{topic}.md)" in readme, f"README.md does not link docs/{topic}.md"
 
 
+def assert_guides_exist(text: str, where: str) -> None:
+    """Pointers to guides are 'surveykit docs TOPIC' with a real topic, never a repository
+    path (docs/x.md), which an installed copy does not have."""
+    from surveykit.guides import TOPICS
+
+    for topic in re.findall(r"surveykit docs ([\w-]+)", text):
+        assert topic in TOPICS, f"{where} points to 'surveykit docs {topic}', no such guide"
+    assert not re.search(r"\bdocs/[\w-]+\.md", text), f"{where} names a repository path"
+
+
+def test_every_help_text_points_to_guides_that_exist():
+    from click.testing import CliRunner
+
+    from surveykit.cli import main
+
+    def commands(group, path):
+        yield path
+        for name, command in getattr(group, "commands", {}).items():
+            yield from commands(command, [*path, name])
+
+    runner = CliRunner()
+    for path in commands(main, []):
+        result = runner.invoke(main, [*path, "--help"])
+        assert result.exit_code == 0, path
+        assert_guides_exist(result.output, f"surveykit {' '.join(path)} --help")
+
+
 @dataclass(frozen=True)
 class Installed:
     env_dir: Path
@@ -246,7 +273,7 @@ def test_readme_walkthrough_runs_in_an_empty_folder_with_the_output_shown(instal
                            cwd=folder, env=installed.env, capture_output=True, text=True,
                            check=True).stdout
     assert str(installed.env_dir) in where, f"surveykit comes from {where}, not the venv"
-    skipped, commands = {}, 0
+    skipped, commands, printed = {}, 0, []
     for block in readme_blocks():
         where = f"README.md line {block.line}"
         if block.language not in RUN_LANGUAGES:
@@ -261,6 +288,7 @@ def test_readme_walkthrough_runs_in_an_empty_folder_with_the_output_shown(instal
                 result = subprocess.run(["bash", "-c", command], cwd=folder, env=installed.env,
                                         capture_output=True, text=True, timeout=300)
                 output = normalized(result.stdout + result.stderr)
+                printed.append(output)
                 assert result.returncode == 0, (
                     f"{where}: '{command}' exited with status {result.returncode}:\n{output}")
                 if not output_pattern(expected).fullmatch(output):
@@ -279,6 +307,7 @@ def test_readme_walkthrough_runs_in_an_empty_folder_with_the_output_shown(instal
                                     text=True, timeout=300)
             assert result.returncode == 0, (
                 f"{where}: the {block.language} block failed:\n{result.stdout}{result.stderr}")
+    assert_guides_exist("\n".join(printed), "the walk-through's output")
     assert list(skipped) == list(NOT_RUN), (
         f"the README's not-run blocks changed ({skipped}); keep them few and name them here")
     assert commands >= 15, f"only {commands} commands and blocks ran: is the walk-through there?"
