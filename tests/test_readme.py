@@ -241,6 +241,7 @@ def test_first_command_works_from_a_clean_copy(installed, tmp_path):
     ).stdout
     assert str(installed.env_dir) in where, "the command did not install surveykit into the venv"
     assert "pi_mle" in result.stdout
+    assert_guides_exist(result.stdout + result.stderr, "surveykit demo")
     assert sys.version_info >= (3, 11)
 
 
@@ -276,6 +277,9 @@ def test_readme_walkthrough_runs_in_an_empty_folder_with_the_output_shown(instal
                            cwd=folder, env=installed.env, capture_output=True, text=True,
                            check=True).stdout
     assert str(installed.env_dir) in where, f"surveykit comes from {where}, not the venv"
+    script = subprocess.run(["bash", "-c", "command -v surveykit"], cwd=folder,
+                            env=installed.env, capture_output=True, text=True).stdout
+    assert script.startswith(str(installed.env_dir)), f"'surveykit' is {script}, not the venv's"
     skipped, commands, printed = {}, 0, []
     for block in readme_blocks():
         where = f"README.md line {block.line}"
