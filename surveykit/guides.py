@@ -16,6 +16,7 @@ __all__ = ["TOPICS", "docs_hint", "guide_path", "guide_text"]
 
 #: Topic -> what the guide explains (its file is docs/TOPIC.md).
 TOPICS: dict[str, str] = {
+    "designs": "every design (RRreg's names): matrices, parameters, privacy, estimates",
     "questionnaires": "generate: modes, instructions, groups, key files, wording, templates",
     "field-collection": "export xlsform: ODK, KoboToolbox, Enketo; what is private where",
     "field-imports": "import: field exports, the [import] profile, dry runs, survey update",

@@ -1,22 +1,147 @@
-"""The README's Quick start: exactly two one-line commands that really work."""
+"""The README: a Quick start of exactly two one-line commands, and a walk-through that runs.
 
+The Quick start's first command and the walk-through run against surveykit built and
+installed (non-editable) from a copy of the tracked tree into a new virtual environment,
+once per module (the ``installed`` fixture), with PYTHONPATH and SURVEYKIT_DB removed so
+the checkout and the developer's database stay out of it.
+
+How the walk-through test reads README.md. Every fenced block outside the Quick start
+runs, in order, in one new empty folder:
+
+* ```console: each line starting with "$ " is a command (a line ending in " \\" goes on
+  with the next), run with bash in the folder. The lines after it, up to the next "$ "
+  line, are its output (stdout, then stderr). The command must exit with status 0 and
+  print exactly that output, compared after this normalization:
+    - trailing spaces of each line are ignored, and so is a missing final newline;
+    - a line that is only "..." stands for any number of lines, none included;
+    - "..." inside a line stands for any text within that line.
+  Only what legitimately differs between runs is written "...": random instruction
+  counts, ids, times, paths. A command with no output lines must print nothing.
+* ```python: the block runs as a script with the environment's python (exit status 0).
+* ```pycon: the block runs as a doctest with the environment's python (ELLIPSIS, so
+  "..." means the same, and NORMALIZE_WHITESPACE).
+* A block right after the line "<!-- not run: REASON -->" is not run; NOT_RUN lists
+  them by their first command, and the test fails if that list changes.
+* Other languages (toml, text, ...) are text. A block without a language is refused
+  outside the Quick start, so no shell block escapes this test.
+"""
+
+from __future__ import annotations
+
+import difflib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import venv
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+
+#: The blocks the walk-through test does not run, by their first command (in README order),
+#: and why (the README's "<!-- not run: ... -->" line says it in short).
+NOT_RUN = {
+    "pip install .": "installs packages (the fixture installs surveykit itself)",
+    "surveykit serve --survey academic_integrity --close-at 2030-06-01T18:00":
+        "starts a server that runs until Ctrl+C (tests/test_serve_cli.py runs it)",
+}
+RUN_LANGUAGES = {"console", "python", "pycon"}
+TEXT_LANGUAGES = {"toml", "text", "markdown", "csv", "json"}
+
+
+@dataclass(frozen=True)
+class Block:
+    language: str
+    text: str
+    line: int            # of the opening fence, 1-based
+    not_run: str | None  # the reason of a "<!-- not run: ... -->" line right before it
 
 
 def quick_start_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = README.read_text(encoding="utf-8")
     section = re.search(r"^## Quick start\n(.*?)(?=^## |\Z)", text, re.S | re.M)
     assert section, "README.md has no '## Quick start' section"
     blocks = re.findall(r"^```[a-z]*\n(.*?)^```", section.group(1), re.S | re.M)
     return [block.strip() for block in blocks]
+
+
+def readme_blocks() -> list[Block]:
+    """The fenced blocks of README.md after the Quick start section, in order."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    blocks, section, number = [], None, 0
+    while number < len(lines):
+        line = lines[number]
+        if line.startswith("## "):
+            section = line[3:].strip()
+        fence = re.match(r"^```(\S*)\s*$", line)
+        if not fence:
+            number += 1
+            continue
+        end = number + 1
+        while end < len(lines) and not lines[end].startswith("```"):
+            end += 1
+        assert end < len(lines), f"README.md line {number + 1}: the block is never closed"
+        if section != "Quick start":
+            previous = next((lines[i] for i in range(number - 1, -1, -1) if lines[i].strip()),
+                            "")
+            reason = re.fullmatch(r"<!-- not run: (.+?) -->", previous.strip())
+            blocks.append(Block(fence.group(1), "\n".join(lines[number + 1:end]) + "\n",
+                                number + 1, reason.group(1) if reason else None))
+        number = end + 1
+    return blocks
+
+
+def console_steps(block: Block) -> list[tuple[str, list[str]]]:
+    """(command, expected output lines) for each "$ " line of a console block."""
+    steps: list[tuple[str, list[str]]] = []
+    lines = block.text.splitlines()
+    assert lines and lines[0].startswith("$ "), (
+        f"README.md line {block.line}: a console block starts with a '$ ' command")
+    number = 0
+    while number < len(lines):
+        command = lines[number][2:]
+        while command.endswith(" \\"):
+            number += 1
+            command = command[:-1] + lines[number].lstrip("> ")
+        number += 1
+        output = []
+        while number < len(lines) and not lines[number].startswith("$ "):
+            output.append(lines[number])
+            number += 1
+        steps.append((command, output))
+    return steps
+
+
+def output_pattern(expected: list[str]) -> re.Pattern[str]:
+    """The README convention as a regular expression (see the module docstring)."""
+    parts = []
+    for line in expected:
+        line = line.rstrip()
+        if line == "...":
+            parts.append(r"(?:[^\n]*\n)*?")
+        else:
+            parts.append(".*".join(re.escape(piece) for piece in line.split("...")) + r"\n")
+    return re.compile("".join(parts))
+
+
+def normalized(output: str) -> str:
+    text = "\n".join(line.rstrip() for line in output.splitlines())
+    return text + "\n" if text else ""
+
+
+def test_output_pattern_follows_the_convention():
+    pattern = output_pattern(["issued 3 ids", "truthful ..., opposite ...", "...", "end"])
+    assert pattern.fullmatch("issued 3 ids\ntruthful 17, opposite 5\nend\n")
+    assert pattern.fullmatch("issued 3 ids\ntruthful 1, opposite 2\na\nb\nend\n")
+    assert not pattern.fullmatch("issued 4 ids\ntruthful 1, opposite 2\nend\n")
+    assert not pattern.fullmatch("issued 3 ids\ntruthful 1\nopposite 2\nend\n")
+    assert output_pattern([]).fullmatch(normalized(""))
+    assert not output_pattern([]).fullmatch(normalized("something\n"))
 
 
 def test_quick_start_has_exactly_two_one_line_commands():
@@ -32,14 +157,61 @@ def test_ci_runs_the_readme_test_command_verbatim():
     assert quick_start_commands()[1] in ci
 
 
-def test_first_command_works_from_a_clean_copy(tmp_path):
-    """Run the first command verbatim in a new virtual environment and a copy of the tree.
+def test_every_readme_block_outside_the_quick_start_has_a_language():
+    for block in readme_blocks():
+        assert block.language in RUN_LANGUAGES | TEXT_LANGUAGES, (
+            f"README.md line {block.line}: block language {block.language!r}; use console, "
+            f"python or pycon for what runs, or one of {sorted(TEXT_LANGUAGES)}")
 
-    The environment sees the already installed dependencies (system site
-    packages) so the test needs no download beyond the build backend, but
-    surveykit itself is built and installed from the copy, non-editable.
+
+def test_every_guide_ships_with_the_package_and_the_readme_links_it():
+    """Each docs/*.md is a 'surveykit docs' topic, in the wheel, and linked from the README."""
+    import tomllib
+
+    from surveykit.guides import TOPICS
+
+    guides = sorted(path.stem for path in (ROOT / "docs").glob("*.md"))
+    assert sorted(TOPICS) == guides
+    with open(ROOT / "pyproject.toml", "rb") as stream:
+        shipped = tomllib.load(stream)["tool"]["hatch"]["build"]["targets"]["wheel"][
+            "force-include"]
+    readme = README.read_text(encoding="utf-8")
+    for topic in guides:
+        assert shipped.get(f"docs/{topic}.md") == f"surveykit/docs/{topic}.md", topic
+        assert f"](docs/{topic}.md)" in readme, f"README.md does not link docs/{topic}.md"
+
+
+def assert_guides_exist(text: str, where: str) -> None:
+    """Pointers to guides are 'surveykit docs TOPIC' with a real topic, never a repository
+    path (docs/x.md), which an installed copy does not have."""
+    from surveykit.guides import TOPICS
+
+    for topic in re.findall(r"surveykit\s+docs\s+([a-z][\w-]*)", text):
+        assert topic in TOPICS, f"{where} points to 'surveykit docs {topic}', no such guide"
+    assert not re.search(r"\bdocs/[\w-]+\.md", text), f"{where} names a repository path"
+
+
+@dataclass(frozen=True)
+class Installed:
+    env_dir: Path
+    env: dict[str, str]
+    first_command: subprocess.CompletedProcess
+
+    @property
+    def python(self) -> str:
+        return str(self.env_dir / "bin" / "python")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Installed:
+    """A copy of the tracked tree, a new virtual environment, and the Quick start's first
+    command run verbatim in the copy: it builds and installs surveykit (non-editable).
+
+    The environment sees the already installed dependencies (system site packages), so
+    the build needs no download beyond the build backend.
     """
-    copy = tmp_path / "checkout"
+    base = tmp_path_factory.mktemp("readme")
+    copy = base / "checkout"
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
                              check=True).stdout.decode().split("\0")
     for name in filter(None, tracked):
@@ -47,7 +219,7 @@ def test_first_command_works_from_a_clean_copy(tmp_path):
         if source.is_file():
             (copy / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, copy / name)
-    env_dir = tmp_path / "venv"
+    env_dir = base / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
     env = dict(os.environ)
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env['PATH']}"
@@ -56,11 +228,93 @@ def test_first_command_works_from_a_clean_copy(tmp_path):
     env.pop("SURVEYKIT_DB", None)
     result = subprocess.run(["bash", "-c", quick_start_commands()[0]], cwd=copy, env=env,
                             capture_output=True, text=True, timeout=600)
+    return Installed(env_dir, env, result)
+
+
+def test_first_command_works_from_a_clean_copy(installed, tmp_path):
+    """The Quick start's first command, verbatim, installs surveykit and runs the demo."""
+    result = installed.first_command
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    installed = subprocess.run(
-        [str(env_dir / "bin" / "python"), "-c", "import surveykit; print(surveykit.__file__)"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
+    where = subprocess.run(
+        [installed.python, "-c", "import surveykit; print(surveykit.__file__)"],
+        cwd=tmp_path, env=installed.env, capture_output=True, text=True, check=True,
     ).stdout
-    assert str(env_dir) in installed, "the command did not install surveykit into the venv"
-    assert "pi_mle" in result.stdout or "Estimate" in result.stdout or "pi" in result.stdout
+    assert str(installed.env_dir) in where, "the command did not install surveykit into the venv"
+    assert "pi_mle" in result.stdout
+    assert_guides_exist(result.stdout + result.stderr, "surveykit demo")
     assert sys.version_info >= (3, 11)
+
+
+def test_the_installed_copy_has_every_guide(installed, tmp_path):
+    """'surveykit docs TOPIC' prints each guide from the installed package, as in docs/."""
+    import json
+
+    from surveykit.guides import TOPICS
+
+    script = ("import json; from surveykit.guides import TOPICS, guide_path, guide_text; "
+              "print(json.dumps({t: [str(guide_path(t)), guide_text(t)] for t in TOPICS}))")
+    shown = json.loads(subprocess.run([installed.python, "-c", script], cwd=tmp_path,
+                                      env=installed.env, capture_output=True, text=True,
+                                      check=True).stdout)
+    assert sorted(shown) == sorted(TOPICS)
+    for topic, (path, text) in shown.items():
+        assert path.startswith(str(installed.env_dir)), path
+        assert text == (ROOT / "docs" / f"{topic}.md").read_text(encoding="utf-8"), topic
+    command = subprocess.run(["surveykit", "docs", "designs"], cwd=tmp_path, env=installed.env,
+                             capture_output=True, text=True, check=True)
+    assert command.stdout == shown["designs"][1]
+
+
+def test_readme_walkthrough_runs_in_an_empty_folder_with_the_output_shown(installed,
+                                                                       tmp_path):
+    """Every block of the README after the Quick start, in order, in one new folder."""
+    assert installed.first_command.returncode == 0, "surveykit did not install; see above"
+    folder = tmp_path / "walkthrough"
+    folder.mkdir()
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    where = subprocess.run([installed.python, "-c", "import surveykit; print(surveykit.__file__)"],
+                           cwd=folder, env=installed.env, capture_output=True, text=True,
+                           check=True).stdout
+    assert str(installed.env_dir) in where, f"surveykit comes from {where}, not the venv"
+    script = subprocess.run(["bash", "-c", "command -v surveykit"], cwd=folder,
+                            env=installed.env, capture_output=True, text=True).stdout
+    assert script.startswith(str(installed.env_dir)), f"'surveykit' is {script}, not the venv's"
+    skipped, commands, printed = {}, 0, []
+    for block in readme_blocks():
+        where = f"README.md line {block.line}"
+        if block.language not in RUN_LANGUAGES:
+            continue
+        if block.not_run is not None:
+            first = block.text.splitlines()[0].removeprefix("$ ")
+            skipped[re.sub(r"\s+#.*", "", first).strip()] = block.not_run
+            continue
+        if block.language == "console":
+            for command, expected in console_steps(block):
+                commands += 1
+                result = subprocess.run(["bash", "-c", command], cwd=folder, env=installed.env,
+                                        capture_output=True, text=True, timeout=300)
+                output = normalized(result.stdout + result.stderr)
+                printed.append(output)
+                assert result.returncode == 0, (
+                    f"{where}: '{command}' exited with status {result.returncode}:\n{output}")
+                if not output_pattern(expected).fullmatch(output):
+                    diff = "\n".join(difflib.unified_diff(
+                        [line.rstrip() for line in expected], output.splitlines(),
+                        "README.md", "printed", lineterm=""))
+                    pytest.fail(f"{where}: '{command}' printed other output:\n{diff}")
+        else:
+            script = scripts / f"line{block.line}.{'txt' if block.language == 'pycon' else 'py'}"
+            script.write_text(block.text, encoding="utf-8")
+            argv = ([installed.python, "-m", "doctest", "-o", "ELLIPSIS", "-o",
+                     "NORMALIZE_WHITESPACE", str(script)] if block.language == "pycon"
+                    else [installed.python, str(script)])
+            commands += 1
+            result = subprocess.run(argv, cwd=folder, env=installed.env, capture_output=True,
+                                    text=True, timeout=300)
+            assert result.returncode == 0, (
+                f"{where}: the {block.language} block failed:\n{result.stdout}{result.stderr}")
+    assert_guides_exist("\n".join(printed), "the walk-through's output")
+    assert list(skipped) == list(NOT_RUN), (
+        f"the README's not-run blocks changed ({skipped}); keep them few and name them here")
+    assert commands >= 15, f"only {commands} commands and blocks ran: is the walk-through there?"

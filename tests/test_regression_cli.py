@@ -134,3 +134,14 @@ def test_regress_has_help():
     result = CliRunner().invoke(main, ["regress", "--help"])
     assert result.exit_code == 0
     assert "--sensitive-formula" in result.output
+
+
+def test_one_newton_step_is_one_iteration_in_the_summary(tmp_path):
+    # an intercept-only model of a one-group yes/no design starts at its closed-form MLE and
+    # converges in one step; the summary used to say "Converged after 1 iterations."
+    path = tmp_path / "answers.csv"
+    path.write_text("a\n" + "yes\n" * 30 + "no\n" * 50 + "dont_know\n" * 20, encoding="utf-8")
+    result = run(str(path), "--formula", "a ~ 1", "--sensitive", "a", "--design",
+                 "generalized_warner", "--param", "p=0.6", "--param", "q=0.2")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "Converged after 1 iteration."

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import signal
 from datetime import datetime, timedelta
 
 import httpx
+import pytest
 from click.testing import CliRunner
 
 from surveykit.cli import main
 from surveykit.resources import locate_resource
-from tests.web_support import running_cli
+from surveykit.web.security import CSRF_COOKIE
+from tests.web_support import ANSWERS, running_cli
 
 SCRIPT_FILE = locate_resource("templates") / "web" / "survey.js"
 
@@ -91,3 +95,30 @@ def test_a_public_server_warns_about_tls_and_prints_when_it_closes(sqlite_url,
     output = server.output()
     assert "Warning: --public serves plain HTTP. Put a reverse proxy with TLS" in output
     assert f"Answers are accepted until {later}" in output
+
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
+def test_stopping_the_server_is_a_normal_end_not_an_interrupted_command(stop, sqlite_url,
+                                                                        sample_survey_path):
+    # Ctrl+C is how serve is meant to end (its banner says so); it used to print "Error:
+    # interrupted before the command finished; database changes were rolled back" and exit
+    # 1, though every submission had been committed in its own transaction
+    run("init", "--db", sqlite_url)
+    run("survey", "add", str(sample_survey_path), "--db", sqlite_url)
+    with running_cli(sqlite_url, "academic_integrity") as server, \
+            httpx.Client(base_url=server.url, timeout=10) as client:
+        client.get("/")  # as a browser: the page sets the CSRF cookie
+        sent = client.post("/submit", content=json.dumps(
+            {"respondent_id": "WEB-1", "answers": ANSWERS}).encode(), headers={
+            "content-type": "application/json", "x-csrf-token": client.cookies[CSRF_COOKIE]})
+        assert sent.status_code == 201, sent.text
+        server.process.send_signal(stop)
+        assert server.process.wait(timeout=20) == 0, server.output()
+    output = server.output()
+    assert "Error" not in output, output
+    assert server.stdout[-1].strip() == (
+        "1 submission recorded, 0 repeated (no change), 0 conflicts, 0 refused.")
+    counts = run("counts", "--survey", "academic_integrity", "--db", sqlite_url,
+                 "--format", "json")
+    assert '"yes": 1' in counts.output, counts.output

@@ -57,6 +57,7 @@ def _designs_epilog() -> str:
     aliases = "; ".join(f"{name}: {', '.join(names)}" for name, names in by_design.items())
     lines += ["", "\b", "Long names:"]
     lines += textwrap.wrap(aliases, 78, break_on_hyphens=False)
+    lines += ["", "Each design's matrix, parameters and privacy loss: 'surveykit docs designs'."]
     return "\n".join(lines)
 
 

@@ -91,7 +91,7 @@ def regress_command(data, survey_name, formula, sensitive, design_name, params, 
     regression of the true answer (multinomial for k categories); if it is
     among the terms, --family is the outcome's model. Coefficients come with
     standard errors, Wald and likelihood-ratio tests; nuisance parameters
-    (e.g. the SLD's t) are estimated jointly.
+    (e.g. the SLD's t) are estimated jointly ('surveykit docs regression').
 
     Example: surveykit regress minarets.csv --formula "rrt ~ age.c * leftRight.c"
     --sensitive rrt --design sld --param p=0.1667,0.8333 --group condition

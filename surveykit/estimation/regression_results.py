@@ -502,11 +502,11 @@ class RegressionResult:
             lines.append(f"Average prevalence of {category!r}: {row.prevalence:.4f} "
                          f"(SE {row.se:.4f}; {level:.0%} CI {row.ci_low:.4f}, "
                          f"{row.ci_high:.4f})")
+        steps = f"{self.iterations} iteration{'' if self.iterations == 1 else 's'}"
         if self.converged:
-            lines.append(f"Converged after {self.iterations} iterations.")
+            lines.append(f"Converged after {steps}.")
         else:
-            lines.append(f"NOT CONVERGED after {self.iterations} iterations: the estimates "
-                         "may be off.")
+            lines.append(f"NOT CONVERGED after {steps}: the estimates may be off.")
         for note in self.warnings:
             if "converge" not in note:
                 lines.append(f"Note: {note}")

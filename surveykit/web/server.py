@@ -114,6 +114,11 @@ def run_server(app, sock: socket.socket, *, status: TextIO | None = None,
     printer.start()
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        # Ctrl+C (or SIGTERM, which the CLI turns into the same) is how a server stops:
+        # uvicorn has finished the requests in flight, each submission committed in its own
+        # transaction, and re-raised the signal; nothing was interrupted half-way
+        pass
     finally:
         stop.set()
         printer.join(timeout=5)
