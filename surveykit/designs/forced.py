@@ -144,7 +144,8 @@ class ForcedResponse(DontKnowBranch, Design):
 
     model: ClassVar[str] = "fr"
     summary: ClassVar[str] = ("forced response: answer category i with probability p[i], "
-                              "else truthfully")
+                              "else truthfully; yes/no: p = [forced no, forced yes] as in "
+                              "RRreg")
 
     p: tuple[float, ...]
     categories: tuple[str, ...] | None = None
