@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
+import click
 import pytest
+from click.testing import CliRunner
+
+from surveykit.cli import main
+from surveykit.guides import TOPICS
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("args", [[], ["survey"]])
@@ -15,3 +25,54 @@ def test_a_group_without_a_command_prints_its_help_and_succeeds(args):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Usage: surveykit")
     assert result.stderr == ""
+
+
+def _surveykit(args: list[str], cwd) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("SURVEYKIT_DB", None)
+    return subprocess.run([sys.executable, "-m", "surveykit", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_readme_path_runs_from_an_empty_folder(tmp_path):
+    # issue 11: 'survey add academic_integrity.toml' found no file outside the repository;
+    # 'init --example' writes the example next to the new database
+    for args in (["init", "--example"], ["survey", "add", "academic_integrity.toml"],
+                 ["import", "responses_long.csv", "--survey", "academic_integrity"],
+                 ["report", "--survey", "academic_integrity"]):
+        result = _surveykit(args, tmp_path)
+        assert result.returncode == 0, (args, result.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "academic_integrity.toml", "responses_long.csv", "responses_wide.csv", "surveykit.db"]
+
+
+def test_messages_and_help_point_to_guides_an_installed_copy_has(tmp_path):
+    # issue 11: generate pointed to docs/questionnaires.md, which an installed copy lacks
+    sample = ROOT / "sample_data" / "academic_integrity.toml"
+    assert _surveykit(["init"], tmp_path).returncode == 0
+    assert _surveykit(["survey", "add", str(sample)], tmp_path).returncode == 0
+    generate = _surveykit(["generate", "--survey", "academic_integrity", "--respondents", "2",
+                           "--out", "forms"], tmp_path)
+    assert generate.returncode == 0, generate.stderr
+    assert "('surveykit docs questionnaires')" in generate.stdout
+    texts = [generate.stdout]
+
+    def helps(group: click.Group, prefix: list[str]) -> None:
+        for name, command in group.commands.items():
+            if isinstance(command, click.Group):
+                helps(command, [*prefix, name])
+            else:
+                result = CliRunner().invoke(main, [*prefix, name, "--help"])
+                assert result.exit_code == 0, (prefix, name)
+                texts.append(result.output)
+
+    helps(main, [])
+    for text in texts:
+        assert not re.search(r"docs/[\w-]+\.md", text), text
+    topics = {topic for text in texts for topic in re.findall(r"surveykit\s+docs\s+([a-z][\w-]*)",
+                                                              text)}
+    assert "questionnaires" in topics and topics <= set(TOPICS)
+    for topic in sorted(topics):
+        shown = _surveykit(["docs", topic], tmp_path)
+        assert shown.returncode == 0, (topic, shown.stderr)
+        assert shown.stdout.startswith("# ")

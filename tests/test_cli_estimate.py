@@ -1,12 +1,14 @@
 """`surveykit estimate` and the CLI's conventions, through real invocations."""
 
 import json
+import math
 import subprocess
 import sys
 
 import click
 import pytest
 from click.testing import CliRunner
+from scipy.stats import binomtest
 
 from surveykit import GeneralizedWarner, estimate
 from surveykit.cli import main
@@ -110,3 +112,62 @@ def test_top_level_help_lists_commands_in_workflow_order():
                  ("demo", "design", "init", "survey", "generate", "import", "report")]
     assert positions == sorted(positions)
     assert "surveykit survey add my_survey.toml" in text
+
+
+# -- issue 11: numbers at the boundary, the don't-know check ---------------------------------
+
+
+@pytest.mark.parametrize(("yes", "no", "dont_know", "p", "q", "pi"), [
+    (600, 400, 0, "0.6", "0.4", 1.0),      # the issue's example: (0.6 - 0.4) / (0.6 - 0.4)
+    (750, 250, 250, "0.6", "0.2", 1.0),    # (0.75 * 0.8 - 0.2) / 0.4; float: 1 + 2.2e-16
+    (350, 650, 250, "0.52", "0.28", 0.0),  # (0.35 * 0.8 - 0.28) / 0.24; float: -2.3e-16
+])
+def test_an_estimate_exactly_on_the_edge_is_0_or_1_with_no_warning(yes, no, dont_know, p, q,
+                                                                    pi):
+    # pi_hat in exact arithmetic is 0 or 1; floating point printed -0.0000 or gave
+    # 1.0000000000000002 and the warning "above 1"
+    args = ["estimate", "--yes", str(yes), "--no", str(no), "--dont-know", str(dont_know),
+            "--p", p, "--q", q]
+    data = json.loads(run([*args, "--format", "json"]).stdout)
+    assert data["pi_hat"] == pi and data["pi_mle"] == pi
+    assert math.copysign(1.0, data["pi_hat"]) == 1.0
+    assert data["estimates"][0]["pi_hat"] == pi and data["estimates"][1]["pi_hat"] == 1 - pi
+    assert data["warnings"] == []
+    text = run(args).stdout
+    assert f"pi_hat (Eq. 2)      {pi:.4f}" in text and "-0.0" not in text
+    assert "above 1" not in text and "below 0" not in text
+    result = estimate(yes=yes, no=no, dont_know=dont_know,
+                      mechanism=GeneralizedWarner(p=float(p), q=float(q)))
+    assert result.pi_hat == pi and not result.warnings
+
+
+def test_30_of_100_under_warner_07_is_zero_not_minus_zero():
+    # pi_hat = (0.3 - (1 - 0.7)) / (2 * 0.7 - 1) = 0 exactly; it printed -0.0000
+    args = ["estimate", "--design", "warner", "--param", "p=0.7", "--counts", "yes=30,no=70"]
+    text = run(args).stdout
+    assert "pi (yes)           0.0000" in text and "-0.0" not in text
+    data = json.loads(run([*args, "--format", "json"]).stdout)
+    assert data["pi_hat"] == 0.0 and math.copysign(1.0, data["pi_hat"]) == 1.0
+    assert '"pi_hat": -0.0' not in run([*args, "--format", "json"]).stdout
+
+
+def test_estimate_runs_the_dont_know_check_as_the_report_does():
+    # 300 "don't know" of 1,000 where the design asks for 20%: the exact binomial test
+    # (scipy.stats.binomtest, two-sided) gives p = 5.6e-14, so estimate warns
+    args = ["estimate", "--yes", "400", "--no", "300", "--dont-know", "300", "--p", "0.6",
+            "--q", "0.2"]
+    expected = binomtest(300, 1000, 0.2).pvalue
+    text = " ".join(run(args).stdout.split())
+    assert "don't know 30.0% observed, 20.0% designed (exact binomial test" in text
+    assert 'More "don\'t know" than designed: 30.0%' in text
+    data = json.loads(run([*args, "--format", "json"]).stdout)
+    assert data["dont_know_designed"] == 0.2
+    assert data["dont_know_pvalue"] == pytest.approx(expected, rel=1e-9)
+    assert data["dont_know_warning"].startswith('More "don\'t know" than designed')
+    check = estimate(yes=400, no=300, dont_know=300,
+                     mechanism=GeneralizedWarner(p=0.6, q=0.2)).dont_know_check()
+    assert check.pvalue == pytest.approx(expected, rel=1e-9) and check.warning
+    # answers that follow the design: the check runs and stays quiet
+    fine = json.loads(run(["estimate", "--yes", "500", "--no", "300", "--dont-know", "200",
+                           "--p", "0.6", "--q", "0.2", "--format", "json"]).stdout)
+    assert fine["dont_know_pvalue"] > 0.01 and fine["dont_know_warning"] is None

@@ -66,6 +66,18 @@ def prepare(folder: Path) -> None:
     other = (SAMPLE / "academic_integrity.toml").read_text(encoding="utf-8").replace(
         'name = "academic_integrity"', 'name = "second_survey"')
     (folder / "second.toml").write_text(other, encoding="utf-8")
+    # survey files that used to pass 'survey add' and fail later in generate or report
+    for name, text in {
+        "spaced_id.toml": other.replace('id = "plagiarism"', 'id = "plagiarism "'),
+        "tiny_p.toml": other.replace("p = 0.7\nq = 0.15", "p = 1e-300\nq = 0"),
+        "wording_typo.toml": other.replace("reminder = ", "remindr = "),
+        "nested.toml": other + "\n[questions.wording]\nintro = " + "[" * 2000 + "]" * 2000,
+        "nested_inline.toml": other + "\nextra = " + "{a = " * 2000 + "1" + "}" * 2000,
+        "escape_title.toml": other.replace('title = "Academic integrity survey, spring term"',
+                                           'title = "Academic \\u001b]0;owned\\u0007"'),
+        "escape_alias.toml": other.replace('"made up" = "yes"', '"made \\u001b[2Jup" = "yes"'),
+    }.items():
+        (folder / name).write_text(text + "\n", encoding="utf-8")
     (folder / "empty.csv").write_text("", encoding="utf-8")
     (folder / "regress.csv").write_text("answer,age\nyes,20\nno,30\n", encoding="utf-8")
     # the commands' engines die with their last reference; then the database is one file
@@ -247,6 +259,25 @@ CASES += [
     Case("survey add: over 1 MB", ("survey", "add", "huge.toml"), 1,
          r"^Error: huge.toml: the file has 1,100,003 bytes; a survey file may have at most "
          r"1,000,000"),
+    # checked completely at the door (issue 11), each refusal naming the key path
+    Case("survey add: a question id with a trailing space", ("survey", "add", "spaced_id.toml"),
+         1, r"^Error: spaced_id.toml: questions\[1\].id: 'plagiarism ' has spaces at its start "
+            r"or end; write 'plagiarism'"),
+    Case("survey add: p = 1e-300", ("survey", "add", "tiny_p.toml"), 1,
+         r"^Error: tiny_p.toml: questions\[1\].mechanism: .* with probability 1e-300: below one "
+         r"in a million"),
+    Case("survey add: an unknown wording key", ("survey", "add", "wording_typo.toml"), 1,
+         r"^Error: wording_typo.toml: questions\[2\].wording.remindr: unknown wording key "
+         r"'remindr' \(keys like it: reminder\)"),
+    Case("survey add: deeply nested arrays", ("survey", "add", "nested.toml"), 1,
+         r"^Error: nested.toml: arrays or tables are nested too deeply to read"),
+    Case("survey add: deeply nested inline tables", ("survey", "add", "nested_inline.toml"), 1,
+         r"^Error: nested_inline.toml: arrays or tables are nested too deeply to read"),
+    Case("survey add: a terminal escape in the title", ("survey", "add", "escape_title.toml"), 1,
+         r"^Error: escape_title.toml: title: holds the control character \\x1b at position 10"),
+    Case("survey add: a terminal escape in an alias", ("survey", "add", "escape_alias.toml"), 1,
+         r"^Error: escape_alias.toml: questions\[3\].aliases.\"made \\x1b\[2Jup\": holds the "
+         r"control character \\x1b"),
     Case("survey update: a different survey under the name", ("survey", "update",
                                                               "second.toml"), 1,
          r"^Error: no survey 'second_survey'|^Error: .*second_survey"),
@@ -492,3 +523,22 @@ def test_an_interrupted_import_changes_nothing(place):
     assert process.returncode == 1, stderr
     assert stderr.splitlines()[-1].startswith("Error: interrupted before the command finished")
     assert snapshot(place) == before
+
+
+def test_escape_sequences_stored_in_the_database_reach_the_terminal_escaped(place):
+    # issue 11: a title with terminal escapes reached the terminal raw through 'survey list'
+    # and 'report'. survey add refuses such titles now (a case above); a database written
+    # otherwise (an older surveykit, a hand edit) still prints them escaped.
+    with sqlite3.connect(place / "surveykit.db") as conn:
+        conn.execute("UPDATE surveys SET title = 'Evil \x1b]0;owned\x07 title'")
+        source = conn.execute("SELECT source FROM survey_versions").fetchone()[0]
+        conn.execute("UPDATE survey_versions SET source = ?", (source.replace(
+            "Academic integrity survey, spring term", "Evil \\u001b]0;owned\\u0007 title"),))
+    listed = run(["survey", "list"])
+    assert listed.status == 0, listed.stderr
+    assert "Evil \\x1b]0;owned\\x07 title" in listed.stdout
+    assert "\x1b" not in listed.stdout + listed.stderr
+    report = run(["report", "--survey", SURVEY])
+    assert_contract(report, 1, r"^Error: survey 'academic_integrity' stored in .*: title: holds "
+                               r"the control character \\x1b at position 6")
+    assert "\x1b" not in report.stdout + report.stderr

@@ -299,3 +299,16 @@ def test_escape_sequences_in_cells_and_headers_are_escaped_in_errors(cli_db, tmp
     result = cli("import", str(ignored), "--survey", SURVEY, "--db", cli_db)
     assert "\x1b" not in result.stderr
     assert "value '\\x1b[2Jyes'" in result.stderr
+
+
+def test_aliases_in_an_error_are_quoted_one_by_one(cli_db, tmp_path):
+    # issue 11: "an alias of this question (no, never, prefer not to say, yes, i have)" read
+    # as separate words; each alias is quoted
+    path = write(tmp_path / "a.csv", LONG_HEADER + "r1,exam_cheating,maybe\n"
+                                                   "r2,fabricated_data,perhaps\n")
+    result = CliRunner().invoke(main, ["import", str(path), "--survey", SURVEY, "--db", cli_db])
+    assert result.exit_code == 1
+    assert ("an alias of this question ('no, never', 'prefer not to say', 'yes, i have')"
+            in result.stderr)
+    assert ("an alias of this question ('made up', 'no, never', 'prefer not to say', "
+            "'yes, i have')" in result.stderr)

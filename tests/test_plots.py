@@ -142,3 +142,24 @@ def test_a_question_without_answers_gets_no_curve_and_the_forest_says_so():
         assert "Estimates for 0 of 4 questions" in shown
     finally:
         plt.close(fig)
+
+
+def test_the_html_report_of_a_survey_without_answers_says_no_answers_yet(tmp_path):
+    # issue 11: a report for a survey with no answers drew curves sized for "n = 1"
+    from click.testing import CliRunner
+
+    from surveykit.cli import main
+
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    runner = CliRunner()
+    sample = locate_resource("sample_data") / "academic_integrity.toml"
+    assert runner.invoke(main, ["init", "--db", url]).exit_code == 0
+    assert runner.invoke(main, ["survey", "add", str(sample), "--db", url]).exit_code == 0
+    out = tmp_path / "report.html"
+    result = runner.invoke(main, ["report", "--survey", "academic_integrity", "--db", url,
+                                  "--format", "html", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert html.count("No answers yet: the privacy-accuracy curve needs the number of "
+                      "answers.") == 4
+    assert "n = 1," not in html and "<svg" in html  # the forest plot, no curves

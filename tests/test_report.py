@@ -257,3 +257,57 @@ def test_audit_of_a_one_group_question_pools_the_form_versions():
     negative = next(q for q in report.questions if q.id == "negative")
     assert negative.codes_pvalue is not None and negative.codes_pvalue < 1e-6
     assert any("issued instructions" in w for w in negative.warnings)
+
+
+EDGES = """
+name = "edges"
+title = "Estimates on the edge"
+[mechanism]
+p = 0.6
+q = 0.2
+[[questions]]
+id = "all_yes"
+text = "Everyone?"
+[[questions]]
+id = "none"
+text = "Nobody?"
+[questions.mechanism]
+p = 0.52
+q = 0.28
+[[questions]]
+id = "designed"
+text = "A don't-know share of 0.15?"
+[questions.mechanism]
+p = 0.7
+q = 0.15
+"""
+
+
+def test_estimates_exactly_on_the_edge_print_0_and_1_and_designed_shares_are_exact(tmp_path):
+    # issue 11: in exact arithmetic pi_hat is 1 for 750 yes / 250 no under p = 0.6, q = 0.2
+    # ((0.75 * 0.8 - 0.2) / 0.4) and 0 for 350 / 650 under p = 0.52, q = 0.28
+    # ((0.35 * 0.8 - 0.28) / 0.24); floating point gave 1.0000000000000002 with the warning
+    # "above 1" and -2.3e-16, printed -0.0000; 1 - 0.7 - 0.15 is 0.15 exactly, not
+    # 0.15000000000000002
+    url = f"sqlite:///{tmp_path / 'edges.db'}"
+    engine = store.open_engine(url)
+    store.init_database(engine)
+    store.add_survey(engine, parse_survey(EDGES, "edges.toml"))
+    responses = tmp_path / "responses.csv"
+    write_long_csv(responses, {"all_yes": (750, 250, 250), "none": (350, 650, 250),
+                               "designed": (400, 400, 140)})
+    import_responses(engine, responses, "edges")
+    engine.dispose()
+    runner = CliRunner()
+    out = tmp_path / "report.json"
+    result = runner.invoke(main, ["report", "--survey", "edges", "--db", url, "--format", "json",
+                                  "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    questions = {q["id"]: q for q in json.loads(out.read_text(encoding="utf-8"))["questions"]}
+    assert questions["all_yes"]["pi_hat"] == 1.0 and questions["all_yes"]["warnings"] == []
+    assert questions["none"]["pi_hat"] == 0.0 and questions["none"]["warnings"] == []
+    assert math.copysign(1.0, questions["none"]["pi_hat"]) == 1.0
+    assert [questions[q]["dont_know_designed"] for q in ("all_yes", "none", "designed")] == [
+        0.2, 0.2, 0.15]
+    text = runner.invoke(main, ["report", "--survey", "edges", "--db", url]).stdout
+    assert "above 1" not in text and "below 0" not in text and "-0.0" not in text
