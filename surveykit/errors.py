@@ -113,6 +113,8 @@ class CsvImportError(SurveykitError):
 
     # str() lists at most this many problems; the rest are summarized.
     SHOWN = 50
+    # a listing longer than this ends with the summary again (issue 11: end with it)
+    RECAP_AFTER = 10
 
     def __init__(self, path: str, problems: list[CsvProblem], *,
                  problem_count: int | None = None, summary: str | None = None,
@@ -133,4 +135,7 @@ class CsvImportError(SurveykitError):
         hidden = self.problem_count - min(len(self.problems), self.SHOWN)
         if hidden > 0:
             lines.append(f"  ... and {hidden} more")
+        if len(lines) > self.RECAP_AFTER:
+            # the first line has scrolled away on a terminal: end with it again
+            lines.append(f"In all: {self.summary}")
         return "\n".join(lines)

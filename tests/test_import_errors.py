@@ -253,6 +253,12 @@ def test_a_refused_file_leads_with_the_reasons_not_fifty_identical_lines(cli_db,
     assert result.stderr.startswith(
         f"Error: 1172 bad rows in {SAMPLE / 'responses_long.csv'} (1172 respondent id not "
         "issued); nothing was imported")
+    # ... and ends with it: on a terminal the first line has scrolled away by then
+    lines = result.stderr.strip().splitlines()
+    assert lines[-2] == "  ... and 1122 more"
+    assert lines[-1].startswith(
+        f"In all: 1172 bad rows in {SAMPLE / 'responses_long.csv'} (1172 respondent id not "
+        "issued); nothing was imported")
 
 
 # -- the rejects file: safe in a spreadsheet, importable as it is --------------------------------
