@@ -69,8 +69,9 @@ def _reader(sources: Sequence[ResponseSource]) -> tuple[str, list[str]]:
 
 
 def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
-    """SELECT f, r, q, g, a: one row per answer cell of files of one shape (the same kind,
-    header and delimiter), blank rows out; several files are read by one table function.
+    """SELECT f, r, g, q, a (in this order for every shape: shapes are joined by UNION ALL):
+    one row per answer cell of files of one shape (the same kind, header and delimiter),
+    blank rows out; several files are read by one table function.
 
     A row is blank when every cell is empty; only rows without a respondent id
     are looked at closely (the others cannot be blank), which keeps string work
@@ -96,9 +97,9 @@ def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
     ids = [survey.questions[question].id for _, question in source.wide]
     answers = ", ".join(f"{cells[at]} AS {quote_name(qid)}"
                         for (at, _), qid in zip(source.wide, ids, strict=True))
-    return (f"SELECT f, r, q, g, a FROM (UNPIVOT INCLUDE NULLS "
-            f"(SELECT {head}, {answers} FROM {reader} {keep}) "
-            f"ON {', '.join(quote_name(qid) for qid in ids)} INTO NAME q VALUE a)")
+    # the SQL standard's UNPIVOT: DuckDB 2 no longer parses its own form with a subquery
+    return (f"SELECT f, r, g, q, a FROM (SELECT {head}, {answers} FROM {reader} {keep}) "
+            f"UNPIVOT INCLUDE NULLS (a FOR q IN ({', '.join(quote_name(qid) for qid in ids)}))")
 
 
 def streams_shared_rows() -> bool:
