@@ -41,8 +41,8 @@ from surveykit.definition.survey import Survey
 
 __all__ = ["BITS_PER_WORD", "RawTally", "counts_from_tally", "question_codes", "word_count"]
 
-# Question bits are summed in 64-bit integers, 32 questions a word, so that a
-# respondent would need 2**31 rows to overflow one.
+# Question bits: 32 questions a 64-bit word. Dask sums them, so a respondent would
+# need 2**31 rows to overflow one; DuckDB ORs them (no overflow at all).
 BITS_PER_WORD = 32
 
 
