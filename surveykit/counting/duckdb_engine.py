@@ -25,8 +25,7 @@ from surveykit.definition.cells import PYTHON_WHITESPACE
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
 
-__all__ = ["MEMORY_LIMIT", "connect", "fast_tally", "load_issued", "streams_shared_rows",
-           "strip_macro", "tally_sql"]
+__all__ = ["MEMORY_LIMIT", "connect", "fast_tally", "load_issued", "strip_macro"]
 
 # DuckDB keeps at most this much in memory and spills the rest to disk.
 MEMORY_LIMIT = "1GB"
