@@ -158,9 +158,10 @@ def tally_sql(sources: Sequence[ResponseSource], survey: Survey, issued: bool = 
         fanout = streams_shared_rows()
     words = word_count(survey)
     union = "\nUNION ALL\n".join(rows_sql(shape, survey) for shape in _shapes(sources))
-    # Ids starting or ending with a byte below '!' or a non-ASCII character may
-    # need trimming; only they pay for the exact test.
-    near_space = ("r < '!' OR r >= '\u0080' OR right(r, 1) < '!' OR right(r, 1) >= '\u0080' "
+    # Ids starting or ending with a character below '!' or beyond ASCII may need
+    # trimming; only they pay for the exact test (r[-1]: the last code point, and
+    # ord of it is cheaper than comparing right(r, 1) as text).
+    near_space = ("r < '!' OR r >= '\u0080' OR NOT (ord(r[-1]) BETWEEN 33 AND 127) "
                   f"OR strlen(r) > {RESPONDENT_ID_LENGTH}")
     issued_columns = ("issued.grp AS ig, issued.id IS NULL AS unknown" if issued
                       else "NULL::INTEGER AS ig, false AS unknown")
