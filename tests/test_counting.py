@@ -292,6 +292,26 @@ def test_ids_with_spaces_and_questions_in_odd_case_are_counted_as_the_importer_r
     assert count_files(mixed, [path]) == reference
 
 
+
+@pytest.mark.parametrize("fanout", [True, False])
+def test_ids_ending_in_any_kind_of_space_send_the_count_to_the_exact_path(
+        engine, mixed, tmp_path, fanout):
+    """The one scan looks closely only at ids whose first or last character is below '!' or
+    beyond ASCII: trailing spaces of every kind (tab, no-break, ideographic, a control
+    character, a line end inside quotes) must be among them, or the respondents would be
+    counted twice."""
+    rows = answers(mixed, range(40), 43)
+    path = write_long(tmp_path / "trailing.csv", mixed, rows)
+    text = path.read_text(encoding="utf-8")
+    for number, end in zip((3, 5, 7, 9, 11), ("\t", "\u00a0", "\u3000", "\x1f", "\r\n"),
+                           strict=True):
+        text = text.replace(f"M-{number:05d},", f'"M-{number:05d}{end}",', 1)
+    path.write_text(text, encoding="utf-8")
+    with open_sources([path], mixed) as sources, duckdb_engine.connect() as con:
+        tally = duckdb_engine.fast_tally(con, sources, mixed, fanout=fanout)
+    assert tally.suspicious == 5
+    assert count_files(mixed, [path]) == imported(engine, mixed, [path])
+
 # -- bad rows, with file and line -----------------------------------------------------------
 
 
