@@ -176,13 +176,20 @@ def tally_sql(sources: Sequence[ResponseSource], survey: Survey, issued: bool = 
                   f"OR CASE WHEN {near_space} THEN sk_strip(r) <> r OR r = '' "
                   f"OR length(r) > {RESPONDENT_ID_LENGTH} ELSE false END")
     if fanout:
+        # cells are grouped only by the keys that vary: every key costs each row
+        several_files = len(sources) > 1
+        group_column = any(source.group is not None for source in sources)
+        cell = {"f": "f" if several_files else f"{sources[0].index} AS f", "q": "q",
+                "g": "g" if group_column else "NULL::VARCHAR AS g", "a": "a",
+                "ig": "ig" if issued else "NULL::INTEGER AS ig"}
+        keys = ", ".join(key for key, column in cell.items() if column == key)
         return f"""
 WITH rows AS ({union}),
 coded AS MATERIALIZED ({coded}),
 ids AS (SELECT r, {per_respondent} FROM coded GROUP BY r)
-SELECT 1 AS by_cell, f, q, g, a, ig, count(*) AS n, NULL::BIGINT AS respondents,
-       NULL::BIGINT AS suspicious
-FROM coded GROUP BY f, q, g, a, ig
+SELECT 1 AS by_cell, {", ".join(cell.values())}, count(*) AS n,
+       NULL::BIGINT AS respondents, NULL::BIGINT AS suspicious
+FROM coded GROUP BY {keys}
 UNION ALL
 SELECT 0, NULL, NULL, NULL, NULL, NULL, NULL, count(*) FILTER (WHERE counted > 0),
        count(*) FILTER (WHERE {suspicious})
