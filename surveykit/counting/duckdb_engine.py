@@ -6,10 +6,10 @@ to text), drops blank rows, and groups the same rows at once by (file,
 question cell, group cell, answer cell) and by respondent id (a CTE streamed
 to both GROUP BYs, or GROUPING SETS on DuckDB before 2.0), as
 :mod:`surveykit.counting.tally` describes. Valid files, the common case, cost
-that one scan; only when it finds something off are the files read again, row
-by row, to say what and where (:mod:`surveykit.counting.exact`). DuckDB spills to a temporary
-directory beyond ``MEMORY_LIMIT``, so memory stays flat whatever the files'
-size. Only DuckDB's built-in readers are used (its sqlite, postgres and excel
+that one scan; only when it finds something off are the files read again,
+row by row, to say what and where (:mod:`surveykit.counting.exact`). DuckDB
+spills to a temporary directory beyond ``MEMORY_LIMIT``, so memory stays flat
+whatever the files' size. Only DuckDB's built-in readers are used (its sqlite, postgres and excel
 extensions are downloaded at run time, which a locked-down machine cannot do).
 """
 

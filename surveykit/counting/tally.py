@@ -5,14 +5,12 @@ the files, in one scan:
 
 * the **cells**: rows per (file, question cell, group cell, answer cell) as
   typed;
-* the **respondents**: per respondent id, its rows and their question bits
-  (DuckDB: the OR of one bit per row, for its question answered or, 32 bits
-  up, left empty, so that n rows show n one-bits exactly when no question
-  repeats; Dask: the sum of one bit per answered row, which has n one-bits
-  exactly when the n bits differ), from which the engine returns how many
-  respondents answered at least one question and how many are *suspicious*:
-  they may repeat a question, their id is empty, too long or needs
-  trimming, or a question cell of theirs could not be coded.
+* the **respondents**: per respondent id, the answered rows and one bit per
+  question answered (DuckDB keeps their OR, Dask their sum: either has n
+  one-bits for n rows exactly when the n bits differ), from which the engine
+  returns how many respondents answered at least one question and how many
+  are *suspicious*: they may repeat a question, their id is empty, too long
+  or needs trimming, or a question cell of theirs could not be coded.
 
 The distinct cells are few, so each is read here with the importer's own
 rules (:mod:`surveykit.definition.cells`). When every cell reads and no
