@@ -292,6 +292,26 @@ def test_ids_with_spaces_and_questions_in_odd_case_are_counted_as_the_importer_r
     assert count_files(mixed, [path]) == reference
 
 
+
+@pytest.mark.parametrize("fanout", [True, False])
+def test_ids_ending_in_any_kind_of_space_send_the_count_to_the_exact_path(
+        engine, mixed, tmp_path, fanout):
+    """The one scan looks closely only at ids whose first or last character is below '!' or
+    beyond ASCII: trailing spaces of every kind (tab, no-break, ideographic, a control
+    character, a line end inside quotes) must be among them, or the respondents would be
+    counted twice."""
+    rows = answers(mixed, range(40), 43)
+    path = write_long(tmp_path / "trailing.csv", mixed, rows)
+    text = path.read_text(encoding="utf-8")
+    for number, end in zip((3, 5, 7, 9, 11), ("\t", "\u00a0", "\u3000", "\x1f", "\r\n"),
+                           strict=True):
+        text = text.replace(f"M-{number:05d},", f'"M-{number:05d}{end}",', 1)
+    path.write_text(text, encoding="utf-8")
+    with open_sources([path], mixed) as sources, duckdb_engine.connect() as con:
+        tally = duckdb_engine.fast_tally(con, sources, mixed, fanout=fanout)
+    assert tally.suspicious == 5
+    assert count_files(mixed, [path]) == imported(engine, mixed, [path])
+
 # -- bad rows, with file and line -----------------------------------------------------------
 
 
@@ -331,6 +351,101 @@ def test_a_row_with_too_many_fields_and_a_repeated_answer_are_found_like_import_
         (2, "respondent_id", "R-1"), (4, "respondent_id", "R-1")]
     assert "answers question 'doping' 2 times in this file (lines 2, 4)" in (
         caught.value.problems[0].reason)
+
+
+# -- the one-scan query vouches for valid files; anything off is found by the exact path ------
+
+def test_both_forms_of_the_one_scan_query_give_the_same_tally(mixed, mixed_files):
+    """Streamed to two GROUP BYs (DuckDB 2) or GROUPING SETS (older DuckDB): the same."""
+    files = [mixed_files["long"], mixed_files["wide"], mixed_files["parquet"]]
+    with open_sources(expand_paths(files), mixed) as sources, duckdb_engine.connect() as con:
+        streamed = duckdb_engine.fast_tally(con, sources, mixed, fanout=True)
+        grouped = duckdb_engine.fast_tally(con, sources, mixed, fanout=False)
+    assert streamed.suspicious == grouped.suspicious == 0
+    assert streamed.respondents == grouped.respondents == 330
+    assert sorted(streamed.cells, key=repr) == sorted(grouped.cells, key=repr)
+
+
+def big_long_file(path: Path, survey: Survey, respondents: int) -> Path:
+    """A clean long file: every respondent answers every question (no group column needed
+    for one-group surveys; ``survey`` here has one group)."""
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        handle.write("respondent_id,question_id,answer\n")
+        for number in range(respondents):
+            for question in survey.questions:
+                handle.write(f"P-{number:06d},{question.id},{'yes' if number % 3 else 'no'}\n")
+    return path
+
+
+ONE_GROUP = 'name = "plain"\ntitle = "Plain"\n[mechanism]\np = 0.7\nq = 0.2\n'
+
+
+def many_questions(count: int) -> Survey:
+    return parse_survey(ONE_GROUP + "".join(
+        f'[[questions]]\nid = "q{i:02d}"\ntext = "Question {i}?"\n' for i in range(count)),
+        "plain.toml")
+
+
+@pytest.mark.parametrize("fanout", [True, False])
+def test_a_repeated_answer_far_into_a_file_is_reported_at_its_line(tmp_path, fanout):
+    survey = many_questions(3)
+    path = big_long_file(tmp_path / "big.csv", survey, 20_000)  # lines 2 to 60,001
+    with open_sources([path], survey) as sources, duckdb_engine.connect() as con:
+        assert duckdb_engine.fast_tally(con, sources, survey, fanout=fanout).suspicious == 0
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("P-000007,Q01,no\n")  # line 60,002: P-000007 answered q01 on line 24
+    with open_sources([path], survey) as sources, duckdb_engine.connect() as con:
+        tally = duckdb_engine.fast_tally(con, sources, survey, fanout=fanout)
+    assert tally.suspicious == 1  # the one scan finds something off; the exact path says what
+    with pytest.raises(CsvImportError) as caught:
+        count_files(survey, [path])
+    assert [(p.line, p.value) for p in caught.value.problems] == [
+        (24, "P-000007"), (60_002, "P-000007")]
+    assert "answers question 'q01' 2 times in this file (lines 24, 60002)" in (
+        caught.value.problems[0].reason)
+
+
+def test_a_bad_answer_in_the_last_row_is_reported_at_its_line(tmp_path):
+    survey = many_questions(3)
+    path = big_long_file(tmp_path / "big.csv", survey, 20_000)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("P-020000,q00,perhaps")  # line 60,002, no line end
+    with pytest.raises(CsvImportError) as caught:
+        count_files(survey, [path])
+    assert [(p.line, p.column, p.value) for p in caught.value.problems] == [
+        (60_002, "answer", "perhaps")]
+    assert str(caught.value).startswith(f"1 bad row in {path}; nothing was counted")
+
+
+@pytest.mark.parametrize("fanout", [True, False])
+def test_questions_beyond_the_first_32_are_checked_for_repeats_too(tmp_path, fanout):
+    survey = many_questions(40)  # two words of question bits
+    path = big_long_file(tmp_path / "wide_survey.csv", survey, 50)
+    with open_sources([path], survey) as sources, duckdb_engine.connect() as con:
+        clean = duckdb_engine.fast_tally(con, sources, survey, fanout=fanout)
+    assert (clean.suspicious, clean.respondents) == (0, 50)
+    counts = count_files(survey, [path])
+    assert [q.answered for q in counts] == [50] * 40
+    assert [q.missing for q in counts] == [0] * 40
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("P-000049,q31,no\nP-000012,q39,yes\n")  # questions 31 and 39 again
+    with open_sources([path], survey) as sources, duckdb_engine.connect() as con:
+        assert duckdb_engine.fast_tally(con, sources, survey, fanout=fanout).suspicious == 2
+    with pytest.raises(CsvImportError) as caught:
+        count_files(survey, [path])
+    assert [(p.line, p.value) for p in caught.value.problems] == [
+        (2 + 12 * 40 + 39, "P-000012"), (2 + 49 * 40 + 31, "P-000049"),
+        (2002, "P-000049"), (2003, "P-000012")]
+
+
+def test_missing_answers_stay_on_the_one_scan_path_and_count_as_the_store_counts(
+        engine, mixed, tmp_path):
+    """Rows without an answer neither count as answers nor make a respondent suspicious."""
+    rows = answers(mixed, range(60), 61, skip=0.4)
+    path = write_long(tmp_path / "sparse.csv", mixed, rows)
+    reference = imported(engine, mixed, [path])
+    assert any(q.missing for q in reference)
+    assert fast_counts(mixed, [path]) == reference
 
 
 def test_bad_cells_of_xlsx_and_parquet_files_are_reported_at_their_row(mixed, tmp_path):

@@ -2,11 +2,14 @@
 
 The query reads every file as text (CSV with the importer's dialect: the
 delimiter its header uses, double quotes, strict field counts; Parquet cast
-to text), drops blank rows, and groups at once by (file, question cell, group
-cell, answer cell) and by respondent id (GROUPING SETS), as
-:mod:`surveykit.counting.tally` describes. DuckDB spills to a temporary
-directory beyond ``MEMORY_LIMIT``, so memory stays flat whatever the files'
-size. Only DuckDB's built-in readers are used (its sqlite, postgres and excel
+to text), drops blank rows, and groups the same rows at once by (file,
+question cell, group cell, answer cell) and by respondent id (a CTE streamed
+to both GROUP BYs, or GROUPING SETS on DuckDB before 2.0), as
+:mod:`surveykit.counting.tally` describes. Valid files, the common case, cost
+that one scan; only when it finds something off are the files read again,
+row by row, to say what and where (:mod:`surveykit.counting.exact`). DuckDB
+spills to a temporary directory beyond ``MEMORY_LIMIT``, so memory stays flat
+whatever the files' size. Only DuckDB's built-in readers are used (its sqlite, postgres and excel
 extensions are downloaded at run time, which a locked-down machine cannot do).
 """
 
@@ -65,8 +68,9 @@ def _reader(sources: Sequence[ResponseSource]) -> tuple[str, list[str]]:
 
 
 def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
-    """SELECT f, r, q, g, a: one row per answer cell of files of one shape (the same kind,
-    header and delimiter), blank rows out; several files are read by one table function.
+    """SELECT f, r, g, q, a (in this order for every shape: shapes are joined by UNION ALL):
+    one row per answer cell of files of one shape (the same kind, header and delimiter),
+    blank rows out; several files are read by one table function.
 
     A row is blank when every cell is empty; only rows without a respondent id
     are looked at closely (the others cannot be blank), which keeps string work
@@ -92,9 +96,17 @@ def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
     ids = [survey.questions[question].id for _, question in source.wide]
     answers = ", ".join(f"{cells[at]} AS {quote_name(qid)}"
                         for (at, _), qid in zip(source.wide, ids, strict=True))
-    return (f"SELECT f, r, q, g, a FROM (UNPIVOT INCLUDE NULLS "
-            f"(SELECT {head}, {answers} FROM {reader} {keep}) "
-            f"ON {', '.join(quote_name(qid) for qid in ids)} INTO NAME q VALUE a)")
+    # the SQL standard's UNPIVOT: DuckDB 2 no longer parses its own form with a subquery
+    return (f"SELECT f, r, g, q, a FROM (SELECT {head}, {answers} FROM {reader} {keep}) "
+            f"UNPIVOT INCLUDE NULLS (a FOR q IN ({', '.join(quote_name(qid) for qid in ids)}))")
+
+
+def streams_shared_rows() -> bool:
+    """Whether this DuckDB streams a MATERIALIZED CTE to its readers as it runs (2.0 and
+    later, duckdb/duckdb#23750) instead of storing all of it first."""
+    import duckdb
+
+    return int(duckdb.__version__.split(".")[0]) >= 2
 
 
 def _shapes(sources: Sequence[ResponseSource]) -> list[list[ResponseSource]]:
@@ -120,66 +132,111 @@ def load_issued(con, batches: Iterable[Sequence[tuple[str, int | None]]]) -> Non
         con.unregister("issued_batch")
 
 
-def tally_sql(sources: Sequence[ResponseSource], survey: Survey, issued: bool = False) -> str:
+def tally_sql(sources: Sequence[ResponseSource], survey: Survey, issued: bool = False,
+              fanout: bool | None = None) -> str:
     """The one query: cells and respondents (see :mod:`surveykit.counting.tally`).
 
-    Per row only cheap work: the question cell coded by an exact match (then by
-    ASCII case), the answer cell compared with ''. Respondent ids are grouped
-    as typed; each distinct id is then checked once: one with surrounding
-    spaces, empty or too long makes its respondent suspicious (a cheap byte
-    test picks the few ids that need the exact check). With ``issued``, rows
-    join table ``issued`` (:func:`load_issued`): the id's group is one more
-    cell key, and an id typed otherwise than issued makes its respondent
-    suspicious (the exact path reads it the importer's way, or refuses it).
+    Per row only cheap work: the answer cell compared with '', the question
+    cell of an answered row coded to its bit by an exact match (then by ASCII
+    case). Per respondent the GROUP BY keeps two machine integers: the rows
+    that count (answered, or with an id that was not issued) and the OR of
+    their bits (:func:`_bits_sql`). Each distinct id is then checked once: one
+    with surrounding spaces, empty or too long makes its respondent suspicious
+    (a cheap byte test picks the few ids that need the exact check). With
+    ``issued``, rows join table ``issued`` (:func:`load_issued`): the id's
+    group is one more cell key, and an id typed otherwise than issued makes its
+    respondent suspicious (the exact path reads it the importer's way, or
+    refuses it).
+
+    ``fanout`` (default: :func:`streams_shared_rows`): the rows, read once, are
+    streamed to two plain GROUP BYs (a MATERIALIZED CTE, which DuckDB 2 streams
+    to its readers); else GROUPING SETS, which older DuckDB also runs in one
+    scan, a little slower (each grouping keeps every aggregate, and the
+    respondents' rows are grouped once more).
     """
-    exact = " ".join(f"WHEN {quote_text(question.id)} THEN {index}"
-                     for index, question in enumerate(survey.questions))
-    folded = " ".join(f"WHEN {quote_text(name)} THEN {index}"
-                      for name, index in question_codes(survey).items())
+    if fanout is None:
+        fanout = streams_shared_rows()
     words = word_count(survey)
-    sums = ", ".join(
-        f"sum(CASE WHEN qi >= 0 AND qi // {BITS_PER_WORD} = {w} "
-        f"THEN 1::BIGINT << (qi % {BITS_PER_WORD}) ELSE 0 END) "
-        f"FILTER (WHERE answered)::BIGINT AS w{w}" for w in range(words))
-    distinct_bits = " + ".join(f"bit_count(w{w})" for w in range(words))
     union = "\nUNION ALL\n".join(rows_sql(shape, survey) for shape in _shapes(sources))
-    # Ids starting or ending with a byte below '!' or a non-ASCII character may
-    # need trimming; only they pay for the exact test.
-    near_space = ("r < '!' OR r >= '\u0080' OR right(r, 1) < '!' OR right(r, 1) >= '\u0080' "
+    # Ids starting or ending with a character below '!' or beyond ASCII may need
+    # trimming; only they pay for the exact test (r[-1]: the last code point, and
+    # ord of it is cheaper than comparing right(r, 1) as text).
+    near_space = ("r < '!' OR r >= '\u0080' OR NOT (ord(r[-1]) BETWEEN 33 AND 127) "
                   f"OR strlen(r) > {RESPONDENT_ID_LENGTH}")
-    issued_columns = ("issued.grp AS ig, issued.id IS NOT NULL AS known" if issued
-                      else "NULL::INTEGER AS ig, true AS known")
+    issued_columns = ("issued.grp AS ig, issued.id IS NULL AS unknown" if issued
+                      else "NULL::INTEGER AS ig, false AS unknown")
     issued_join = "LEFT JOIN issued ON issued.id = rows.r" if issued else ""
+    coded = (f"SELECT rows.*, {issued_columns}, a IS NOT NULL AND a <> '' AS answered "
+             f"FROM rows {issued_join}")
+    per_respondent = ("count(*) FILTER (WHERE answered OR unknown) AS counted, "
+                      + ", ".join(f"bit_or({_bits_sql(survey, w)}) AS w{w}"
+                                  for w in range(words)))
+    one_bits = " + ".join(f"bit_count(w{w})::BIGINT" for w in range(words))
+    suspicious = (f"counted <> {one_bits} OR r IS NULL "
+                  f"OR CASE WHEN {near_space} THEN sk_strip(r) <> r OR r = '' "
+                  f"OR length(r) > {RESPONDENT_ID_LENGTH} ELSE false END")
+    if fanout:
+        # cells are grouped only by the keys that vary: every key costs each row
+        several_files = len(sources) > 1
+        group_column = any(source.group is not None for source in sources)
+        cell = {"f": "f" if several_files else f"{sources[0].index} AS f", "q": "q",
+                "g": "g" if group_column else "NULL::VARCHAR AS g", "a": "a",
+                "ig": "ig" if issued else "NULL::INTEGER AS ig"}
+        keys = ", ".join(key for key, column in cell.items() if column == key)
+        return f"""
+WITH rows AS ({union}),
+coded AS MATERIALIZED ({coded}),
+ids AS (SELECT r, {per_respondent} FROM coded GROUP BY r)
+SELECT 1 AS by_cell, {", ".join(cell.values())}, count(*) AS n,
+       NULL::BIGINT AS respondents, NULL::BIGINT AS suspicious
+FROM coded GROUP BY {keys}
+UNION ALL
+SELECT 0, NULL, NULL, NULL, NULL, NULL, NULL, count(*) FILTER (WHERE counted > 0),
+       count(*) FILTER (WHERE {suspicious})
+FROM ids
+"""
     return f"""
 WITH rows AS ({union}),
-coded AS (
-    SELECT f, r, q, g, a, a IS NOT NULL AND a <> '' AS answered,
-           CASE q {exact} ELSE CASE lower(trim(q)) {folded} ELSE -1 END END AS qi,
-           {issued_columns}
-    FROM rows {issued_join}),
 agg AS (
-    SELECT GROUPING(r) AS by_cell, f, q, g, a, ig, r, count(*) AS n,
-           count(*) FILTER (WHERE answered) AS answered,
-           count(*) FILTER (WHERE (answered AND qi < 0) OR NOT known) AS uncoded, {sums}
-    FROM coded GROUP BY GROUPING SETS ((f, q, g, a, ig), (r)))
+    SELECT GROUPING(r) AS by_cell, f, q, g, a, ig, r, count(*) AS n, {per_respondent}
+    FROM ({coded})
+    GROUP BY GROUPING SETS ((f, q, g, a, ig), (r)))
 SELECT by_cell, f, q, g, a, ig, sum(n) AS n,
-       count(*) FILTER (WHERE by_cell = 0 AND answered > 0) AS respondents,
-       count(*) FILTER (WHERE by_cell = 0 AND (
-           answered <> {distinct_bits} OR uncoded > 0 OR r IS NULL
-           OR CASE WHEN {near_space}
-                   THEN sk_strip(r) <> r OR r = '' OR length(r) > {RESPONDENT_ID_LENGTH}
-                   ELSE false END)) AS suspicious
+       count(*) FILTER (WHERE by_cell = 0 AND counted > 0) AS respondents,
+       count(*) FILTER (WHERE by_cell = 0 AND ({suspicious})) AS suspicious
 FROM agg GROUP BY by_cell, f, q, g, a, ig
 """
 
 
+def _bits_sql(survey: Survey, word: int) -> str:
+    """A row's bit in its respondent's word ``word``: bit i % 32 for an answered row of
+    question i, when ``word * 32 <= i < word * 32 + 32``; none for a row without an
+    answer, one whose question cell does not code, or one whose id was not issued.
+
+    A respondent's counted rows (answered, or with an id not issued) then show as
+    many one-bits in the OR of their bits as there are rows exactly when every
+    one codes and no question is answered twice: anything else leaves fewer
+    one-bits than rows, and the respondent suspicious.
+    """
+    questions = list(enumerate(survey.questions))[word * BITS_PER_WORD:
+                                                  (word + 1) * BITS_PER_WORD]
+    exact = " ".join(f"WHEN {quote_text(question.id)} THEN {1 << (index % BITS_PER_WORD)}"
+                     for index, question in questions)
+    folded = " ".join(f"WHEN {quote_text(name)} THEN {1 << (index % BITS_PER_WORD)}"
+                      for name, index in question_codes(survey).items()
+                      if index // BITS_PER_WORD == word)
+    return (f"CASE WHEN answered AND NOT unknown THEN (CASE q {exact} ELSE CASE lower(trim(q)) "
+            f"{folded} ELSE 0 END END)::UBIGINT ELSE 0 END")
+
+
 def fast_tally(con, sources: Sequence[ResponseSource], survey: Survey, *,
-               issued: bool = False) -> RawTally | None:
-    """Run the query; None when DuckDB refuses a file (bad field counts, bytes, ...)."""
+               issued: bool = False, fanout: bool | None = None) -> RawTally | None:
+    """Run the query (:func:`tally_sql`); None when DuckDB refuses a file (bad field
+    counts, bytes, ...)."""
     import duckdb
 
     try:
-        result = con.execute(tally_sql(sources, survey, issued)).fetchall()
+        result = con.execute(tally_sql(sources, survey, issued, fanout)).fetchall()
     except duckdb.Error:
         return None  # the exact path reads the file row by row and says where
     cells = [(f, q, g, a, int(n), ig) for by_cell, f, q, g, a, ig, n, *_ in result if by_cell]

@@ -5,13 +5,12 @@ the files, in one scan:
 
 * the **cells**: rows per (file, question cell, group cell, answer cell) as
   typed;
-* the **respondents**: per respondent id, the answered rows and the sum of
-  one bit per question answered, from which the engine returns how many
-  respondents answered at least one question and how many are *suspicious*:
-  they may repeat a question (n rows but fewer than n distinct bits: a sum
-  of n powers of two has n one-bits exactly when they are distinct), their
-  id is empty, too long or needs trimming, or a question cell of theirs
-  could not be coded.
+* the **respondents**: per respondent id, the answered rows and one bit per
+  question answered (DuckDB keeps their OR, Dask their sum: either has n
+  one-bits for n rows exactly when the n bits differ), from which the engine
+  returns how many respondents answered at least one question and how many
+  are *suspicious*: they may repeat a question, their id is empty, too long
+  or needs trimming, or a question cell of theirs could not be coded.
 
 The distinct cells are few, so each is read here with the importer's own
 rules (:mod:`surveykit.definition.cells`). When every cell reads and no
@@ -40,8 +39,8 @@ from surveykit.definition.survey import Survey
 
 __all__ = ["BITS_PER_WORD", "RawTally", "counts_from_tally", "question_codes", "word_count"]
 
-# Question bits are summed in 64-bit integers, 32 questions a word, so that a
-# respondent would need 2**31 rows to overflow one.
+# Question bits: 32 questions a 64-bit word. Dask sums them, so a respondent would
+# need 2**31 rows to overflow one; DuckDB ORs them (no overflow at all).
 BITS_PER_WORD = 32
 
 
