@@ -12,7 +12,7 @@ and the math never sees a row.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -100,6 +100,28 @@ class QuestionCounts:
     question_id: str
     counts: Counts
     missing: int
+
+    def in_order(self, responses: Sequence[str]) -> QuestionCounts:
+        """The same counts with groups in number order and responses in ``responses``' order
+        (a design's ``response_labels``; labels it lacks follow, alphabetically), so that
+        counts read from the store and from files print alike.
+
+        >>> q = QuestionCounts(question_id="q", missing=0, counts=Counts.from_mapping(
+        ...     {"2": {"no": 1}, "1": {"dont_know": 2, "yes": 3, "no": 4}}))
+        >>> [(g, r) for g, r, _ in q.in_order(("yes", "no", "dont_know")).counts]
+        [('1', 'yes'), ('1', 'no'), ('1', 'dont_know'), ('2', 'no')]
+        """
+        rank = {label: i for i, label in enumerate(responses)}
+
+        def group_key(group: str) -> tuple[int, int, str]:
+            return (0, int(group), "") if group.isdigit() else (1, 0, group)
+
+        table = {group: {label: self.counts.table[group][label]
+                         for label in sorted(self.counts.table[group],
+                                             key=lambda x: (rank.get(x, len(rank)), x))}
+                 for group in sorted(self.counts.table, key=group_key)}
+        return QuestionCounts(question_id=self.question_id, counts=Counts.from_mapping(table),
+                              missing=self.missing)
 
     def total(self, label: str) -> int:
         """The count of ``label`` over all groups."""

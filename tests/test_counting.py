@@ -513,8 +513,18 @@ def test_counts_data_writes_a_counts_table_that_report_and_estimate_read(sqlite_
                                    str(data / "responses_long.csv"),
                                    str(data / "responses_wide.csv")])
     assert counted.exit_code == 0, counted.output
-    assert sorted(counted.output.splitlines()) == sorted(stored.output.splitlines())
-    assert counted.output.splitlines()[0] == "survey,question,group,response,count"
+    # the same table, line for line: responses in the design's order (yes, no, dont_know)
+    assert counted.output == stored.output
+    lines = counted.output.splitlines()
+    assert lines[0] == "survey,question,group,response,count"
+    assert [line.split(",")[1:4] for line in lines[1:5]] == [
+        ["exam_cheating", "1", "yes"], ["exam_cheating", "1", "no"],
+        ["exam_cheating", "1", "dont_know"], ["exam_cheating", "", "_missing"]]
+    as_json = [runner.invoke(main, ["counts", "--survey", "academic_integrity", "--db", sqlite_url,
+                                    "--format", "json", *more]).output
+               for more in ([], ["--data", str(data / "responses_long.csv"),
+                                 str(data / "responses_wide.csv")])]
+    assert as_json[0] == as_json[1]
     table = tmp_path / "counts.csv"
     table.write_text(counted.output, encoding="utf-8")
     from_store = runner.invoke(main, ["report", "--survey", "academic_integrity", "--db",

@@ -291,14 +291,21 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
     data = data_paths(data, more_data)
     if not data and (engine_name != "duckdb" or scheduler or replace):
         raise click.UsageError("--engine, --scheduler and --replace count files: add --data")
+    engine = open_engine(db_url)
     if data:
         from surveykit.counting.workflows import count_survey_files
 
-        _, counts = count_survey_files(open_engine(db_url), survey_name, data,
-                                       engine_name=engine_name, scheduler=scheduler,
-                                       replace=replace)
+        survey, counts = count_survey_files(engine, survey_name, data,
+                                            engine_name=engine_name, scheduler=scheduler,
+                                            replace=replace)
     else:
-        counts = count_responses(open_engine(db_url), survey_name)
+        from surveykit.store import load_survey
+
+        counts = count_responses(engine, survey_name)
+        survey = load_survey(engine, survey_name)
+    # the store and the files list responses as they find them: print both in design order
+    counts = [c.in_order(survey.question(c.question_id).design.response_labels)
+              for c in counts]
     if fmt == "csv":
         from surveykit.counting.table import write_counts_table
 
