@@ -145,3 +145,54 @@ def test_one_newton_step_is_one_iteration_in_the_summary(tmp_path):
                  "generalized_warner", "--param", "p=0.6", "--param", "q=0.2")
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-1] == "Converged after 1 iteration."
+
+
+def test_a_terminal_sees_the_likelihood_ratio_refits_progress(rr_only):
+    """One refit per term takes seconds on a million rows: a terminal gets a progress bar,
+    a pipe gets none, and stdout holds only the summary."""
+    import os
+    import pty
+    import shutil
+    import subprocess
+
+    executable = shutil.which("surveykit")
+    assert executable, "surveykit is not installed (pip install -e '.[test]')"
+    controller, terminal = pty.openpty()
+    try:
+        completed = subprocess.run(
+            [executable, "regress", rr_only, "--formula", "rrt ~ age.c", "--sensitive", "rrt",
+             *SLD], stdout=subprocess.PIPE, stderr=terminal, text=True, timeout=120,
+            check=False)
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # the terminal side is closed: everything was read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+    assert completed.returncode == 0
+    assert b"Likelihood-ratio tests" in shown and b"100%" in shown
+    assert completed.stdout.startswith("Logistic regression")
+    piped = run(rr_only, "--formula", "rrt ~ age.c", "--sensitive", "rrt", *SLD)
+    assert "Likelihood-ratio" not in piped.stderr
+
+
+def test_likelihood_ratio_refits_run_once_with_or_without_progress(rr_only):
+    from surveykit.designs.registry import make_design
+    from surveykit.estimation.regression import regress
+
+    frame = pd.read_csv(rr_only)
+    design = make_design("sld", p=[1 / 6, 5 / 6])
+    lazy = regress(frame, "rrt ~ age.c", sensitive="rrt", design=design, group="condition")
+    eager = regress(frame, "rrt ~ age.c", sensitive="rrt", design=design, group="condition")
+    steps = []
+    eager.run_lr_tests(steps.append)
+    assert steps == [1] * len(eager.parameters)
+    assert eager.lr_tests == lazy.lr_tests
+    eager.run_lr_tests(steps.append)  # already run: no second round of refits
+    assert len(steps) == len(eager.parameters)

@@ -15,7 +15,7 @@ import math
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json
+from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json, progress_bar
 from surveykit.errors import EstimationError, ParameterError
 
 
@@ -115,6 +115,9 @@ def regress_command(data, survey_name, formula, sensitive, design_name, params, 
         raise EstimationError(
             f"the fit did not converge in {result.iterations} iterations; the estimates may be "
             "off (rerun with --allow-unconverged to print them anyway)")
+    # one likelihood-ratio refit per term: seconds each on a million rows
+    with progress_bar(len(result.parameters), "Likelihood-ratio tests") as advance:
+        result.run_lr_tests(advance)
     predictions = None
     if at:
         newdata = _at_rows(at)
