@@ -32,55 +32,7 @@ from surveykit.store.importer import import_responses
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-MIXED = """
-name = "mixed"
-title = "Five designs, two groups"
-
-[design]
-model = "sld"
-p = [0.1667, 0.8333]
-groups = ["short", "long"]
-
-[[questions]]
-id = "doping"
-text = "Have you ever used doping?"
-
-[[questions]]
-id = "tax"
-text = "Have you ever evaded taxes?"
-[questions.design]
-model = "crosswise"
-p = 0.25
-innocuous = "Is your mother's birthday in January, February or March?"
-[questions.aliases]
-"same" = "yes"
-"different" = "no"
-
-[[questions]]
-id = "drinks"
-text = "How often did you drive after drinking last year?"
-[questions.design]
-model = "fr"
-p = [0.1, 0.1, 0.1]
-categories = ["never", "once", "often"]
-dont_know = 0.1
-
-[[questions]]
-id = "cards"
-text = "Have you ever shoplifted?"
-[questions.design]
-model = "kuk"
-p = [0.7, 0.3]
-repetitions = 3
-
-[[questions]]
-id = "cheat"
-text = "Have you ever cheated in an exam?"
-[questions.design]
-model = "cdm"
-p = [0.3, 0.7]
-groups = ["short", "long"]
-"""
+MIXED = (Path(__file__).parent / "surveys" / "mixed.toml").read_text(encoding="utf-8")
 GROUP_CELLS = ("1", "2", "short", "LONG", " Short ", "long")
 
 
