@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from terminal import run_on_a_terminal
 
 from surveykit.cli import main
 from surveykit.collection.randomizer import SEED_WARNING
@@ -274,29 +275,9 @@ def test_a_failing_database_write_removes_the_files_and_the_key_file(database, t
 
 
 def test_installed_command_on_a_terminal_shows_a_progress_bar(database, tmp_path):
-    import os
-    import pty
-
-    executable = shutil.which("surveykit")
-    assert executable, "surveykit is not installed (pip install -e '.[test]')"
-    controller, terminal = pty.openpty()
-    try:
-        completed = subprocess.run(
-            [executable, "generate", "--survey", "integrity", "--respondents", "1200",
-             "--out", str(tmp_path / "out"), "--db", str(database)],
-            stdout=subprocess.PIPE, stderr=terminal, text=True, timeout=120, check=False)
-        os.close(terminal)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(controller, 4096)
-            except OSError:  # the terminal side is closed: everything was read
-                break
-            if not chunk:
-                break
-            shown += chunk
-    finally:
-        os.close(controller)
+    completed, shown = run_on_a_terminal(
+        "generate", "--survey", "integrity", "--respondents", "1200",
+        "--out", str(tmp_path / "out"), "--db", str(database))
     assert completed.returncode == 0
     assert b"Generating" in shown and b"100%" in shown
     assert completed.stdout.startswith("wrote 3 sheets file(s)")  # stdout stays clean

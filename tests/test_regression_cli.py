@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from terminal import run_on_a_terminal
 
 from surveykit.cli import main
 
@@ -150,31 +151,8 @@ def test_one_newton_step_is_one_iteration_in_the_summary(tmp_path):
 def test_a_terminal_sees_the_likelihood_ratio_refits_progress(rr_only):
     """One refit per term takes seconds on a million rows: a terminal gets a progress bar,
     a pipe gets none, and stdout holds only the summary."""
-    import os
-    import pty
-    import shutil
-    import subprocess
-
-    executable = shutil.which("surveykit")
-    assert executable, "surveykit is not installed (pip install -e '.[test]')"
-    controller, terminal = pty.openpty()
-    try:
-        completed = subprocess.run(
-            [executable, "regress", rr_only, "--formula", "rrt ~ age.c", "--sensitive", "rrt",
-             *SLD], stdout=subprocess.PIPE, stderr=terminal, text=True, timeout=120,
-            check=False)
-        os.close(terminal)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(controller, 4096)
-            except OSError:  # the terminal side is closed: everything was read
-                break
-            if not chunk:
-                break
-            shown += chunk
-    finally:
-        os.close(controller)
+    completed, shown = run_on_a_terminal(
+        "regress", rr_only, "--formula", "rrt ~ age.c", "--sensitive", "rrt", *SLD)
     assert completed.returncode == 0
     assert b"Likelihood-ratio tests" in shown and b"100%" in shown
     assert completed.stdout.startswith("Logistic regression")
