@@ -476,6 +476,41 @@ class _DirectWriter:
         return self._outcome
 
 
+class _StagingTable:
+    """A temporary table an import stages its chunks in: COPYed on PostgreSQL (dropped at
+    commit or rollback), one executemany INSERT on SQLite (dropped by :meth:`drop`)."""
+
+    def __init__(self, conn: Connection, name: str, columns: tuple[tuple[str, str], ...]):
+        self.name = name
+        self.postgres = conn.dialect.name == "postgresql"
+        names = ", ".join(column for column, _ in columns)
+        definition = ", ".join(f"{column} {kind} NOT NULL" for column, kind in columns)
+        if self.postgres:
+            # ON COMMIT DROP: a finished or rolled-back import leaves nothing behind
+            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {name} ({definition}) ON COMMIT DROP")
+            self._copy = f"COPY {name} ({names}) FROM STDIN"
+        else:
+            conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{name}")
+            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {name} ({definition})")
+            self._insert = (f"INSERT INTO {name} ({names}) "
+                            f"VALUES ({', '.join('?' for _ in columns)})")
+
+    def send(self, conn: Connection, rows: list[tuple]) -> None:
+        if not self.postgres:
+            conn.exec_driver_sql(self._insert, rows)
+            return
+        # the driver's own connection, inside the transaction SQLAlchemy began
+        with conn.connection.dbapi_connection.cursor() as cursor:
+            with cursor.copy(self._copy) as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+    def drop(self, conn: Connection) -> None:
+        """Drop the table on SQLite (PostgreSQL drops it at the end of the transaction)."""
+        if not self.postgres:
+            conn.exec_driver_sql(f"DROP TABLE temp.{self.name}")
+
+
 class _StagedWriter:
     """Chunks COPYed (PostgreSQL) or inserted (SQLite) into a temporary table, then one
     set-based INSERT ... SELECT into ``responses``."""
@@ -484,32 +519,14 @@ class _StagedWriter:
 
     def __init__(self, conn: Connection, key: int, import_id: int, replace_answers: bool):
         self._key, self._import_id, self._replace = key, import_id, replace_answers
-        self._postgres = conn.dialect.name == "postgresql"
         self._outcome = _Outcome()
-        columns = (f"question_id INTEGER NOT NULL, respondent_id VARCHAR({RESPONDENT_ID_LENGTH})"
-                   f" NOT NULL, answer VARCHAR({ANSWER_LENGTH}) NOT NULL, "
-                   "group_number INTEGER NOT NULL")
-        if self._postgres:
-            # ON COMMIT DROP: a finished or rolled-back import leaves nothing behind
-            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {self.TABLE} ({columns}) "
-                                 "ON COMMIT DROP")
-        else:
-            conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{self.TABLE}")
-            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {self.TABLE} ({columns})")
-            self._insert = (f"INSERT INTO {self.TABLE} (question_id, respondent_id, answer, "
-                            "group_number) VALUES (?, ?, ?, ?)")
+        self._staging = _StagingTable(conn, self.TABLE, (
+            ("question_id", "INTEGER"), ("respondent_id", f"VARCHAR({RESPONDENT_ID_LENGTH})"),
+            ("answer", f"VARCHAR({ANSWER_LENGTH})"), ("group_number", "INTEGER")))
 
     def send(self, conn: Connection, rows: list[tuple]) -> None:
         self._outcome.sent += len(rows)
-        if not self._postgres:
-            conn.exec_driver_sql(self._insert, rows)
-            return
-        # the driver's own connection, inside the transaction SQLAlchemy began
-        with conn.connection.dbapi_connection.cursor() as cursor:
-            with cursor.copy(f"COPY {self.TABLE} (question_id, respondent_id, answer, "
-                             "group_number) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
+        self._staging.send(conn, rows)
 
     def finish(self, conn: Connection) -> _Outcome:
         outcome, table = self._outcome, self.TABLE
@@ -556,8 +573,7 @@ class _StagedWriter:
             raise _Shortfall from None
         outcome.new_respondents = answer_counts.add_known_respondents_from(conn, self._key,
                                                                            table)
-        if not self._postgres:
-            conn.exec_driver_sql(f"DROP TABLE temp.{table}")
+        self._staging.drop(conn)
         return outcome
 
 
@@ -574,27 +590,13 @@ class _CovariateWriter:
 
     def __init__(self, conn: Connection, key: int, import_id: int, replace_values: bool):
         self._key, self._import_id, self._replace = key, import_id, replace_values
-        self._postgres = conn.dialect.name == "postgresql"
-        columns = (f"respondent_id VARCHAR({RESPONDENT_ID_LENGTH}) NOT NULL, "
-                   f"name VARCHAR({COVARIATE_NAME_LENGTH}) NOT NULL, "
-                   f"value VARCHAR({COVARIATE_VALUE_LENGTH}) NOT NULL")
-        if self._postgres:
-            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {self.TABLE} ({columns}) "
-                                 "ON COMMIT DROP")
-        else:
-            conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{self.TABLE}")
-            conn.exec_driver_sql(f"CREATE TEMPORARY TABLE {self.TABLE} ({columns})")
+        self._staging = _StagingTable(conn, self.TABLE, (
+            ("respondent_id", f"VARCHAR({RESPONDENT_ID_LENGTH})"),
+            ("name", f"VARCHAR({COVARIATE_NAME_LENGTH})"),
+            ("value", f"VARCHAR({COVARIATE_VALUE_LENGTH})")))
 
     def send(self, conn: Connection, rows: list[tuple[str, str, str]]) -> None:
-        if not self._postgres:
-            conn.exec_driver_sql(f"INSERT INTO {self.TABLE} (respondent_id, name, value) "
-                                 "VALUES (?, ?, ?)", rows)
-            return
-        with conn.connection.dbapi_connection.cursor() as cursor:
-            with cursor.copy(f"COPY {self.TABLE} (respondent_id, name, value) "
-                             "FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
+        self._staging.send(conn, rows)
 
     def finish(self, conn: Connection) -> int:
         """Write the staged values; returns how many were stored (new or changed)."""
@@ -618,8 +620,7 @@ class _CovariateWriter:
             # checked after the insert: on PostgreSQL a concurrent import's value is
             # visible once DO NOTHING has waited for its commit
             raise _Shortfall
-        if not self._postgres:
-            conn.exec_driver_sql(f"DROP TABLE temp.{table}")
+        self._staging.drop(conn)
         return stored
 
 
