@@ -39,6 +39,7 @@ from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
 from surveykit.estimation import binomial
 from surveykit.estimation.likelihood import LikelihoodProblem, covariance
+from surveykit.validation import check_epsilon
 
 __all__ = ["Design", "FreeParameter", "Plan", "Precision", "design_survey", "free_parameter",
            "group_sizes", "parse_free_parameters", "plan_design", "precision",
@@ -373,7 +374,7 @@ def solve_for_budget(free: FreeParameter, *, epsilon: float, semantics: str = "s
     >>> round(p, 12), round(design.epsilon_shafer, 12)   # p / (1 - p) = 3
     (0.75, 1.098612288668)
     """
-    epsilon = _check_budget(epsilon)
+    epsilon = check_epsilon(epsilon)
     if semantics not in ("shafer", "walley"):
         raise ParameterError(f"semantics ({semantics!r}) must be 'shafer' or 'walley'")
     errors: list[ParameterError] = []
@@ -481,15 +482,6 @@ def _unbounded_message(free: FreeParameter, x: float, semantics: str, nuisance) 
                             "budget")
     return (f"design {free.model!r} loses unbounded privacy ({semantics.capitalize()}) for "
             f"every {free.label}{where}; no value meets a finite budget")
-
-
-def _check_budget(epsilon: object) -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.floating):
-        raise ParameterError(f"epsilon ({epsilon!r}) must be a positive number")
-    epsilon = float(epsilon)
-    if not math.isfinite(epsilon) or epsilon <= 0:
-        raise ParameterError(f"epsilon ({epsilon}) must be a positive, finite privacy budget")
-    return epsilon
 
 
 # -- precision --------------------------------------------------------------------------------

@@ -6,11 +6,13 @@ Each check returns the value in its plain Python type or raises
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from surveykit.errors import ParameterError
 
-__all__ = ["check_sample_size"]
+__all__ = ["check_epsilon", "check_sample_size"]
 
 
 def check_sample_size(n: object) -> int:
@@ -24,3 +26,17 @@ def check_sample_size(n: object) -> int:
     if n < 1:
         raise ParameterError(f"n ({n}) must be at least 1")
     return int(n)
+
+
+def check_epsilon(epsilon: object) -> float:
+    """``epsilon`` as a float privacy budget: positive and finite.
+
+    >>> check_epsilon(1)
+    1.0
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.floating):
+        raise ParameterError(f"epsilon ({epsilon!r}) must be a positive number")
+    epsilon = float(epsilon)
+    if not math.isfinite(epsilon) or epsilon <= 0:
+        raise ParameterError(f"epsilon ({epsilon}) must be a positive, finite privacy budget")
+    return epsilon

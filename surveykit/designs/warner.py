@@ -46,7 +46,7 @@ from surveykit.designs.base import (
     with_dont_know,
 )
 from surveykit.errors import ParameterError
-from surveykit.validation import check_sample_size
+from surveykit.validation import check_epsilon, check_sample_size
 
 __all__ = [
     "DONT_KNOW",
@@ -144,7 +144,7 @@ class GeneralizedWarner(Design):
         >>> round(gw.p, 12), round(gw.q, 12)
         (0.6, 0.2)
         """
-        epsilon = _check_epsilon(epsilon)
+        epsilon = check_epsilon(epsilon)
         c = 1.0 - _check_probability("dont_know", dont_know)
         if c <= 0:
             raise ParameterError(
@@ -161,7 +161,7 @@ class GeneralizedWarner(Design):
         q = 1 / (e^eps + 1) and p = 1 - q - dont_know (Section 3.2, eps^W).
         Among mechanisms with this Walley loss and don't-know rate it is the only one.
         """
-        epsilon = _check_epsilon(epsilon)
+        epsilon = check_epsilon(epsilon)
         dont_know = _check_probability("dont_know", dont_know)
         q = math.exp(-epsilon) / (1 + math.exp(-epsilon))
         p = 1.0 - q - dont_know
@@ -279,8 +279,6 @@ class GeneralizedWarner(Design):
         from surveykit.estimation.exact import warner_variance
 
         return warner_variance(pi=pi, p=1 - self.q, n=n)
-
-
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -416,12 +414,3 @@ def estimate_redistributed(*, yes: int, n: int, mechanism: GeneralizedWarner, la
     if denominator == 0:
         raise ParameterError(f"lam ({lam}) makes Q_lambda uninformative (truth probability 1/2)")
     return (yes / n - (1 - lam) * r - mechanism.q) / denominator
-
-
-def _check_epsilon(epsilon: object) -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.floating):
-        raise ParameterError(f"epsilon ({epsilon!r}) must be a positive number")
-    epsilon = float(epsilon)
-    if not math.isfinite(epsilon) or epsilon <= 0:
-        raise ParameterError(f"epsilon ({epsilon}) must be a positive, finite privacy budget")
-    return epsilon
