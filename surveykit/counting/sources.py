@@ -10,7 +10,6 @@ locate bad rows (line = row number + 1, the header being line 1).
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import glob
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from surveykit.definition.cells import question_lookup, read_question
 from surveykit.definition.responses import ResponseFile, inspect_file
+from surveykit.definition.spreadsheets import cell_as_text
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, InputError, ParameterError
 
@@ -190,16 +190,8 @@ def cell_text(value: object) -> str:
     >>> cell_text(1.0), cell_text(True), cell_text(None), cell_text("a\\nb")
     ('1', 'true', '', 'a b')
     """
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
     # one spreadsheet row stays one line, so line numbers stay row numbers
-    return str(value).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return cell_as_text(value).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
 def xlsx_to_csv(path: Path, out: Path) -> None:

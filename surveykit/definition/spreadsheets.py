@@ -23,7 +23,7 @@ from pathlib import Path
 
 from surveykit.errors import CsvImportError
 
-__all__ = ["SheetRows", "sniff", "open_sheet", "zip_members"]
+__all__ = ["SheetRows", "cell_as_text", "sniff", "open_sheet", "zip_members"]
 
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Other formats people pick by mistake: magic number -> what it is.
@@ -104,8 +104,12 @@ class SheetRows:
             self._close()
 
 
-def _text(value: object) -> str:
-    """A cell value as a CSV export would write it."""
+def cell_as_text(value: object) -> str:
+    """A cell value as a CSV export would write it.
+
+    >>> cell_as_text(2.0), cell_as_text(False), cell_as_text(None)
+    ('2', 'false', '')
+    """
     if value is None:
         return ""
     if isinstance(value, str):
@@ -151,7 +155,7 @@ def _open_xlsx(path: Path) -> SheetRows:
     def rows() -> Iterator[tuple[int, list[str]]]:
         for number, values in enumerate(sheet.iter_rows(min_row=1, values_only=True),
                                         start=1):
-            yield number, [_text(value) for value in values]
+            yield number, [cell_as_text(value) for value in values]
 
     return SheetRows(sheet=sheet.title, others=tuple(s.title for s in book.worksheets[1:]),
                      total=total, rows=rows(), _close=book.close)
@@ -172,7 +176,7 @@ def _open_xls(path: Path) -> SheetRows:
             return "true" if value else "false"
         if kind in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK, xlrd.XL_CELL_ERROR):
             return ""
-        return _text(value)
+        return cell_as_text(value)
 
     def rows() -> Iterator[tuple[int, list[str]]]:
         for index in range(sheet.nrows):
