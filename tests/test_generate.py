@@ -1,7 +1,8 @@
 """`surveykit generate` end to end: real CLI invocations on real SQLite files.
 
-The database after a generation holds the issued ids and aggregate code counts
-per question, and nothing that pairs a respondent with a code.
+The database after a generation holds the issued ids and, for runs of at least
+AUDIT_MINIMUM_PER_GROUP respondents per group, aggregate code counts per question,
+and nothing that pairs a respondent with a code.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 import shutil
 import sqlite3
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from terminal import run_on_a_terminal
 from surveykit.cli import main
 from surveykit.collection.randomizer import SEED_WARNING
 from surveykit.collection.respondent_ids import ID_PATTERN
+from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import parse_survey
 from surveykit.store import add_survey, init_database, open_engine
 
@@ -62,17 +65,35 @@ def every_table(path: Path) -> dict[str, tuple[list[str], list[tuple]]]:
 NAMES = {"T": "truthful", "L": "opposite", "D": "dont_know"}
 
 
+def key_file_totals(key: Path) -> dict[tuple[str, int, str], int]:
+    """(question, group, code) -> how many respondents the key file gives that code."""
+    with key.open(newline="", encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream))
+    return dict(Counter((r["question_id"], int(r["group"]), r["code"]) for r in rows))
+
+
+def stored_totals(database: Path) -> dict[tuple[str, int, str], int]:
+    with sqlite3.connect(database) as conn:
+        return {(q, g, c): n for q, g, c, n in conn.execute(
+            "SELECT questions.name, group_number, code, count FROM code_tallies "
+            "JOIN questions ON questions.id = code_tallies.question_id")}
+
+
 def test_database_after_generate_holds_issued_ids_and_aggregate_counts_only(database, tmp_path):
-    result = generate(database, tmp_path / "out", "--seed", "5", "--output", "json")
+    key = tmp_path / "vault" / "key.csv"
+    key.parent.mkdir()
+    result = generate(database, tmp_path / "out", "--seed", "5", "--output", "json",
+                      "--key-file", str(key), respondents=AUDIT_MINIMUM_PER_GROUP + 10)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert SEED_WARNING in result.stderr
+    assert summary["audit"] == {"tallied": True, "minimum_per_group": AUDIT_MINIMUM_PER_GROUP}
     printed_id = re.compile(ID_PATTERN.pattern.strip("^$"))
     ids = set()
     for name in summary["files"]:
         if Path(name).name.startswith("sheets-"):
             ids |= set(printed_id.findall(Path(name).read_text(encoding="utf-8")))
-    assert len(ids) == 40
+    assert len(ids) == AUDIT_MINIMUM_PER_GROUP + 10
 
     tables = every_table(database)
     # Which tables hold an issued id anywhere? Only the register of issued ids.
@@ -82,18 +103,12 @@ def test_database_after_generate_holds_issued_ids_and_aggregate_counts_only(data
     columns, rows = tables["respondents"]
     assert set(columns) == {"survey_id", "respondent_id", "issued_at", "group_number"}
     assert {row[columns.index("respondent_id")] for row in rows} == ids
-    # Codes appear only as totals: one row per (question, group, code), no respondent column.
+    # Codes appear only as totals: one row per (question, group, code), no respondent column,
+    # and they are the totals of the codes the key file gives the respondents.
     columns, rows = tables["code_tallies"]
     assert set(columns) == {"question_id", "group_number", "code", "count"}
     assert len(rows) == 2 * 3
-    with sqlite3.connect(database) as conn:
-        stored = dict(((q, c), n) for q, c, n in conn.execute(
-            "SELECT questions.name, code, count FROM code_tallies "
-            "JOIN questions ON questions.id = code_tallies.question_id"))
-    for question, tally in summary["code_tallies"].items():
-        assert sum(tally.values()) == 40
-        for code, count in tally.items():
-            assert stored[(question, NAMES[code])] == count
+    assert stored_totals(database) == key_file_totals(key)
     # No other table has a column that could carry a code.
     for name, (columns, rows) in tables.items():
         if name == "code_tallies":
@@ -103,37 +118,38 @@ def test_database_after_generate_holds_issued_ids_and_aggregate_counts_only(data
             assert not (values and values <= {"T", "L", "D", *NAMES.values()}), (name, column)
 
 
-def test_a_second_generation_adds_ids_and_counts(database, tmp_path):
-    first = generate(database, tmp_path / "a", "--output", "json", respondents=10)
-    second = generate(database, tmp_path / "b", "--output", "json", respondents=15)
-    assert first.exit_code == 0 and second.exit_code == 0, second.output
+def test_a_second_generation_adds_ids_and_counts_of_runs_large_enough(database, tmp_path):
+    keys = [tmp_path / f"key-{name}.csv" for name in "abc"]
+    sizes = (AUDIT_MINIMUM_PER_GROUP, AUDIT_MINIMUM_PER_GROUP + 15, AUDIT_MINIMUM_PER_GROUP - 1)
+    for key, size in zip(keys, sizes, strict=True):
+        result = generate(database, tmp_path / key.stem, "--key-file", str(key),
+                          respondents=size)
+        assert result.exit_code == 0, result.output
     tables = every_table(database)
-    assert len(tables["respondents"][1]) == 25
-    total = {}
-    for run_result in (first, second):
-        for question, tally in json.loads(run_result.stdout)["code_tallies"].items():
-            for code, count in tally.items():
-                if count:
-                    total[(question, NAMES[code])] = total.get((question, NAMES[code]), 0) + count
-    with sqlite3.connect(database) as conn:
-        stored = dict(((q, c), n) for q, c, n in conn.execute(
-            "SELECT questions.name, code, count FROM code_tallies "
-            "JOIN questions ON questions.id = code_tallies.question_id"))
-    assert stored == total
+    assert len(tables["respondents"][1]) == sum(sizes)
+    # the two runs of at least AUDIT_MINIMUM_PER_GROUP add up; the small one adds no counts
+    assert stored_totals(database) == dict(
+        Counter(key_file_totals(keys[0])) + Counter(key_file_totals(keys[1])))
 
 
-def test_text_summary_names_the_files_and_the_counts(database, tmp_path):
+def test_text_summary_names_the_files_and_says_whether_totals_were_kept(database, tmp_path):
     result = generate(database, tmp_path / "out", "--seed", "1", "--per-file", "15")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0] == f"wrote 3 sheets file(s) to {tmp_path / 'out'}: sheets-00001.html ... " \
-                       "sheets-00003.html"
-    assert lines[1] == f"wrote 3 slips file(s) to {tmp_path / 'out'}: slips-00001.html ... " \
-                       "slips-00003.html"
-    assert lines[2] == f"issued 40 respondent ids for survey 'integrity' in sqlite:///{database}"
-    assert re.fullmatch(r"instructions for exam: truthful \d+, opposite \d+, dont_know \d+",
-                        lines[3]), lines[3]
-    assert lines[4].startswith("instructions for paid: truthful ")
+    assert lines == [
+        f"wrote 3 sheets file(s) to {tmp_path / 'out'}: sheets-00001.html ... sheets-00003.html",
+        f"wrote 3 slips file(s) to {tmp_path / 'out'}: slips-00001.html ... slips-00003.html",
+        f"issued 40 respondent ids for survey 'integrity' in sqlite:///{database}",
+        f"instruction totals not kept: with fewer than {AUDIT_MINIMUM_PER_GROUP} respondents "
+        "they would reveal this run's instructions; the randomizer audit leaves the run out",
+        "Print sheets-* and slips-* separately and shuffle the printed slips; each respondent "
+        "keeps a slip and hands in only the sheet ('surveykit docs questionnaires').",
+    ]
+    large = generate(database, tmp_path / "large", respondents=AUDIT_MINIMUM_PER_GROUP)
+    assert large.exit_code == 0, large.output
+    assert large.stdout.splitlines()[3] == (
+        "instruction totals kept for the randomizer audit (runs of at least "
+        f"{AUDIT_MINIMUM_PER_GROUP} respondents)")
 
 
 def test_key_file_is_written_only_on_request_with_a_loud_warning(database, tmp_path):
@@ -327,18 +343,20 @@ def test_multi_group_generation_stores_groups_with_ids_and_instructions_only_as_
         groups_database, tmp_path):
     key = tmp_path / "vault" / "key.csv"
     key.parent.mkdir()
-    result = run("generate", "--survey", "groups", "--respondents", "41", "--out",
+    respondents = 2 * AUDIT_MINIMUM_PER_GROUP + 1
+    result = run("generate", "--survey", "groups", "--respondents", str(respondents), "--out",
                  str(tmp_path / "out"), "--db", str(groups_database), "--seed", "8",
                  "--key-file", str(key), "--output", "json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    assert sorted(summary["groups"].values()) == [20, 21]
+    assert sorted(summary["groups"].values()) == [AUDIT_MINIMUM_PER_GROUP,
+                                                  AUDIT_MINIMUM_PER_GROUP + 1]
     assert set(summary["groups"]) == {"short", "long"}
-    assert summary["code_tallies"] == {}  # no question has the generalized Warner's codes
+    assert summary["audit"]["tallied"] is True
     with key.open(newline="", encoding="utf-8") as stream:
         rows = list(csv.DictReader(stream))
     ids = {r["respondent_id"] for r in rows}
-    assert len(ids) == 41
+    assert len(ids) == respondents
 
     tables = every_table(groups_database)
     holding_ids = {name for name, (_, rs) in tables.items()
@@ -349,21 +367,17 @@ def test_multi_group_generation_stores_groups_with_ids_and_instructions_only_as_
                  for row in stored_respondents}
     # the database keeps each id's group (a form version), the one the key file and sheets show
     assert groups_of == {r["respondent_id"]: int(r["group"]) for r in rows}
-    # instructions only as totals per question, group and code, equal to the JSON summary
+    # instructions only as totals per question, group and code, those of the key file
     columns, tally_rows = tables["code_tallies"]
     assert set(columns) == {"question_id", "group_number", "code", "count"}
-    with sqlite3.connect(groups_database) as conn:
-        stored = {(q, g, c): n for q, g, c, n in conn.execute(
-            "SELECT questions.name, group_number, code, count FROM code_tallies "
-            "JOIN questions ON questions.id = code_tallies.question_id")}
-    number = {"short": 1, "long": 2}
-    expected = {(q, number[g], c): n for q, groups in summary["instruction_tallies"].items()
-                for g, counts in groups.items() for c, n in counts.items() if n}
-    assert stored == expected
+    stored = stored_totals(groups_database)
+    assert stored == key_file_totals(key)
     # one-group questions (crosswise, Kuk) are counted per group too: every group adds up
-    for q, groups in summary["instruction_tallies"].items():
-        for g, counts in groups.items():
-            assert sum(counts.values()) == summary["groups"][g], (q, g)
+    number = {"short": 1, "long": 2}
+    for question in ("drugs", "tax", "shoplift", "fare"):
+        for name, issued in summary["groups"].items():
+            assert sum(n for (q, g, _), n in stored.items()
+                       if q == question and g == number[name]) == issued, (question, name)
     # no other table has a column whose values could be instruction codes
     codes = {c for _, _, c in stored}
     for name, (columns, rs) in tables.items():
@@ -374,20 +388,22 @@ def test_multi_group_generation_stores_groups_with_ids_and_instructions_only_as_
             assert not (values and values <= codes | {"T", "L", "D"}), (name, column)
 
 
-def test_text_summary_prints_instruction_counts_per_group(groups_database, tmp_path):
+def test_text_summary_of_a_multi_group_survey_prints_groups_and_no_instruction_counts(
+        groups_database, tmp_path):
     result = run("generate", "--survey", "groups", "--respondents", "10", "--out",
                  str(tmp_path / "out"), "--db", str(groups_database), "--seed", "2")
     assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
-    assert lines[3] == "groups (form versions): short 5, long 5"
-    assert re.fullmatch(r"instructions for drugs, group short: truthful \d+, say:yes \d+",
-                        lines[4]), lines[4]
-    assert lines[5].startswith("instructions for drugs, group long: truthful ")
-    assert lines[6] == "instructions for tax, group short: sensitive 5"
-    assert any(line.startswith("instructions for fare, group long: table:yes=0;no=0 ")
-               for line in lines)
-    assert lines[-1] == ("Give each respondent a sheet and a slip of the same form version; "
-                         "shuffle the slips within each version.")
+    assert result.stdout.splitlines()[3:] == [
+        "groups (form versions): short 5, long 5",
+        f"instruction totals not kept: with fewer than {AUDIT_MINIMUM_PER_GROUP} respondents "
+        "per form version they would reveal this run's instructions; the randomizer audit "
+        "leaves the run out",
+        "Print sheets-* and slips-* separately and shuffle the printed slips within each form "
+        "version; each respondent keeps a slip and hands in only the sheet ('surveykit docs "
+        "questionnaires').",
+        "Give each respondent a sheet and a slip of the same form version.",
+    ]
+    assert every_table(groups_database)["code_tallies"][1] == []
 
 
 def test_die_mode_of_a_multi_group_survey_stores_the_groups_and_no_counts(groups_database,
@@ -397,7 +413,8 @@ def test_die_mode_of_a_multi_group_survey_stores_the_groups_and_no_counts(groups
                  "json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    assert summary["groups"] == {"short": 3, "long": 3} and summary["instruction_tallies"] == {}
+    assert summary["groups"] == {"short": 3, "long": 3}
+    assert summary["audit"]["tallied"] is False
     tables = every_table(groups_database)
     columns, rows = tables["respondents"]
     assert sorted(row[columns.index("group_number")] for row in rows) == [1, 1, 1, 2, 2, 2]

@@ -138,7 +138,7 @@ def test_generated_slips_carry_no_respondent_id_and_tell_the_respondent_to_keep_
     assert "Give the opposite" not in sheet_text and "Answer truthfully" not in sheet_text
 
 
-def test_key_file_lists_every_code_and_agrees_with_slips_and_tallies(survey, tmp_path):
+def test_key_file_lists_every_code_and_agrees_with_the_slips(survey, tmp_path):
     key = tmp_path / "key.csv"
     result = write_questionnaires(survey, respondents=25, out_dir=tmp_path / "out",
                                   key_file=key, rng=seeded_source(2), per_file=25)
@@ -151,8 +151,6 @@ def test_key_file_lists_every_code_and_agrees_with_slips_and_tallies(survey, tmp
     assert {r["group"] for r in rows} == {"1"}
     for question in ("exam", "paid"):
         codes = [r["code"] for r in rows if r["question_id"] == question]
-        tally = result.instruction_tallies[question][1]
-        assert {c: codes.count(c) for c in tally} == tally
         assert set(codes) <= {"truthful", "opposite", "dont_know"}
     # slip k of the file is respondent k's slip: its rules follow the key file's codes
     slip_rules = re.findall(r'class="rule (rule-\w+)"', (tmp_path / "out" / "slips-00001.html")
@@ -246,11 +244,11 @@ def test_a_survey_in_french_overrides_the_wording_per_survey_and_per_question(tm
     assert '<span class="box">Ne sais pas</span>' in sheet  # the question's own override
     assert "Yes" not in sheet and "Answer sheet" not in sheet
     assert "Gardez ce papier. Ne le rendez pas avec vos réponses." in slip
-    code = result.code_tallies["examen"]
-    expected = {"T": "Répondez sincèrement.", "L": "Donnez la réponse contraire.",
-                "D": "Répondez « je ne sais pas »."}
-    (drawn,) = [c for c, n in code.items() if n == 1]
-    assert expected[drawn] in slip
+    assert result.respondents == 1
+    expected = {"truthful": "Répondez sincèrement.", "opposite": "Donnez la réponse contraire.",
+                "dont_know": "Répondez « je ne sais pas »."}
+    (drawn,) = slip_rules(slip)
+    assert expected[drawn.removeprefix("rule-")] in slip
 
 
 def test_unknown_wording_key_is_refused_with_the_known_keys():
@@ -466,13 +464,6 @@ def test_slips_of_a_multi_group_survey_follow_the_key_file_and_carry_no_id(group
     assert slip_rules(slips) == [f"rule-{kinds.get(r['code'].split(':')[0], r['code'])}"
                                  for r in rows]
     assert not any(rid in slips for rid in by_id)
-    # tallies per question and group agree with the key file
-    for question, groups in result.instruction_tallies.items():
-        for group, tally in groups.items():
-            codes = [r["code"] for r in rows
-                     if r["question_id"] == question and r["group"] == str(group)]
-            assert {c: codes.count(c) for c in tally} == tally, (question, group)
-            assert sum(tally.values()) == result.group_counts[group]
 
 
 def slip_rules(html: str) -> list[str]:

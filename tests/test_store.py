@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 from sqlalchemy import inspect, text
 
+from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import parse_survey
 from surveykit.errors import ParameterError, StoreError
 from surveykit.store import database as store
@@ -160,43 +161,66 @@ def test_list_surveys_counts_questions_issued_respondents_answers_imports(survey
 # -- issued questionnaires ------------------------------------------------------------
 
 
-TALLIES = {"exam_cheating": {1: {"truthful": 2, "opposite": 1}},
-           "plagiarism": {1: {"truthful": 1, "opposite": 1, "dont_know": 1}}}
+RUN = [f"r{i}" for i in range(1, AUDIT_MINIMUM_PER_GROUP + 11)]
+NEXT_RUN = [f"r{i}" for i in range(AUDIT_MINIMUM_PER_GROUP + 11, 2 * AUDIT_MINIMUM_PER_GROUP + 21)]
+N = len(RUN)
+TALLIES = {"exam_cheating": {1: {"truthful": N - 10, "opposite": 10}},
+           "plagiarism": {1: {"truthful": N - 20, "opposite": 10, "dont_know": 10}}}
 
 
 def test_record_generation_registers_ids_and_adds_tallies(survey_engine):
-    store.record_generation(survey_engine, SURVEY, ["r1", "r2", "r3"], TALLIES)
-    store.record_generation(survey_engine, SURVEY, ["r4", "r5", "r6"], TALLIES)
-    assert store.issued_respondent_count(survey_engine, SURVEY) == 6
+    store.record_generation(survey_engine, SURVEY, RUN, TALLIES)
+    store.record_generation(survey_engine, SURVEY, NEXT_RUN, TALLIES)
+    assert store.issued_respondent_count(survey_engine, SURVEY) == 2 * N
     tallies = store.code_tallies(survey_engine, SURVEY)
-    assert tallies["exam_cheating"] == {1: {"opposite": 2, "truthful": 4}}
-    assert tallies["plagiarism"] == {1: {"dont_know": 2, "opposite": 2, "truthful": 2}}
+    assert tallies["exam_cheating"] == {1: {"opposite": 20, "truthful": 2 * N - 20}}
+    assert tallies["plagiarism"] == {1: {"dont_know": 20, "opposite": 20, "truthful": 2 * N - 40}}
     assert tallies["fabricated_data"] == {}
 
 
 def test_record_generation_with_an_already_issued_id_stores_nothing(survey_engine):
-    store.record_generation(survey_engine, SURVEY, ["r1", "r2", "r3"], TALLIES)
-    with pytest.raises(StoreError, match=r"1 respondent id\(s\) were already issued for survey "
-                                         r"'academic_integrity': 'r3'; nothing was recorded"):
-        store.record_generation(survey_engine, SURVEY, ["r3", "r4", "r5"], TALLIES)
-    assert store.issued_respondent_count(survey_engine, SURVEY) == 3
+    store.record_generation(survey_engine, SURVEY, RUN, TALLIES)
+    with pytest.raises(StoreError, match=rf"1 respondent id\(s\) were already issued for survey "
+                                         rf"'academic_integrity': 'r{N}'; nothing was recorded"):
+        store.record_generation(survey_engine, SURVEY, [RUN[-1], *NEXT_RUN[1:]], TALLIES)
+    assert store.issued_respondent_count(survey_engine, SURVEY) == N
     assert store.code_tallies(survey_engine, SURVEY)["exam_cheating"] == {
-        1: {"opposite": 1, "truthful": 2}}
+        1: {"opposite": 10, "truthful": N - 10}}
+
+
+def test_record_generation_keeps_no_totals_of_a_small_run_and_says_why(survey_engine):
+    """A run's totals are the difference of the database before and after it: for a run of
+    one they would be that respondent's codes. Smaller runs register their ids only."""
+    small = RUN[:AUDIT_MINIMUM_PER_GROUP - 1]
+    with pytest.raises(ParameterError, match=(
+            rf"^instruction totals of a run of {len(small)} respondent id\(s\) of survey "
+            r"'academic_integrity' would let anyone who compares the database before and after "
+            r"it read the run's instructions; keep totals only for runs with at least "
+            rf"{AUDIT_MINIMUM_PER_GROUP} ids in every group, and record smaller runs' ids "
+            r"without them$")):
+        store.record_generation(survey_engine, SURVEY, small,
+                                {"plagiarism": {1: {"truthful": len(small)}}})
+    with pytest.raises(ParameterError, match=r"a run of 0 respondent id\(s\)"):
+        store.record_generation(survey_engine, SURVEY, [], {"plagiarism": {1: {"truthful": 1}}})
+    assert store.issued_respondent_count(survey_engine, SURVEY) == 0
+    store.record_generation(survey_engine, SURVEY, small, {})
+    assert store.issued_respondent_count(survey_engine, SURVEY) == len(small)
+    assert all(t == {} for t in store.code_tallies(survey_engine, SURVEY).values())
 
 
 @pytest.mark.parametrize("ids, tallies, message", [
-    (["r1", "r1", "r2"], TALLIES, r"1 respondent id\(s\) appear more than once: 'r1'"),
-    (["r1", " r2", "r3"], TALLIES, r"respondent id ' r2': .*must not start or end with spaces"),
-    (["r1", "", "r3"], TALLIES, r"respondent id '': a respondent id must be a non-empty text"),
-    (["r1", "r2", "r3"], {"nope": {1: {"truthful": 3}}}, r"names question 'nope', which survey"),
-    (["r1", "r2", "r3"], {"plagiarism": {1: {"": 3}}},
+    ([*RUN[:-1], "r1"], TALLIES, r"1 respondent id\(s\) appear more than once: 'r1'"),
+    ([*RUN[:-1], " r2"], TALLIES, r"respondent id ' r2': .*must not start or end with spaces"),
+    ([*RUN[:-1], ""], TALLIES, r"respondent id '': a respondent id must be a non-empty text"),
+    (RUN, {"nope": {1: {"truthful": N}}}, r"names question 'nope', which survey"),
+    (RUN, {"plagiarism": {1: {"": N}}},
      r"instruction code '' for question 'plagiarism' must be a non-empty text"),
-    (["r1", "r2", "r3"], {"plagiarism": {1: {"truthful": -1, "opposite": 4}}},
+    (RUN, {"plagiarism": {1: {"truthful": -1, "opposite": N + 1}}},
      r"count -1 of instruction truthful"),
-    (["r1", "r2", "r3"], {"plagiarism": {1: {"truthful": 1, "opposite": 1}}},
-     r"in group 1 add up to 2, but 3 respondent"),
-    (["r1", "r2", "r3"], {"plagiarism": {2: {"truthful": 3}}},
-     r"in group 2 add up to 3, but 0 respondent"),
+    (RUN, {"plagiarism": {1: {"truthful": 1, "opposite": N - 2}}},
+     rf"in group 1 add up to {N - 1}, but {N} respondent"),
+    (RUN, {"plagiarism": {1: {"truthful": N}, 2: {"truthful": N}}},
+     rf"in group 2 add up to {N}, but 0 respondent"),
 ])
 def test_record_generation_refuses_bad_input_and_stores_nothing(survey_engine, ids, tallies,
                                                                 message):

@@ -45,8 +45,11 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     "yes" whatever the truth is, answer another question, ... as the
     question's design says) and, in multi-group surveys, their group (form
     version, balanced across groups) come from operating-system entropy. The
-    database gets the issued ids with their groups and per-question, per-group
-    instruction totals only, never an instruction next to an id.
+    instructions go to the slips only: the database gets the issued ids with
+    their groups and, for the randomizer audit, the run's per-question
+    instruction totals if it has at least 50 respondents per form version
+    (a smaller run's totals would reveal its instructions); nothing printed
+    depends on the instructions drawn.
     'surveykit docs questionnaires' explains how to print and hand out the files.
 
     Example: surveykit generate --survey academic_integrity --respondents 300 --out forms
@@ -57,6 +60,7 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
         generate_questionnaires,
     )
     from surveykit.collection.randomizer import SEED_WARNING
+    from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
     from surveykit.files import output_folder
     from surveykit.store import display_url, open_engine
 
@@ -88,16 +92,24 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     if len(names) > 1:
         click.echo("groups (form versions): " + ", ".join(
             f"{names[g]} {n}" for g, n in result.group_counts.items()))
-    for question, groups in result.instruction_tallies.items():
-        for group, tally in groups.items():
-            where = f", group {names[group]}" if len(names) > 1 else ""
-            counts = ", ".join(f"{code} {n}" for code, n in tally.items())
-            click.echo(f"instructions for {question}{where}: {counts}")
+    per_group = " per form version" if len(names) > 1 else ""
+    if result.tallied:
+        click.echo(f"instruction totals kept for the randomizer audit (runs of at least "
+                   f"{AUDIT_MINIMUM_PER_GROUP} respondents{per_group})")
+    elif mode == "slips":
+        click.echo(f"instruction totals not kept: with fewer than {AUDIT_MINIMUM_PER_GROUP} "
+                   f"respondents{per_group} they would reveal this run's instructions; the "
+                   "randomizer audit leaves the run out")
     if result.key_file is not None:
         click.echo(f"wrote the key file {result.key_file} (keep it away from the answers)")
-    if mode == "slips":
-        click.echo("Print sheets-* and slips-* separately; each respondent keeps a slip and "
-                   "hands in only the sheet ('surveykit docs questionnaires').")
+    if mode == "slips" and result.key_file is not None:
+        click.echo("Print sheets-* and slips-* separately and hand out slip k with sheet k, "
+                   "as the key file pairs them; each respondent keeps the slip and hands in "
+                   "only the sheet ('surveykit docs questionnaires').")
+    elif mode == "slips":
+        within = " within each form version" if len(names) > 1 else ""
+        click.echo(f"Print sheets-* and slips-* separately and shuffle the printed slips{within}"
+                   "; each respondent keeps a slip and hands in only the sheet ('surveykit docs "
+                   "questionnaires').")
         if len(names) > 1:
-            click.echo("Give each respondent a sheet and a slip of the same form version; "
-                       "shuffle the slips within each version.")
+            click.echo("Give each respondent a sheet and a slip of the same form version.")

@@ -2,7 +2,7 @@
 
 The work streams in batches of ``per_file`` respondents (500 by default): for
 each batch new respondent ids and instructions are drawn, one file per part is
-rendered straight to disk, and only the ids, their groups and the
+rendered straight to disk, and only the ids, their groups and the run's
 per-question instruction counts are kept. 100,000 questionnaires are 200
 files per part, none held in memory.
 
@@ -19,10 +19,16 @@ Files in ``out_dir`` (``NNNNN`` is the batch number, from 00001):
   respondents keep them);
 * die mode: ``forms-NNNNN.{html,md}`` (one self-randomized form per id).
 
-Privacy (docs/questionnaires.md): instructions go only to the slips and, if
-asked for explicitly, to a key file; the database receives the issued ids
-with their groups (a form version, not a secret) and aggregate instruction
-counts per question and group, never an instruction next to an id.
+Privacy (docs/questionnaires.md, "Threat model"): instructions go only to the
+slips and, if asked for explicitly, to a key file; the database receives the
+issued ids with their groups (a form version, not a secret) and, only for a
+run with at least :data:`~surveykit.definition.limits.AUDIT_MINIMUM_PER_GROUP`
+respondents in every group, the run's instruction counts per question and
+group (for the randomizer audit), never an instruction next to an id. A
+smaller run changes the database by its ids alone, and nothing ``generate``
+prints or returns depends on the instructions drawn: a run of one respondent
+would otherwise tell anyone who compares the database before and after (or
+reads the terminal) that respondent's instructions.
 
 The files are written into a hidden staging folder beside ``out_dir`` and
 moved into ``out_dir`` only after the store recorded the generation (one
@@ -57,6 +63,7 @@ from surveykit.collection.render import (
     render_to,
 )
 from surveykit.collection.respondent_ids import new_respondent_ids
+from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.errors import OutputError, ParameterError
 from surveykit.files import output_file, output_folder, remove_created
 
@@ -65,6 +72,7 @@ __all__ = [
     "KEY_FILE_COLUMNS",
     "KEY_FILE_WARNING",
     "GenerationResult",
+    "audit_keeps_totals",
     "generate_questionnaires",
     "write_questionnaires",
 ]
@@ -80,19 +88,22 @@ KEY_FILE_WARNING = (
 # File name stem of each template part; die-mode forms are named for what they are.
 _STEMS = {"slips": "slips", "sheets": "sheets", "die": "forms"}
 _PARTS = {"slips": ("sheets", "slips"), "die": ("die",)}
-# surveykit 0.1 lettered the generalized Warner's instructions; JSON keeps the letters.
-_LEGACY_LETTERS = {"truthful": "T", "opposite": "L", "dont_know": "D"}
+# question id -> group number -> instruction code -> count, of one run
+_Tallies = Mapping[str, Mapping[int, Mapping[str, int]]]
 
 
 @dataclass(frozen=True)
 class GenerationResult:
     """What a generation wrote.
 
-    ``instruction_tallies[question_id][group_number][code]`` are aggregate
-    counts of the instructions issued (every instruction of the group's
-    protocol, zeros included; empty in die mode, where respondents roll their
-    own dice). ``group_counts[group_number]`` is the number of ids issued in
-    each group. ``respondent_groups`` holds each issued id's group number.
+    ``group_counts[group_number]`` is the number of ids issued in each group.
+    ``respondent_groups`` holds each issued id's group number. ``tallied`` says
+    whether the run's instruction totals were recorded for the randomizer
+    audit (:func:`generate_questionnaires`, slips mode, at least
+    :data:`~surveykit.definition.limits.AUDIT_MINIMUM_PER_GROUP` ids in every
+    group; never for :func:`write_questionnaires`, which records nothing).
+    Nothing here depends on the instructions drawn: they are on the slips
+    (and in the key file, if asked for) only.
     """
 
     survey: str
@@ -105,26 +116,9 @@ class GenerationResult:
     seeded: bool
     group_names: tuple[str, ...]
     group_counts: Mapping[int, int]
-    instruction_tallies: Mapping[str, Mapping[int, Mapping[str, int]]]
     respondent_ids: tuple[str, ...] = field(repr=False)
     respondent_groups: tuple[int, ...] = field(repr=False)
-
-    @property
-    def code_tallies(self) -> dict[str, dict[str, int]]:
-        """surveykit 0.1's totals, T (truthful), L (opposite), D (don't know), over all
-        groups, for the questions whose instructions are only these three (the generalized
-        Warner and Warner's design); other questions are in ``instruction_tallies``."""
-        legacy = {}
-        for question, groups in self.instruction_tallies.items():
-            totals = dict.fromkeys(_LEGACY_LETTERS.values(), 0)
-            codes = {code for counts in groups.values() for code in counts}
-            if not codes or not codes <= set(_LEGACY_LETTERS):
-                continue
-            for counts in groups.values():
-                for code, n in counts.items():
-                    totals[_LEGACY_LETTERS[code]] += n
-            legacy[question] = totals
-        return legacy
+    tallied: bool = False
 
     def to_dict(self) -> dict:
         """Plain JSON-ready data (ids and instructions of respondents are not included)."""
@@ -138,12 +132,25 @@ class GenerationResult:
             "files": [str(path) for path in self.files],
             "key_file": None if self.key_file is None else str(self.key_file),
             "seeded": self.seeded,
-            "code_tallies": self.code_tallies,
             "groups": {name[g]: n for g, n in self.group_counts.items()},
-            "instruction_tallies": {
-                question: {name[g]: dict(counts) for g, counts in groups.items()}
-                for question, groups in self.instruction_tallies.items()},
+            "audit": {"tallied": self.tallied,
+                      "minimum_per_group": AUDIT_MINIMUM_PER_GROUP},
         }
+
+
+def audit_keeps_totals(mode: str, group_counts: Mapping[int, int]) -> bool:
+    """Whether a run's instruction totals may be kept for the randomizer audit.
+
+    Only slips mode draws instructions, and only a run with at least
+    :data:`~surveykit.definition.limits.AUDIT_MINIMUM_PER_GROUP` respondents
+    in every group (form version) keeps their totals: comparing the database
+    before and after a smaller run would read its respondents' instructions.
+
+    >>> audit_keeps_totals("slips", {1: 50}), audit_keeps_totals("slips", {1: 60, 2: 49})
+    (True, False)
+    """
+    return (mode == "slips" and bool(group_counts)
+            and min(group_counts.values()) >= AUDIT_MINIMUM_PER_GROUP)
 
 
 def _check_count(name: str, value: object, minimum: int = 1) -> int:
@@ -221,10 +228,10 @@ def write_questionnaires(
     beside ``out_dir`` and moved there only when all are written; on any error
     the files created so far are removed and ``out_dir`` stays as it was.
     """
-    result, staging = _write_staged(survey, respondents=respondents, out_dir=out_dir,
-                                    mode=mode, fmt=fmt, key_file=key_file, rng=rng,
-                                    templates_dir=templates_dir, per_file=per_file,
-                                    progress=progress)
+    result, staging, _ = _write_staged(survey, respondents=respondents, out_dir=out_dir,
+                                       mode=mode, fmt=fmt, key_file=key_file, rng=rng,
+                                       templates_dir=templates_dir, per_file=per_file,
+                                       progress=progress)
     return _finish(result, staging)
 
 
@@ -244,7 +251,9 @@ def _discard(result: GenerationResult, staging: Path) -> None:
 
 
 def _write_staged(survey, *, respondents, out_dir, mode, fmt, key_file, rng, templates_dir,
-                  per_file, progress) -> tuple[GenerationResult, Path]:
+                  per_file, progress) -> tuple[GenerationResult, Path, _Tallies]:
+    """Write the files into a staging folder; the result, the folder and the run's
+    instruction totals (kept apart from the result: only the store may receive them)."""
     respondents = _check_count("respondents", respondents)
     per_file = _check_count("per_file", per_file)
     if mode not in MODES:
@@ -297,9 +306,8 @@ def _write_staged(survey, *, respondents, out_dir, mode, fmt, key_file, rng, tem
         group_names=tuple(g.name for g in layout.groups),
         group_counts={g.number: int(n) for g, n in zip(
             layout.groups, np.bincount(groups, minlength=len(layout.groups)), strict=True)},
-        instruction_tallies=writer.tallies(), respondent_ids=tuple(writer.issued),
-        respondent_groups=tuple(writer.issued_groups),
-    ), staging
+        respondent_ids=tuple(writer.issued), respondent_groups=tuple(writer.issued_groups),
+    ), staging, writer.tallies()
 
 
 class _BatchWriter:
@@ -391,8 +399,9 @@ def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None
     ids, groups and instructions are reproducible (tests only: see
     :data:`surveykit.collection.randomizer.SEED_WARNING`); otherwise they come
     from operating-system entropy. The store then registers the issued ids
-    with their groups and adds the aggregate instruction counts per question
-    and group in one transaction; if that fails, the files are removed again.
+    with their groups and, when :func:`audit_keeps_totals` allows it, adds the
+    run's instruction counts per question and group, in one transaction; if
+    that fails, the files are removed again.
     """
     from surveykit import store
 
@@ -400,14 +409,16 @@ def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None
     rng = None if seed is None else seeded_source(seed)
     options = {"mode": "slips", "fmt": "html", "key_file": None, "templates_dir": None,
                "per_file": DEFAULT_PER_FILE, "progress": None, **options}
-    result, staging = _write_staged(survey, rng=rng, **options)
+    result, staging, drawn = _write_staged(survey, rng=rng, **options)
     try:
+        tallied = audit_keeps_totals(result.mode, result.group_counts)
         tallies = {question: {g: {code: n for code, n in counts.items() if n}
                               for g, counts in groups.items()}
-                   for question, groups in result.instruction_tallies.items()}
+                   for question, groups in drawn.items()} if tallied else {}
         groups = list(result.respondent_groups) if len(result.group_names) > 1 else None
         store.record_generation(engine, survey_name, result.respondent_ids, tallies,
                                 groups=groups)
+        result = replace(result, tallied=tallied)
     except BaseException:
         _discard(result, staging)
         raise

@@ -16,7 +16,10 @@ Checks (a warning is raised at the 1% level, ``ALPHA``):
 * don't-know compliance: the number of "don't know" answers against
   Binomial(answered, designed share), two-sided exact binomial test;
 * randomizer audit (when questionnaires were issued): the instructions issued
-  per group against the design's protocol, chi-square goodness of fit;
+  per group against the design's protocol, chi-square goodness of fit; the
+  store keeps instruction totals only of ``generate`` runs with at least
+  ``AUDIT_MINIMUM_PER_GROUP`` respondents per group, so the audit covers
+  those and the report says how many respondents that is;
 * the design's goodness of fit (G2) where the design is over-identified beyond
   its don't-know share (several groups);
 * pi_hat outside [0, 1], fewer than ``MIN_YES_NO`` informative answers, no answers,
@@ -39,6 +42,7 @@ from os import PathLike
 from markupsafe import Markup
 
 from surveykit.counts import Counts
+from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import Survey
 from surveykit.designs.base import DONT_KNOW, Design
 from surveykit.designs.warner import GeneralizedWarner
@@ -196,6 +200,25 @@ class Report:
     issued: int
     questions: tuple[QuestionReport, ...]
     models: tuple[ModelFit, ...] = ()
+    #: Respondents whose instructions the randomizer audit covers: those of the runs whose
+    #: instruction totals the store keeps (AUDIT_MINIMUM_PER_GROUP and more per group).
+    audited: int = 0
+
+    @property
+    def audit_coverage(self) -> str:
+        """A sentence on whom the randomizer audit covers, and why not the others
+        (empty when no questionnaires were issued)."""
+        if not self.issued:
+            return ""
+        if self.audited >= self.issued:
+            return "The randomizer audit covers all of them."
+        why = (f"issued in die mode or in runs of fewer than {AUDIT_MINIMUM_PER_GROUP} "
+               "respondents per form version, whose instruction totals are not kept (they "
+               "would reveal the runs' instructions)")
+        if not self.audited:
+            return f"The randomizer audit covers none of them: they were {why}."
+        return (f"The randomizer audit covers {self.audited:,} of them; the other "
+                f"{self.issued - self.audited:,} were {why}.")
 
     @property
     def epsilon_total_shafer(self) -> float:
@@ -257,6 +280,7 @@ class Report:
             "level": self.level,
             "ci_method": self.method,
             "respondents_issued": self.issued,
+            "respondents_audited": self.audited,
             "epsilon_total_shafer": _finite(self.epsilon_total_shafer),
             "epsilon_total_walley": _finite(self.epsilon_total_walley),
             "questions": [q.to_dict() for q in self.questions],
@@ -437,9 +461,12 @@ def build_report(
                           if codes is not None and issued else None),
             codes_pvalue=codes_pvalue, warnings=tuple(warnings), level=level)
         rows.append(report)
+    audited = max((sum(n for counts in groups.values() for n in counts.values())
+                   for groups in code_tallies.values()), default=0) if code_tallies else 0
     return Report(survey=survey.name, title=survey.title, level=level,
                   method=method if method is not None else "design default",
-                  issued=issued, questions=tuple(rows), models=tuple(models))
+                  issued=issued, questions=tuple(rows), models=tuple(models),
+                  audited=audited if issued else 0)
 
 
 def _interval_method(design: Design, method: str | None) -> str:
@@ -588,7 +615,8 @@ def format_text(report: Report) -> str:
         f"Shafer {_num(report.epsilon_total_shafer)}, Walley {_num(report.epsilon_total_walley)} "
         "(losses add up, Lemmas 3.3 and 3.15).", "")
     if report.issued:
-        lines += _wrap(f"Questionnaires issued: {report.issued:,}.", "")
+        lines += _wrap(f"Questionnaires issued: {report.issued:,}. {report.audit_coverage}",
+                       "")
     lines.append("")
     header = f"{'question':<22}{'pi_mle':>8}{level + ' CI':>20}{'se':>8}{'yes/no':>9}{'dk':>7}"
     lines += [header, "-" * len(header)]
@@ -687,6 +715,7 @@ def report_context(report: Report) -> dict:
         "level": level,
         "method": report.method,
         "issued": Markup(f"{report.issued:,}"),
+        "audit_coverage": report.audit_coverage,
         "epsilon_total_shafer": Markup(_num(report.epsilon_total_shafer)),
         "epsilon_total_walley": Markup(_num(report.epsilon_total_walley)),
         "warning_count": report.warning_count,

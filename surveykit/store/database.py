@@ -7,8 +7,10 @@ here, in SQL: one GROUP BY along the responses' primary key, never by loading
 rows into Python, so SQLite and PostgreSQL run the same code.
 
 Privacy by construction: :func:`record_generation` stores issued respondent
-ids and, separately, per-question *totals* of issued codes. Nothing links a
-respondent to a code.
+ids and, separately, per-question *totals* of issued codes, and those only
+for runs with at least AUDIT_MINIMUM_PER_GROUP ids in every group (so that
+comparing two copies of the database never reads a small run's codes).
+Nothing links a respondent to a code.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
 from surveykit.counts import Counts, QuestionCounts
+from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import Survey, canonical_spelling, parse_survey
 from surveykit.errors import ParameterError, StoreError, SurveyDefinitionError
 from surveykit.store import migrate, problems
@@ -670,10 +673,14 @@ def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence
     (1, 2, ...; a form version, not a secret), or None for a one-group
     survey. ``code_tallies`` maps question id -> group number -> instruction
     code (``truthful``, ``opposite``, ``dont_know``, ``say:yes``, ...) ->
-    count; the counts are added to those already stored. When ids are given,
-    every question's counts in a group must add up to that group's number of
-    ids (one instruction per respondent and question). Nothing ties an id to
-    a code.
+    count; the counts are added to those already stored. Every question's
+    counts in a group must add up to that group's number of ids (one
+    instruction per respondent and question), and counts are refused unless
+    every group of the survey has at least
+    :data:`~surveykit.definition.limits.AUDIT_MINIMUM_PER_GROUP` of the ids:
+    whoever compares the database before and after would otherwise read a
+    small run's instructions (docs/questionnaires.md, "Threat model"); give
+    ``{}`` for such a run. Nothing ties an id to a code.
 
     >>> # record_generation(engine, "academic_integrity", ["AI-0001", "AI-0002"],
     >>> #                   {"exam_cheating": {1: {"truthful": 1, "dont_know": 1}}})
@@ -702,10 +709,12 @@ def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence
                     f"group {group!r} is not a group number of survey {survey_name!r} "
                     f"(1 to {len(survey.groups)})")
     per_group = Counter(groups) if groups is not None else Counter({1: len(ids)})
+    if any(counts for groups_of in code_tallies.values() for counts in groups_of.values()):
+        _check_tallied_run(survey_name, per_group, len(survey.groups))
     with write_transaction(engine) as conn:
         key = survey_id(conn, survey_name)
         known_questions = question_ids(conn, key)
-        rows = _tally_rows(survey_name, code_tallies, known_questions, per_group if ids else None)
+        rows = _tally_rows(survey_name, code_tallies, known_questions, per_group)
         already = _existing_respondents(conn, key, ids)
         if already:
             raise StoreError(
@@ -728,8 +737,23 @@ def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence
             conn.execute(stmt, rows)
 
 
+def _check_tallied_run(survey_name: str, per_group: Mapping[int, int], group_count: int
+                       ) -> None:
+    """Refuse instruction totals of a run with fewer than AUDIT_MINIMUM_PER_GROUP ids in a group."""
+    for group in range(1, group_count + 1):
+        issued = per_group.get(group, 0)
+        if issued < AUDIT_MINIMUM_PER_GROUP:
+            where = f" in group {group}" if group_count > 1 else ""
+            raise ParameterError(
+                f"instruction totals of a run of {issued} respondent id(s){where} of survey "
+                f"{survey_name!r} would let anyone who compares the database before and after "
+                f"it read the run's instructions; keep totals only for runs with at least "
+                f"{AUDIT_MINIMUM_PER_GROUP} ids in every group, and record smaller runs' ids "
+                "without them")
+
+
 def _tally_rows(survey_name: str, code_tallies: Mapping[str, Mapping[int, Mapping[str, int]]],
-                known_questions: Mapping[str, int], per_group: Mapping[int, int] | None
+                known_questions: Mapping[str, int], per_group: Mapping[int, int]
                 ) -> list[dict]:
     by_folded = {name.casefold(): key for name, key in known_questions.items()}
     rows = []
@@ -757,7 +781,7 @@ def _tally_rows(survey_name: str, code_tallies: Mapping[str, Mapping[int, Mappin
                 total += count
                 rows.append({"question_id": key, "group_number": group, "code": code,
                              "count": count})
-            if per_group is not None and total != per_group.get(group, 0):
+            if total != per_group.get(group, 0):
                 raise ParameterError(
                     f"the instructions for question {question!r} in group {group} add up to "
                     f"{total}, but {per_group.get(group, 0)} respondent ids were issued in it: "

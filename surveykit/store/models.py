@@ -3,7 +3,9 @@
 Privacy by construction: no table holds a respondent's randomization code.
 ``respondents`` lists issued questionnaire ids (with their group: a form
 version, not a secret), ``code_tallies`` only counts how many instructions of
-each kind were issued per question and group.
+each kind were issued per question and group, by ``generate`` runs large
+enough that the counts cannot be read back to a respondent
+(``AUDIT_MINIMUM_PER_GROUP``; docs/questionnaires.md, "Threat model").
 """
 
 from __future__ import annotations
@@ -113,7 +115,8 @@ class RespondentRecord(Base):
 
 
 class CodeTallyRecord(Base):
-    """How many instructions of one kind a question issued in one group (aggregate only)."""
+    """How many instructions of one kind a question issued in one group (aggregate only,
+    over the runs with at least AUDIT_MINIMUM_PER_GROUP respondents per group)."""
 
     __tablename__ = "code_tallies"
     __table_args__ = (CheckConstraint("count >= 0", name="count"),)
