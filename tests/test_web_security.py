@@ -75,16 +75,15 @@ def _read_reply(sock: socket.socket) -> Reply:
 def exchange(url: str, head: bytes, body: bytes = b"", *, timeout: float = 30) -> Reply:
     """Send ``head`` and ``body`` as they are over one connection; read one response.
 
-    The body goes from a second thread, so that a server that answers before
-    reading it all (413) is heard while the body is still on its way.
+    They go from a second thread, so that a server that answers before reading
+    everything (413, a 1 MB header) is heard while the rest is on its way.
     """
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-        sock.sendall(head)
 
         def send_body() -> None:
             try:
-                sock.sendall(body)
+                sock.sendall(head + body)
             except OSError:  # the server answered and closed: the rest is not needed
                 pass
 
