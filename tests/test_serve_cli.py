@@ -88,7 +88,7 @@ def test_a_public_server_warns_about_tls_and_prints_when_it_closes(sqlite_url,
                      "127.0.0.1", "--close-at", later) as server:
         health = httpx.get(server.url + "/healthz", timeout=10).json()
         assert health == {"status": "ok", "survey": "academic_integrity", "open": True,
-                          "submissions": 0}
+                          "submissions": 0, "refused": 0}
         # behind a proxy only the names given are answered
         other = httpx.get(server.url + "/", headers={"host": "other.example"}, timeout=10)
         assert other.status_code == 400
@@ -111,7 +111,8 @@ def test_stopping_the_server_is_a_normal_end_not_an_interrupted_command(stop, sq
         client.get("/")  # as a browser: the page sets the CSRF cookie
         sent = client.post("/submit", content=json.dumps(
             {"respondent_id": "WEB-1", "answers": ANSWERS}).encode(), headers={
-            "content-type": "application/json", "x-csrf-token": client.cookies[CSRF_COOKIE]})
+            "content-type": "application/json", "x-csrf-token": client.cookies[CSRF_COOKIE],
+            "origin": server.url})
         assert sent.status_code == 201, sent.text
         server.process.send_signal(stop)
         assert server.process.wait(timeout=20) == 0, server.output()

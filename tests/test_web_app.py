@@ -42,9 +42,14 @@ def page_token(client: httpx.Client) -> str:
     return token
 
 
+def origin_of(client: httpx.Client) -> str:
+    """The server's own origin, as a browser sends it in ``Origin``."""
+    return str(client.base_url).rstrip("/")
+
+
 def post(client: httpx.Client, path: str, body, token: str | None, **headers):
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    sent = {"content-type": "application/json", **headers}
+    sent = {"content-type": "application/json", "origin": origin_of(client), **headers}
     if token is not None:
         sent["x-csrf-token"] = token
     return client.post(path, content=data, headers=sent)
@@ -152,7 +157,8 @@ def test_a_body_larger_than_it_claims_is_cut_off_at_the_limit(sqlite_engine: Eng
             yield b"A" * 600 + b'", "answers": {}}'
 
         response = client.post("/submit", content=chunks(), headers={
-            "content-type": "application/json", "x-csrf-token": token})
+            "content-type": "application/json", "x-csrf-token": token,
+            "origin": origin_of(client)})
         assert response.status_code == 413
         assert snapshot(sqlite_engine) == before
 

@@ -84,9 +84,9 @@ def add(engine: Engine, text: str, ids: list[str] | None = None,
 
 
 @contextmanager
-def served(engine: Engine, survey_name: str, **options) -> Iterator[str]:
+def served(engine: Engine, survey_name: str, port: int = 0, **options) -> Iterator[str]:
     """The application on loopback in this process (faster to start than the CLI)."""
-    with serving(create_app(engine, survey_name, **options)) as url:
+    with serving(create_app(engine, survey_name, **options), port=port) as url:
         yield url
 
 
@@ -228,6 +228,45 @@ def test_the_rules_the_page_shows_follow_the_design_probabilities(
     counts = store.count_responses(engine, "many")
     assert all(question.answers() == {"yes": sessions} for question in counts)
     engine.dispose()
+
+
+def test_a_page_open_across_a_server_restart_still_submits_its_answers(browser,
+                                                                         sqlite_url: str):
+    # CSRF tokens are signed with a secret that lives in the server's memory only, so a
+    # restarted server refuses the token of a page loaded before; the page then takes a fresh
+    # one (GET /token) and sends again, and the respondent's answers are not lost
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    survey, form = add(engine, SAMPLE.read_text(encoding="utf-8"), ["RESTART-1"])
+    port = free_port()
+    watched = Watched(browser)
+    with served(engine, "academic_integrity", port=port) as url:
+        watched.start(url, "RESTART-1")
+        for question in form.questions:
+            watched.page.get_by_text(question.progress, exact=True).wait_for()
+            watched.page.locator("#answers button").first.click()
+        submit = watched.page.get_by_role("button", name=WORDING["web_submit"])
+        submit.wait_for()
+    with served(engine, "academic_integrity", port=port) as again:
+        assert again == url
+        submit.click()
+        watched.page.get_by_text(WORDING["web_thanks"]).wait_for()
+    sent = [(method, address.rsplit("/", 1)[1]) for method, address, _ in watched.requests
+            if not address.endswith((".js", ".css", ".json", "/"))]
+    assert sent == [("POST", "start"), ("POST", "submit"), ("GET", "token"), ("POST", "submit")]
+    assert [error for error in watched.errors if "403" not in error] == []
+    watched.close()
+    assert {q.question_id: q.answers() for q in store.count_responses(engine, survey.name)} == {
+        question.id: {question.answers[0][0]: 1} for question in form.questions}
+    engine.dispose()
+
+
+def free_port() -> int:
+    """A port nobody listens on now (the restart test serves on it twice)."""
+    from surveykit.web.server import bind_socket
+
+    with bind_socket("127.0.0.1", 0) as sock:
+        return sock.getsockname()[1]
 
 
 def test_rules_change_exactly_at_the_thresholds(browser, sqlite_url: str):

@@ -54,7 +54,7 @@ async def _load(url: str, ids: list[str], answers: dict[str, dict[str, str]],
                           max_keepalive_connections=100)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as client:
         await client.get("/")
-        headers = {"content-type": "application/json",
+        headers = {"content-type": "application/json", "origin": url,
                    "x-csrf-token": client.cookies[CSRF_COOKIE]}
         start_statuses: list[int] = []
         submitted: dict[str, list[tuple[dict[str, str], int]]] = {i: [] for i in ids}

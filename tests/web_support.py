@@ -101,14 +101,15 @@ _STARTED = re.compile(r"at (http://127\.0\.0\.1:\d+)/")
 
 
 @contextmanager
-def serving(app) -> Iterator[str]:
-    """Serve ``app`` on 127.0.0.1 (a free port) in a thread; yields the base URL."""
+def serving(app, port: int = 0) -> Iterator[str]:
+    """Serve ``app`` as ``surveykit serve`` does (:func:`surveykit.web.server.server_config`)
+    on 127.0.0.1, ``port`` (0: a free one), in a thread; yields the base URL."""
     import uvicorn
 
-    from surveykit.web.server import bind_socket
+    from surveykit.web.server import bind_socket, server_config
 
-    sock = bind_socket("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", ws="none"))
+    sock = bind_socket("127.0.0.1", port)
+    server = uvicorn.Server(server_config(app))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -35,7 +35,8 @@ _TLS_WARNING = ("Warning: --public serves plain HTTP. Put a reverse proxy with T
               metavar="N", help="POST requests a minute per client address (0: no limit). "
                                 "Raise it when many respondents share one address (NAT).")
 @click.option("--access-log", is_flag=True,
-              help="Log one line per request (address, method, path, status; never bodies).")
+              help="Log one line per request (address, method, path, status; never bodies), "
+                   "with control characters escaped.")
 @click.option("--print-hash", is_flag=True,
               help="Print the SHA-256 of the script that draws respondents' rules and exit.")
 def serve_command(survey_name, db_url, host, port, public, allowed_hosts, close_at, rate_limit,

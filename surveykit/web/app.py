@@ -1,14 +1,16 @@
-"""The ASGI application behind ``surveykit serve`` (Starlette): one survey, six routes.
+"""The ASGI application behind ``surveykit serve`` (Starlette): one survey, seven routes.
 
 =====================  ==============================================================
 ``GET /``              the page (HTML; sets the CSRF cookie, carries the token)
+``GET /token``         ``{"token"}``: the CSRF token again (sets the cookie), for a page
+                       whose token a restarted server no longer accepts
 ``GET /survey.json``   questions, button texts and each question's rules with their
                        integer thresholds (:mod:`surveykit.collection.webform`)
 ``GET /static/...``    ``survey.js`` (draws the rules) and ``survey.css``
 ``POST /start``        ``{"respondent_id"}`` -> the id's group (which rules to draw)
 ``POST /submit``       ``{"respondent_id", "answers": {question id: label}}``: stored
                        in one transaction (:mod:`surveykit.store.submissions`)
-``GET /healthz``       ``{"status": "ok", "open": ..., "submissions": ...}``
+``GET /healthz``       ``{"status": "ok", "open": ..., "submissions": ..., "refused": ...}``
 =====================  ==============================================================
 
 What the server learns is the respondent id and the answers, nothing else:
@@ -16,10 +18,14 @@ the page draws every rule in the browser and sends none; request bodies with
 any other field are refused; no log line holds a body.
 
 Status codes: 201 recorded, 200 the same answers again (nothing changed),
-403 id not issued or CSRF check failed, 409 different answers already
-recorded, 410 the survey is closed (``close_at``), 413 body too large, 415
-not JSON, 422 malformed, 429 rate limit (with Retry-After), 503 database
-unavailable. Every refusal happens before the database changes.
+400 another host name or a connection closed mid-body, 403 id not issued,
+CSRF or origin check failed, 408 body too slow, 409 different answers
+already recorded, 410 the survey is closed (``close_at``), 413 body too
+large, 415 not JSON, 422 malformed, 429 rate limit (with Retry-After), 503
+database unavailable. Every refusal happens before the database changes,
+is one line of JSON (``{"error": ..., "reason": ...}``) and counts as
+refused in the tally; an error nobody foresaw is a 500 of the same form and
+one line on the server's stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,14 +44,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.collection.webform import build_web_form
-from surveykit.errors import StoreError
+from surveykit.errors import StoreError, printable
 from surveykit.store.submissions import (
     NotIssuedError,
     SubmissionConflict,
@@ -55,20 +61,23 @@ from surveykit.web.assets import SCRIPT, STYLE, load_asset
 from surveykit.web.security import (
     CSRF_COOKIE,
     CSRF_HEADER,
+    CsrfTokens,
     RateLimiter,
     RequestRefused,
-    csrf_ok,
-    new_csrf_token,
+    error_body,
+    host_allowed,
     read_json_object,
     same_origin,
     security_headers,
 )
 
-__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_RATE_LIMIT", "LOOPBACK_HOSTS", "SubmissionTally",
-           "create_app"]
+__all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY", "DEFAULT_RATE_LIMIT", "LOOPBACK_HOSTS",
+           "SubmissionTally", "create_app"]
 
 #: Largest request body accepted, in bytes (a 100-question survey sends about 5 KB).
 DEFAULT_MAX_BODY = 64 * 1024
+#: Seconds a request body may take to arrive once its headers are in (408 after).
+DEFAULT_BODY_TIMEOUT = 10.0
 #: POST requests a minute per client address (bursts of the same size).
 DEFAULT_RATE_LIMIT = 60
 #: Host headers accepted when the server listens on loopback (guards against DNS rebinding).
@@ -84,7 +93,14 @@ error_log = logging.getLogger("surveykit.web")
 
 @dataclass
 class SubmissionTally:
-    """What the server did since it started, for the terminal and /healthz (no answers)."""
+    """What the server did since it started, for the terminal and /healthz (no answers).
+
+    ``refused`` counts every request answered with an error status but a
+    conflict: 4xx and 5xx from any route, body check, the router (404, 405),
+    the Host check, and requests that are not HTTP at all
+    (:mod:`surveykit.web.server`). Conflicts (409) are ``conflicts``; a
+    ``POST /start`` told that its id has answers is neither.
+    """
 
     recorded: int = 0
     repeated: int = 0
@@ -104,10 +120,71 @@ class SubmissionTally:
 
 
 def _error(status: int, message: str, reason: str,
-           headers: dict[str, str] | None = None) -> JSONResponse:
-    """``{"error": message, "reason": reason}``: a sentence for people, a word for the page."""
-    return JSONResponse({"error": message, "reason": reason}, status_code=status,
-                        headers=headers)
+           headers: dict[str, str] | None = None) -> Response:
+    """A refusal (:func:`surveykit.web.security.error_body`) with ``status``."""
+    return Response(error_body(message, reason), status_code=status, headers=headers,
+                    media_type="application/json")
+
+
+def _is_refusal(status: int) -> bool:
+    """An error status that counts as refused (409 conflicts are counted on their own)."""
+    return status >= 400 and status != 409
+
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+class _Guard:
+    """Pure ASGI middleware: the Host check, the refusal count, and never a traceback.
+
+    Every response with an error status (:func:`_is_refusal`) adds one to
+    ``tally.refused``, whichever part of the application sent it. An
+    exception that escapes the application is one line on the error log
+    (its class and where it was raised; never its message, which can hold
+    what a client sent or a driver's parameters) and a 500 in JSON.
+    """
+
+    def __init__(self, app, *, tally: SubmissionTally,
+                 allowed_hosts: tuple[str, ...] | None) -> None:
+        self.app = app
+        self.tally = tally
+        self.allowed_hosts = allowed_hosts
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = [False]
+
+        async def counting_send(message) -> None:
+            if message["type"] == "http.response.start":
+                started[0] = True
+                if _is_refusal(message["status"]):
+                    self.tally.refused += 1
+            await send(message)
+
+        if self.allowed_hosts is not None and not host_allowed(_header(scope, b"host"),
+                                                               self.allowed_hosts):
+            # DNS rebinding: a page on another name that resolves to this server
+            refusal = _error(400, "this server does not answer to that host name", "host")
+            await refusal(scope, receive, counting_send)
+            return
+        try:
+            await self.app(scope, receive, counting_send)
+        except Exception as exc:
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            error_log.error("internal error answering %s %s: %s at %s line %s; please report "
+                            "it",
+                            printable(scope["method"]), printable(scope["path"]),
+                            type(exc).__name__, frame.filename, frame.lineno)
+            if not started[0]:
+                refusal = _error(500, "internal error; try again in a minute",
+                                 "internal", headers={"connection": "close"})
+                await refusal(scope, receive, counting_send)
 
 
 class _SecurityHeaders:
@@ -141,7 +218,11 @@ class _SecurityHeaders:
 class _AccessLog:
     """Pure ASGI middleware: one line per request (client, method, path, status, time).
 
-    The path only: never the query string, never a body, never a header.
+    The path only: never the query string, never a body, never a header. The
+    client address, method and path are printed with control characters
+    escaped (:func:`surveykit.errors.printable`): a path is the client's text,
+    URL-decoded, and ``/%1b]0;title%07`` must not retitle the operator's
+    terminal.
     """
 
     def __init__(self, app) -> None:
@@ -163,12 +244,14 @@ class _AccessLog:
             await self.app(scope, receive, remember_status)
         finally:
             client = (scope.get("client") or ("-",))[0]
-            access_log.info('%s "%s %s" %d %.1f ms', client, scope["method"], scope["path"],
+            access_log.info('%s "%s %s" %d %.1f ms', printable(str(client)),
+                            printable(scope["method"]), printable(scope["path"]),
                             status[0] or 500, 1000 * (time.perf_counter() - began))
 
 
 def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = None,
                rate_limit: int = DEFAULT_RATE_LIMIT, max_body: int = DEFAULT_MAX_BODY,
+               body_timeout: float = DEFAULT_BODY_TIMEOUT,
                allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS,
                tally: SubmissionTally | None = None,
                clock: Callable[[], datetime] | None = None) -> Starlette:
@@ -176,9 +259,12 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
 
     ``close_at`` (aware datetime): from then on submissions get 410 and the
     page says the survey is closed. ``rate_limit``: POSTs a minute per client
-    address (0: no limit). ``allowed_hosts``: Host headers accepted (None:
-    any, for a server behind a reverse proxy that checks them). ``tally``
-    receives the counts; ``clock`` gives the time (tests).
+    address (0: no limit). ``max_body`` bytes within ``body_timeout``
+    seconds. ``allowed_hosts``: Host headers accepted (None: any, for a
+    server behind a reverse proxy that checks them). ``tally`` receives the
+    counts; ``clock`` gives the time (tests). CSRF tokens are signed under a
+    secret drawn here (:class:`surveykit.web.security.CsrfTokens`): each
+    application, so each server process, has its own.
 
     >>> # uvicorn.run(create_app(open_engine(), "academic_integrity"), port=8000)
     """
@@ -189,6 +275,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     page = environment.get_template("web/page.html.j2")
     script, style = load_asset(SCRIPT), load_asset(STYLE)
     limiter = RateLimiter(per_minute=rate_limit)
+    csrf = CsrfTokens.new(context=survey_name)
     tally = tally if tally is not None else SubmissionTally()
     now = clock or (lambda: datetime.now(UTC))
     form_data = form.to_dict()
@@ -198,16 +285,22 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     def is_open() -> bool:
         return close_at is None or now() < close_at
 
-    async def home(request: Request) -> Response:
+    def with_token(request: Request, respond: Callable[[str], Response]) -> Response:
         token = request.cookies.get(CSRF_COOKIE)
-        if not csrf_ok(token, token):  # absent or not one of ours: a fresh one
-            token = new_csrf_token()
-        html = page.render(language=form.language, title=form.title, wording=form.wording,
-                           csrf_token=token, script=script, style=style)
-        response = HTMLResponse(html)
+        if not csrf.valid(token):  # absent, made up, or from before a restart: a fresh one
+            token = csrf.issue()
+        response = respond(token)
         response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/",
-                            secure=request.url.scheme == "https")
+                            secure=request.scope["scheme"] == "https")
         return response
+
+    async def home(request: Request) -> Response:
+        return with_token(request, lambda token: HTMLResponse(page.render(
+            language=form.language, title=form.title, wording=form.wording, csrf_token=token,
+            script=script, style=style)))
+
+    async def token(request: Request) -> Response:
+        return with_token(request, lambda token: JSONResponse({"token": token}))
 
     async def survey_json(request: Request) -> Response:
         data = {**form_data, "open": is_open(),
@@ -226,14 +319,15 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
             raise RequestRefused(429, "too many requests from this address; wait a minute",
                                  reason="rate_limit",
                                  headers={"retry-after": str(limiter.retry_after())})
-        own = f"{request.url.scheme}://{request.url.netloc}"
+        # the Host header as sent (checked by _Guard), not request.url, which parses it
+        own = f"{request.scope['scheme']}://{request.headers.get('host', '')}"
         if not same_origin(request.headers.get("origin"),
                            request.headers.get("sec-fetch-site"), own):
-            raise RequestRefused(403, "requests must come from the survey's own page",
-                                 reason="origin")
-        if not csrf_ok(request.cookies.get(CSRF_COOKIE), request.headers.get(CSRF_HEADER)):
-            raise RequestRefused(403, "the CSRF token is missing or wrong: reload the page",
-                                 reason="csrf")
+            raise RequestRefused(403, "requests must come from the survey's own page "
+                                      "(Origin or Sec-Fetch-Site)", reason="origin")
+        if not csrf.check(request.cookies.get(CSRF_COOKIE), request.headers.get(CSRF_HEADER)):
+            raise RequestRefused(403, "the CSRF token is missing, wrong or not signed by this "
+                                      "server: reload the page", reason="csrf")
         if not is_open():
             raise RequestRefused(410, "the survey is closed", reason="closed")
 
@@ -252,16 +346,15 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     async def answer(request: Request, fields: tuple[str, ...], act) -> Response:
         try:
             check_post(request)
-            data = await read_json_object(request, fields, limit=max_body)
+            data = await read_json_object(request, fields, limit=max_body,
+                                          timeout=body_timeout)
             return await act(data)
+        # refusals are counted by _Guard, from the status
         except RequestRefused as exc:
-            tally.refused += 1
             return _error(exc.status, exc.message, exc.reason, exc.headers)
         except SubmissionError as exc:
-            tally.refused += 1
             return _error(422, str(exc), "invalid")
         except NotIssuedError as exc:
-            tally.refused += 1
             return _error(403, str(exc), "not_issued")
         except SubmissionConflict as exc:
             tally.conflicts += 1
@@ -296,7 +389,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
         except RequestRefused:
             return JSONResponse({"status": "database unavailable"}, status_code=503)
         return JSONResponse({"status": "ok", "survey": form.survey, "open": is_open(),
-                             "submissions": tally.recorded})
+                             "submissions": tally.recorded, "refused": tally.refused})
 
     async def no_icon(request: Request) -> Response:
         return Response(status_code=204)
@@ -305,11 +398,9 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
         return _error(exc.status_code, exc.detail if isinstance(exc.detail, str) else "error",
                       "http")
 
-    async def server_error(request: Request, exc: Exception) -> Response:
-        return _error(500, "internal error", "internal")
-
     routes = [
         Route("/", home, methods=["GET"]),
+        Route("/token", token, methods=["GET"]),
         Route("/survey.json", survey_json, methods=["GET"]),
         Route(f"/static/{SCRIPT}", static(script), methods=["GET"]),
         Route(f"/static/{STYLE}", static(style), methods=["GET"]),
@@ -318,12 +409,13 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
         Route("/healthz", healthz, methods=["GET"]),
         Route("/favicon.ico", no_icon, methods=["GET"]),
     ]
+    # outermost first: the access log sees every status, every response gets the headers,
+    # _Guard counts and answers whatever the routes do
     middleware = [Middleware(_AccessLog),
-                  Middleware(_SecurityHeaders, script_integrity=script.integrity)]
-    if allowed_hosts is not None:
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
+                  Middleware(_SecurityHeaders, script_integrity=script.integrity),
+                  Middleware(_Guard, tally=tally, allowed_hosts=allowed_hosts)]
     app = Starlette(routes=routes, middleware=middleware,
-                    exception_handlers={HTTPException: http_error, 500: server_error})
+                    exception_handlers={HTTPException: http_error})
     app.state.tally = tally
     app.state.script = script
     app.state.survey = submissions.survey

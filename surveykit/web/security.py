@@ -9,33 +9,48 @@ refusal happens before anything touches the database.
   script or style, scripts only from this server and matching the published
   hash, no third-party anything, Trusted Types so no script can write HTML),
   no framing, no referrer, no MIME sniffing, HSTS behind TLS;
-* CSRF: double submit. The page carries a random token (a ``<meta>`` tag)
-  that is also in an HttpOnly, SameSite=Strict cookie; every POST must echo
-  it in the ``X-CSRF-Token`` header (:func:`csrf_ok`), come from this origin
-  (``Origin`` and ``Sec-Fetch-Site`` when the browser sends them) and be
+* CSRF: OWASP's *signed* double-submit cookie (:class:`CsrfTokens`). The
+  server issues a token, a random value with its HMAC-SHA256 under a secret
+  drawn when the server starts and kept in its memory only; the page carries
+  it (a ``<meta>`` tag) and so does an HttpOnly, SameSite=Strict cookie.
+  Every POST must echo the cookie's token in the ``X-CSRF-Token`` header,
+  and the token must bear this server's signature, so a pair a client made
+  up is refused; it must also come from this origin (:func:`same_origin`:
+  ``Origin``, or ``Sec-Fetch-Site`` when a browser hides the origin) and be
   ``application/json``, which another site's form cannot send;
 * :class:`RateLimiter`: a token bucket per client address for POSTs;
 * :func:`read_json_object`: at most ``limit`` bytes (counted while reading,
-  whatever Content-Length claims), strict JSON (no duplicate keys, no NaN),
-  exactly the allowed fields.
+  whatever Content-Length claims) within ``timeout`` seconds, UTF-8 without
+  a byte order mark, strict JSON (:func:`parse_json_object`: sizes of
+  numbers, strings and nesting bounded before they are converted, no
+  duplicate keys, no NaN or infinities), exactly the allowed fields.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import json
+import math
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 __all__ = [
     "CSRF_COOKIE",
     "CSRF_HEADER",
+    "JSON_LIMITS",
+    "CsrfTokens",
+    "JsonLimits",
     "RateLimiter",
     "RequestRefused",
     "content_security_policy",
-    "csrf_ok",
-    "new_csrf_token",
+    "error_body",
+    "host_allowed",
+    "parse_json_object",
     "read_json_object",
     "same_origin",
     "security_headers",
@@ -44,6 +59,8 @@ __all__ = [
 CSRF_COOKIE = "surveykit_csrf"
 CSRF_HEADER = "x-csrf-token"
 _TOKEN_BYTES = 32
+# A token: 43 characters of URL-safe base64 (the random value), a dot, 43 more (its MAC).
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}\Z")
 # Idle buckets are dropped once this many clients are tracked (memory stays bounded).
 _MAX_TRACKED = 10_000
 
@@ -58,6 +75,16 @@ class RequestRefused(Exception):
         self.message = message
         self.reason = reason
         self.headers = headers or {}
+
+
+def error_body(message: str, reason: str) -> bytes:
+    """The body of every refusal: one line of JSON, a sentence for people, a word for the page.
+
+    >>> error_body("the survey is closed", "closed")
+    b'{"error":"the survey is closed","reason":"closed"}'
+    """
+    return json.dumps({"error": message, "reason": reason}, ensure_ascii=True,
+                      separators=(",", ":")).encode("ascii")
 
 
 def content_security_policy(script_integrity: str) -> str:
@@ -101,41 +128,121 @@ def security_headers(script_integrity: str, *, https: bool) -> list[tuple[str, s
     return headers
 
 
-def new_csrf_token() -> str:
-    """A fresh random token (256 bits, URL-safe base64).
+def _base64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
-    >>> len(new_csrf_token())
-    43
+
+@dataclass(frozen=True, kw_only=True)
+class CsrfTokens:
+    """OWASP's signed double-submit cookie: tokens only this server can have issued.
+
+    A token is ``VALUE.MAC``: 256 random bits and their HMAC-SHA256 under
+    ``secret``, with ``context`` (the survey's name) in the signed message,
+    both in URL-safe base64 (OWASP Cheat Sheet "Cross-Site Request Forgery
+    Prevention", *Signed Double-Submit Cookie*; the server has no session to
+    bind the token to, so the cookie itself is what the header must match).
+    :meth:`new` draws the secret from :mod:`secrets` and it stays in this
+    object: it is never written, logged or sent, so tokens die with the
+    process (the page fetches a fresh one when a restarted server refuses its
+    token). Checks compare in constant time (:func:`hmac.compare_digest`).
+
+    >>> tokens = CsrfTokens(secret=bytes(32), context="demo")
+    >>> token = tokens.issue(value=bytes(32))
+    >>> token.split(".")[0] == "A" * 43, tokens.valid(token)
+    (True, True)
+    >>> tokens.valid("A" * 43 + "." + "A" * 43)  # made up: not signed by this server
+    False
+    >>> CsrfTokens(secret=bytes([1] * 32), context="demo").valid(token)  # another server
+    False
     """
-    return secrets.token_urlsafe(_TOKEN_BYTES)
 
+    secret: bytes = field(repr=False)
+    context: str
 
-def csrf_ok(cookie: str | None, header: str | None) -> bool:
-    """True when the header echoes the cookie's token (compared in constant time).
+    def __post_init__(self) -> None:
+        if not isinstance(self.secret, bytes) or len(self.secret) < _TOKEN_BYTES:
+            raise ValueError(f"secret must be at least {_TOKEN_BYTES} random bytes")
 
-    >>> csrf_ok("a" * 43, "a" * 43), csrf_ok("a" * 43, None), csrf_ok(None, None)
-    (True, False, False)
-    """
-    if not cookie or not header or len(cookie) != len(new_csrf_token()):
-        return False
-    return hmac.compare_digest(cookie.encode(), header.encode())
+    @classmethod
+    def new(cls, context: str) -> CsrfTokens:
+        """Tokens under a fresh secret from the operating system's secure generator."""
+        return cls(secret=secrets.token_bytes(_TOKEN_BYTES), context=context)
+
+    def _mac(self, value: str) -> str:
+        # length-prefixed fields, so that no (context, value) pair signs like another
+        message = f"surveykit-csrf-v1!{len(self.context)}!{self.context}!{value}".encode()
+        return _base64(hmac.new(self.secret, message, hashlib.sha256).digest())
+
+    def issue(self, *, value: bytes | None = None) -> str:
+        """A fresh token (``value``: the random bytes, for tests; default 32 from secrets)."""
+        random_part = _base64(value if value is not None else secrets.token_bytes(_TOKEN_BYTES))
+        return f"{random_part}.{self._mac(random_part)}"
+
+    def valid(self, token: object) -> bool:
+        """True when ``token`` is well formed and carries this server's signature."""
+        if not isinstance(token, str) or not _TOKEN.match(token):
+            return False
+        random_part, mac = token.split(".")
+        return hmac.compare_digest(self._mac(random_part).encode(), mac.encode())
+
+    def check(self, cookie: str | None, header: str | None) -> bool:
+        """The double submit: the header echoes the cookie, and the cookie is signed by us.
+
+        >>> tokens = CsrfTokens(secret=bytes(32), context="demo")
+        >>> token = tokens.issue()
+        >>> tokens.check(token, token), tokens.check(token, None), tokens.check("x", "x")
+        (True, False, False)
+        """
+        if not cookie or not header or not self.valid(cookie):
+            return False
+        return hmac.compare_digest(cookie.encode("utf-8", "replace"),
+                                   header.encode("utf-8", "replace"))
 
 
 def same_origin(origin: str | None, fetch_site: str | None, own_origin: str) -> bool:
-    """False when the browser says the request comes from another site.
+    """True when the browser says the request comes from the survey's own page.
 
-    Browsers send ``Origin`` with every POST and ``Sec-Fetch-Site`` with every
-    request; non-browser clients may send neither (they still need the CSRF
-    token).
+    Browsers send ``Origin`` with every POST (``null`` where a referrer policy
+    hides it) and ``Sec-Fetch-Site`` with every request; page scripts can set
+    neither. A POST must name this origin in ``Origin``, or, when its origin
+    is absent or ``null``, say ``Sec-Fetch-Site: same-origin``. A client that
+    sends neither is refused: there is no client but the page.
 
     >>> same_origin("http://127.0.0.1:8000", "same-origin", "http://127.0.0.1:8000")
     True
     >>> same_origin("https://evil.example", "cross-site", "http://127.0.0.1:8000")
     False
+    >>> same_origin(None, None, "http://127.0.0.1:8000")
+    False
     """
-    if origin is not None and origin != own_origin:
+    if fetch_site is not None and fetch_site != "same-origin":
         return False
-    return fetch_site is None or fetch_site in ("same-origin", "none")
+    if origin is None or origin == "null":
+        return fetch_site == "same-origin"
+    return origin == own_origin
+
+
+def host_allowed(host: str | None, allowed: Iterable[str]) -> bool:
+    """True when the ``Host`` header names one of ``allowed`` (``*.example.org``: any
+    subdomain), with or without a port; IPv6 addresses in brackets.
+
+    >>> host_allowed("127.0.0.1:8000", ["127.0.0.1"]), host_allowed("[::1]:80", ["::1"])
+    (True, True)
+    >>> host_allowed("a.example.org", ["*.example.org"]), host_allowed("evil", ["localhost"])
+    (True, False)
+    """
+    if not host:
+        return False
+    host = host.strip().lower()
+    if host.startswith("["):
+        name = host[1:].split("]", 1)[0]
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    for pattern in allowed:
+        pattern = pattern.lower().strip("[]")
+        if name == pattern or (pattern.startswith("*.") and name.endswith(pattern[1:])):
+            return True
+    return False
 
 
 class RateLimiter:
@@ -189,55 +296,190 @@ class RateLimiter:
                 del self._buckets[client]
 
 
+@dataclass(frozen=True, kw_only=True)
+class JsonLimits:
+    """How large the parts of a JSON body may be, checked before anything is converted.
+
+    ``depth``: arrays and objects inside each other (a submission needs 2);
+    ``string``: characters of one string as sent, escapes included (a
+    respondent id has at most 200 characters, and one character is at most
+    12 escaped); ``number``: characters of one number (Python's int() of a
+    long digit string takes time quadratic in its length and refuses more
+    than 4,300 digits).
+    """
+
+    depth: int = 8
+    string: int = 4096
+    number: int = 32
+
+
+#: The limits of ``surveykit serve``'s bodies.
+JSON_LIMITS = JsonLimits()
+
+# The tokens that matter for the limits: strings (escapes included) and brackets. Anything
+# else is left to the parser, which refuses what is not JSON.
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')
+_BOM = b"\xef\xbb\xbf"
+
+
+def _refuse(message: str) -> RequestRefused:
+    return RequestRefused(422, message)
+
+
+def _check_sizes(body: bytes, limits: JsonLimits) -> None:
+    depth = 0
+    for token in _JSON_TOKEN.finditer(body):
+        text = token.group()
+        if text[0] == 0x22:  # a string
+            if len(text) - 2 > limits.string:
+                raise _refuse(f"the JSON body holds a string longer than {limits.string} "
+                              "characters: no field takes one")
+        elif text in (b"[", b"{"):
+            depth += 1
+            if depth > limits.depth:
+                raise _refuse(f"the JSON body nests arrays or objects more than "
+                              f"{limits.depth} deep: send one flat object")
+        else:
+            depth -= 1
+
+
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
     keys = [key for key, _ in pairs]
     if len(set(keys)) != len(keys):
-        raise RequestRefused(422, "the JSON body names a field twice")
+        raise _refuse("the JSON body names a field twice")
     return dict(pairs)
 
 
 def _no_constant(name: str) -> object:
-    raise RequestRefused(422, "the JSON body holds NaN or Infinity, which are not JSON")
+    raise _refuse("the JSON body holds NaN or Infinity, which are not JSON")
 
 
-def parse_json_object(body: bytes, fields: Iterable[str]) -> dict[str, object]:
+def _number_parsers(limits: JsonLimits) -> tuple[Callable, Callable]:
+    def too_long(text: str) -> RequestRefused:
+        return _refuse(f"the JSON body holds a number longer than {limits.number} characters: "
+                       "no field takes one")
+
+    def parse_int(text: str) -> int:
+        if len(text) > limits.number:
+            raise too_long(text)
+        return int(text)
+
+    def parse_float(text: str) -> float:
+        if len(text) > limits.number:
+            raise too_long(text)
+        value = float(text)
+        if not math.isfinite(value):
+            raise _refuse("the JSON body holds a number too large for a double (such as "
+                          "1e400)")
+        return value
+
+    return parse_int, parse_float
+
+
+def _check_text(value: object) -> None:
+    """Refuse strings that are no Unicode text (lone surrogates from \\ud800 escapes)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _refuse("the JSON body holds a \\u escape of half a character (a lone "
+                              "surrogate)") from None
+        elif isinstance(item, dict):
+            pending.extend(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+
+
+def parse_json_object(body: bytes, fields: Iterable[str], *,
+                      limits: JsonLimits = JSON_LIMITS) -> dict[str, object]:
     """The JSON object in ``body`` with exactly ``fields``, or RequestRefused (422).
+
+    UTF-8 without a byte order mark (RFC 8259, section 8.1); sizes within
+    ``limits`` before any number is converted; no duplicate keys, NaN or
+    infinities. Messages say what is wrong and where, never what was sent.
 
     >>> parse_json_object(b'{"respondent_id": "A1"}', ["respondent_id"])
     {'respondent_id': 'A1'}
+    >>> try:
+    ...     parse_json_object(b'{"respondent_id": ' + b"1" * 5000 + b"}", ["respondent_id"])
+    ... except RequestRefused as refused:
+    ...     print(refused.status, refused.message)
+    422 the JSON body holds a number longer than 32 characters: no field takes one
     """
     wanted = tuple(fields)
+    if not body.strip():
+        raise _refuse("the body is empty: send one JSON object")
+    if body.startswith(_BOM):
+        raise _refuse("the body starts with a byte order mark: send UTF-8 without one")
     try:
-        data = json.loads(body.decode("utf-8"), object_pairs_hook=_no_duplicates,
-                          parse_constant=_no_constant)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise RequestRefused(422, "the body is not a JSON object in UTF-8") from None
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _refuse(f"the body is not UTF-8 (byte {exc.start + 1}): send JSON in "
+                      "UTF-8") from None
+    _check_sizes(body, limits)
+    parse_int, parse_float = _number_parsers(limits)
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant,
+                          parse_int=parse_int, parse_float=parse_float)
+    except json.JSONDecodeError as exc:
+        # exc.msg is one of the parser's fixed sentences; it never quotes the body
+        raise _refuse(f"the body is not JSON (line {exc.lineno}, column {exc.colno}: "
+                      f"{exc.msg})") from None
     if not isinstance(data, dict):
-        raise RequestRefused(422, "the body must be one JSON object")
+        raise _refuse("the body must be one JSON object")
+    _check_text(data)
     if set(data) != set(wanted):
-        raise RequestRefused(
-            422, f"the body must hold exactly the fields {', '.join(wanted)}: the server "
-                 "accepts nothing else")
+        raise _refuse(f"the body must hold exactly the fields {', '.join(wanted)}: the server "
+                      "accepts nothing else")
     return data
 
 
-async def read_json_object(request, fields: Iterable[str], *, limit: int) -> dict[str, object]:
-    """Read at most ``limit`` bytes of ``request``'s JSON body (413 beyond), then parse it.
+def _content_type_ok(value: str) -> bool:
+    """``application/json``, with at most a ``charset=utf-8`` parameter."""
+    media_type, *parameters = (part.strip().lower() for part in value.split(";"))
+    if media_type != "application/json":
+        return False
+    return all(parameter.replace(" ", "") in ("charset=utf-8", 'charset="utf-8"', "")
+               for parameter in parameters)
+
+
+async def read_json_object(request, fields: Iterable[str], *, limit: int,
+                           timeout: float) -> dict[str, object]:
+    """Read at most ``limit`` bytes of ``request``'s JSON body (413 beyond) within
+    ``timeout`` seconds (408 after), then parse it (:func:`parse_json_object`).
 
     The limit is counted while reading, so a client cannot send more than it
-    declares in Content-Length.
+    declares in Content-Length, and the time limit ends a body sent a byte at
+    a time.
 
-    >>> # data = await read_json_object(request, ["respondent_id", "answers"], limit=65536)
+    >>> # data = await read_json_object(request, ["respondent_id"], limit=65536, timeout=10)
     """
-    content_type = request.headers.get("content-type", "")
-    if content_type.split(";")[0].strip().lower() != "application/json":
-        raise RequestRefused(415, "the body must be application/json", reason="content_type")
+    import anyio
+    from starlette.requests import ClientDisconnect
+
+    if not _content_type_ok(request.headers.get("content-type", "")):
+        raise RequestRefused(415, "the body must be application/json (UTF-8)",
+                             reason="content_type")
+    too_large = RequestRefused(413, f"the body must be at most {limit} bytes", reason="size")
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        raise RequestRefused(413, f"the body must be at most {limit} bytes", reason="size")
+    if declared is not None and (len(declared) > 20 or not declared.isdigit()
+                                 or int(declared) > limit):
+        raise too_large
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise RequestRefused(413, f"the body must be at most {limit} bytes", reason="size")
+    try:
+        with anyio.fail_after(timeout):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise too_large
+    except TimeoutError:
+        raise RequestRefused(408, f"the body did not arrive within {timeout:g} seconds",
+                             reason="timeout", headers={"connection": "close"}) from None
+    except ClientDisconnect:
+        raise RequestRefused(400, "the connection closed before the body ended",
+                             reason="incomplete") from None
     return parse_json_object(bytes(body), fields)

@@ -52,7 +52,7 @@
     }
   }
 
-  async function post(path, body) {
+  async function send(path, body) {
     const response = await fetch(path, {
       method: "POST",
       credentials: "same-origin",
@@ -67,6 +67,18 @@
       data = null;
     }
     return { status: response.status, data: data || {} };
+  }
+
+  async function post(path, body) {
+    const reply = await send(path, body);
+    if (reply.status !== 403 || reply.data.reason !== "csrf") {
+      return reply;
+    }
+    // The server signs tokens with a secret that lives as long as its process: after a
+    // restart it refuses this page's token. Take a fresh one and send once more.
+    const response = await fetch("/token", { credentials: "same-origin", cache: "no-store" });
+    state.token = (await response.json()).token;
+    return send(path, body);
   }
 
   function paragraph(text) {
