@@ -75,4 +75,5 @@ matrix_json <- function(m) {
        values = unname(m))
 }
 
-relative_path <- function(path) sub(paste0("^", normalizePath("."), "/"), "", normalizePath(path))
+# A named numeric vector as a JSON object (name: value).
+named <- function(x) as.list(setNames(as.numeric(x), names(x)))

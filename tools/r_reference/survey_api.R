@@ -51,7 +51,6 @@ for (line in setup_variables) eval(parse(text = line))
 # ---------------------------------------------------------------------------
 # Serializers
 # ---------------------------------------------------------------------------
-named <- function(x) as.list(setNames(as.numeric(x), names(x)))
 
 svystat_json <- function(x) {
   out <- list(estimate = named(coef(x)), se = named(setNames(SE(x), names(coef(x)))),

@@ -77,7 +77,6 @@ for (line in design_setup) {
   if (length(run$warnings)) design_warnings[[line]] <- I(run$warnings)
 }
 
-named <- function(x) as.list(setNames(as.numeric(x), names(x)))
 results <- list()
 for (d in c("dstrat", "dclus1", "dclus2", "dstrat_jkn", "dclus1_jk1", "dclus2_jk1")) {
   per_design <- list()
