@@ -648,11 +648,7 @@ class _Reader:
                 self.value(link.operand, inside)
         elif isinstance(node, Power):
             self.value(node.base, inside)
-            exponent = _constant(node.exponent)
-            if abs(exponent) > MAX_EXPONENT:
-                raise _Problem(node.position, (
-                    f"the exponent {r_number(exponent)} of '^' at column {node.position} is "
-                    f"larger than {MAX_EXPONENT} in size; use a smaller power"))
+            _exponent(_constant(node.exponent), node.position)
         elif isinstance(node, Unary | Paren):
             self.value(node.operand if isinstance(node, Unary) else node.inner, inside)
         else:
@@ -856,11 +852,8 @@ def _constant(node: Node) -> float:
         value = _constant(node.operand)
         return -value if node.op == "-" else value
     if isinstance(node, Power):
-        base, exponent = _constant(node.base), _constant(node.exponent)
-        if abs(exponent) > MAX_EXPONENT:
-            raise _Problem(node.position, (
-                f"the exponent {r_number(exponent)} of '^' at column {node.position} is "
-                f"larger than {MAX_EXPONENT} in size; use a smaller power"))
+        base = _constant(node.base)
+        exponent = _exponent(_constant(node.exponent), node.position)
         return _finite(_power(base, exponent), node.position)
     if isinstance(node, Chain):
         value = _constant(node.first)
@@ -884,6 +877,16 @@ def _constant(node: Node) -> float:
     raise _Problem(position, (
         f"the exponent at column {position} must be a number (e.g. x^2 or x^-1); a power of a "
         "column is not bounded"))
+
+
+def _exponent(value: float, position: int) -> float:
+    """A power's exponent, refused beyond MAX_EXPONENT in size before anything is raised
+    to it (``9^9^9``)."""
+    if abs(value) > MAX_EXPONENT:
+        raise _Problem(position, (
+            f"the exponent {r_number(value)} of '^' at column {position} is larger than "
+            f"{MAX_EXPONENT} in size; use a smaller power"))
+    return value
 
 
 def _power(base: float, exponent: float) -> float:
