@@ -254,6 +254,17 @@ def test_an_interaction_of_more_than_six_variables_is_refused():
     assert "the interaction at column 22 joins 7 variables; at most 6 can interact" in text
 
 
+def test_interactions_that_expand_past_the_term_limit_are_refused():
+    columns = [f"x{k}" for k in range(600)]
+    left = "+".join(columns[:300])
+    right = "+".join(columns[300:])
+    with pytest.raises(ParameterError, match=f"at column {len(left) + 5}; use fewer "
+                                             "interactions"):
+        read_formula(f"~ ({left}):({right})", columns, response=False)
+    with pytest.raises(ParameterError, match="expands to more than 1,000 terms"):
+        read_formula("~ (" + "+".join(columns[:12]) + ")^6", columns, response=False)
+
+
 def test_too_many_model_columns_are_refused_before_they_are_made():
     frame = pd.DataFrame({"f": [f"a{k}" for k in range(200)],
                           "g": [f"b{k % 50}" for k in range(200)]})

@@ -233,12 +233,13 @@ Node = Name | Number | Text | Call | Chain | Power | Unary | Paren
 @dataclass(frozen=True)
 class Terms:
     """The right-hand side expanded: the intercept, the variables (each an expression
-    evaluated to one or more columns) in R's order, and the terms as bit sets over them,
-    sorted by order (main effects first) and otherwise as written."""
+    evaluated to one or more columns) in R's order, and the terms as sets of variable
+    indices (R's bit patterns), sorted by order (main effects first) and otherwise as
+    written."""
 
     intercept: bool
     variables: tuple[Node, ...]
-    terms: tuple[int, ...]
+    terms: tuple[frozenset[int], ...]
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -247,9 +248,9 @@ class Terms:
         return tuple(":".join(names[i] for i in members(term)) for term in self.terms)
 
 
-def members(term: int) -> list[int]:
-    """The variables of a term (a bit set), in R's order."""
-    return [i for i in range(term.bit_length()) if term >> i & 1]
+def members(term: frozenset[int]) -> list[int]:
+    """The variables of a term, in R's order."""
+    return sorted(term)
 
 
 @dataclass(frozen=True)
@@ -622,6 +623,7 @@ class _Reader:
         self.nodes: list[Node] = []
         self.intercept = True
         self.parity = True
+        self.pairs = 0          # pairs of terms formed so far: the work of the expansion
 
     # --- names and values -----------------------------------------------------------------
     def column(self, node: Name) -> None:
@@ -716,7 +718,7 @@ class _Reader:
             self.value(x, f"{name}()")
 
     # --- terms (R's EncodeVars) -----------------------------------------------------------
-    def encode(self, node: Node) -> list[int]:
+    def encode(self, node: Node) -> list[frozenset[int]]:
         if isinstance(node, Number):
             if node.value not in (0.0, 1.0):
                 raise _Problem(node.position, (
@@ -760,34 +762,36 @@ class _Reader:
             self.bound(terms, link.position)
         return terms
 
-    def install(self, node: Node) -> int:
+    def install(self, node: Node) -> frozenset[int]:
         label = deparse(node)
         if label not in self.variables:
             self.variables[label] = len(self.nodes)
             self.nodes.append(node)
-        return 1 << self.variables[label]
+        return frozenset((self.variables[label],))
 
-    def delete(self, terms: list[int], node: Node) -> list[int]:
+    def delete(self, terms: list[frozenset[int]], node: Node) -> list[frozenset[int]]:
         self.parity = not self.parity
         right = self.encode(node)
         self.parity = not self.parity
         return [t for t in terms if t not in right]
 
-    def product(self, left: list[int], right: list[int], position: int) -> list[int]:
-        if len(left) * len(right) > MAX_TERMS * MAX_TERMS:
+    def product(self, left: list[frozenset[int]], right: list[frozenset[int]], position: int
+                ) -> list[frozenset[int]]:
+        self.pairs += len(left) * len(right)
+        if len(left) * len(right) > _MAX_PAIRS or self.pairs > 10 * _MAX_PAIRS:
             raise _Problem(position, _too_many(position))
         out = []
         for a in left:
             for b in right:
                 term = a | b
-                if term.bit_count() > MAX_ORDER:
+                if len(term) > MAX_ORDER:
                     raise _Problem(position, (
-                        f"the interaction at column {position} joins {term.bit_count()} "
+                        f"the interaction at column {position} joins {len(term)} "
                         f"variables; at most {MAX_ORDER} can interact"))
                 out.append(term)
         return _unique(out)
 
-    def power(self, node: Power) -> list[int]:
+    def power(self, node: Power) -> list[frozenset[int]]:
         exponent = node.exponent
         if not (isinstance(exponent, Number) and exponent.value == int(exponent.value)
                 and 2 <= exponent.value <= MAX_ORDER):
@@ -802,12 +806,16 @@ class _Reader:
             self.bound(terms, node.position)
         return terms
 
-    def bound(self, terms: list[int], position: int) -> None:
+    def bound(self, terms: list[frozenset[int]], position: int) -> None:
         if len(terms) > MAX_TERMS:
             raise _Problem(position, _too_many(position))
 
 
 _FACTOR_CALLS = frozenset({"factor()", "C()", "relevel()"})
+# Pairs of terms one interaction may form: (a + b + ...):(c + d + ...) beyond this cannot
+# come back to MAX_TERMS terms (fewer variables could not make so many distinct terms); and
+# ten times that in the whole formula, which keeps its expansion to a second or so.
+_MAX_PAIRS = 100 * MAX_TERMS
 
 
 def _too_many(position: int) -> str:
@@ -815,16 +823,13 @@ def _too_many(position: int) -> str:
             "use fewer interactions")
 
 
-def _unique(terms: list[int]) -> list[int]:
+def _unique(terms: list[frozenset[int]]) -> list[frozenset[int]]:
     """R's TrimRepeats: the first of each term, and no empty term."""
     return [t for t in dict.fromkeys(terms) if t]
 
 
-def _union(terms: list[int]) -> int:
-    out = 0
-    for term in terms:
-        out |= term
-    return out
+def _union(terms: list[frozenset[int]]) -> frozenset[int]:
+    return frozenset().union(*terms)
 
 
 def _text_here(node: Text, inside: str | None) -> str:
@@ -1032,9 +1037,8 @@ def read_formula(text: str, columns: Iterable[str], *, option: str = "formula",
         terms = reader.encode(tree)
     except _Problem as error:
         raise problem(error) from None
-    order = sorted(range(len(terms)), key=lambda k: terms[k].bit_count())
     expanded = Terms(intercept=reader.intercept, variables=tuple(reader.nodes),
-                     terms=tuple(terms[k] for k in order))
+                     terms=tuple(sorted(terms, key=len)))
     if not expanded.terms and not expanded.intercept:
         raise ParameterError(f"{option} ({shown!r}) has no terms and no intercept; write "
                              "\"~ 1\" for the intercept alone")

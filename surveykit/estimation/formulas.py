@@ -51,6 +51,7 @@ from surveykit.errors import ParameterError
 from surveykit.estimation.formula_syntax import (
     Call,
     Chain,
+    Formula,
     Name,
     Node,
     Number,
@@ -67,8 +68,8 @@ from surveykit.estimation.formula_syntax import (
     read_formula,
 )
 
-__all__ = ["MAX_COLUMNS", "MAX_LEVELS", "MAX_MAGNITUDE", "ModelMatrix", "ParsedFormula",
-           "build_matrix", "check_columns", "drop_missing", "parse_formula"]
+__all__ = ["MAX_COLUMNS", "MAX_LEVELS", "MAX_MAGNITUDE", "MatrixSpec", "ModelMatrix",
+           "ParsedFormula", "build_matrix", "check_columns", "drop_missing", "parse_formula"]
 
 #: Columns of a model matrix.
 MAX_COLUMNS = 1_000
@@ -85,17 +86,10 @@ _ELEMENTWISE = {"log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.l
                 "exp": np.exp, "sqrt": np.sqrt, "abs": np.abs}
 
 
-@dataclass(frozen=True)
-class ParsedFormula:
-    """A formula split at ``~`` and read into terms: the response column (or None), the
-    right-hand side's text, the data columns it uses (in order of appearance) and its
-    expanded :class:`~surveykit.estimation.formula_syntax.Terms`."""
-
-    text: str
-    response: str | None
-    rhs: str
-    columns: tuple[str, ...]
-    terms: Terms
+#: A formula split at ``~`` and read into terms: the response column (or None), the
+#: right-hand side's text, the data columns it uses (in order of appearance) and its expanded
+#: :class:`~surveykit.estimation.formula_syntax.Terms` (the reader's own result type).
+ParsedFormula = Formula
 
 
 def parse_formula(text: str, columns: Iterable[str], *, option: str = "formula",
@@ -117,9 +111,7 @@ def parse_formula(text: str, columns: Iterable[str], *, option: str = "formula",
     ...
     surveykit.errors.ParameterError: formula 'rrt ~ I(age.__class__)' uses column ...
     """
-    read = read_formula(text, columns, option=option, response=response)
-    return ParsedFormula(text=read.text, response=read.response, rhs=read.rhs,
-                         columns=read.columns, terms=read.terms)
+    return read_formula(text, columns, option=option, response=response)
 
 
 def drop_missing(data: pd.DataFrame, columns: Iterable[str]) -> tuple[pd.DataFrame, int]:
@@ -192,6 +184,11 @@ class _Evaluator:
         self.state = state
         self.fitting = fitting
         self.where = where      # how messages place a row: "row 3 of the rows used"
+        # formulas name columns by their text (a data frame's labels may be numbers)
+        self.labels_by_name = {str(label): label for label in data.columns}
+
+    def column(self, name: str) -> pd.Series:
+        return self.data[self.labels_by_name[name]]
 
     def learnt(self, node: Node, compute):
         if node not in self.state:
@@ -206,7 +203,7 @@ class _Evaluator:
         if isinstance(node, Number):
             return node.value
         if isinstance(node, Name):
-            column = self.data[node.name]
+            column = self.column(node.name)
             if _is_numeric(column) or pd.api.types.is_bool_dtype(column.dtype):
                 return column.to_numpy(dtype=float)
             first = column.iloc[0] if len(column) else ""
@@ -261,7 +258,7 @@ class _Evaluator:
     def variable(self, node: Node) -> _Numbers | _Factor:
         """A term's variable: numbers (one or more columns) or a factor."""
         if isinstance(node, Name):
-            column = self.data[node.name]
+            column = self.column(node.name)
             if _is_numeric(column):
                 return _Numbers(column.to_numpy(dtype=float)[:, None], ("",))
             return self.factor(node)
@@ -328,7 +325,7 @@ class _Evaluator:
     def labels(self, node: Node) -> tuple[np.ndarray, list[str], list[str]]:
         """Each row's index into ``uniques`` (the distinct labels as R prints them) and the
         natural level order (categories' order; numbers by value; text sorted)."""
-        column = self.data[node.name] if isinstance(node, Name) else None
+        column = self.column(node.name) if isinstance(node, Name) else None
         if column is not None and isinstance(column.dtype, pd.CategoricalDtype):
             labels = [_label(c) for c in column.cat.categories]
             return column.cat.codes.to_numpy(dtype=np.intp), labels, labels
@@ -426,8 +423,8 @@ def _coding(terms: Terms, factors: Sequence[bool]) -> tuple[tuple[bool, ...], ..
     for j, term in enumerate(terms.terms):
         codes = []
         for i in members(term):
-            rest = term & ~(1 << i)
-            codes.append(rest == 0 or any(rest & ~earlier == 0 for earlier in terms.terms[:j]))
+            rest = term - {i}
+            codes.append(not rest or any(rest <= earlier for earlier in terms.terms[:j]))
         out.append(codes)
     if not terms.intercept:
         for j, term in enumerate(terms.terms):
@@ -554,7 +551,8 @@ class ModelMatrix:
         >>> m.for_data(pd.DataFrame({"x": [3.0], "f": ["b"]})).tolist()
         [[1.0, 0.0, 1.0]]
         """
-        missing = [c for c in self.formula.columns if c not in data.columns]
+        present = {str(label) for label in data.columns}
+        missing = [c for c in self.formula.columns if c not in present]
         if missing:
             raise ParameterError(
                 f"{what} lacks column {missing[0]!r}, which the formula "
