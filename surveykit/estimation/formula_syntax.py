@@ -617,7 +617,7 @@ class _Reader:
 
     def __init__(self, columns: Sequence[str], unknown):
         self.columns = frozenset(columns)
-        self.unknown = unknown      # column name, position -> _Problem
+        self.unknown = unknown      # (column name, position) -> the ParameterError to raise
         self.used: dict[str, None] = {}
         self.variables: dict[str, int] = {}
         self.nodes: list[Node] = []
