@@ -268,6 +268,40 @@ def test_collinear_terms_are_named():
                        "drop one of them")
 
 
+@pytest.mark.parametrize("unit", [1e5, 1e60, 1e-40])
+def test_a_covariate_in_another_unit_scales_its_coefficient_and_nothing_else(unit):
+    # issue 19: a covariate of 1e5 (income in dollars) was "not identifiable: no information on
+    # (Intercept)"; the fit is equivariant, so the oracle is the fit in the unit 1
+    frame = _direct_rows(n=1500)
+    frame["rrt"] = np.where(np.random.default_rng(2).random(1500) < 0.8, frame.rrt,
+                            np.where(frame.rrt == "yes", "no", "yes"))
+    base = regress(frame, "rrt ~ x1 + x2", sensitive="rrt", design=WARNER)
+    scaled = regress(frame.assign(x1=frame.x1 * unit), "rrt ~ x1 + x2", sensitive="rrt",
+                     design=WARNER)
+    factor = np.array([1.0, unit, 1.0])
+    np.testing.assert_allclose(scaled.params.to_numpy() * factor, base.params.to_numpy(),
+                               rtol=1e-9)
+    np.testing.assert_allclose(np.sqrt(np.diag(scaled.covariance)) * factor,
+                               np.sqrt(np.diag(base.covariance)), rtol=1e-9)
+
+
+def test_a_huge_covariate_is_named_with_its_row():
+    frame = _direct_rows(n=200)
+    frame.loc[5, "x1"] = 1e308
+    assert _message(lambda: regress(frame, "rrt ~ x1", sensitive="rrt", design=WARNER)) == (
+        "formula 'rrt ~ x1': term 'x1' is 1e+308 in row 6 of the rows used; values beyond "
+        "1e+100 in size cannot be fitted in floating point: rescale the column (e.g. I(x/1e6))")
+
+
+def test_a_huge_outcome_is_named_with_its_row():
+    frame = _direct_rows(n=200)
+    frame["y"] = frame.x2
+    frame.loc[3, "y"] = -1e300
+    assert _message(lambda: regress(frame, "y ~ rrt + x1", sensitive="rrt", design=WARNER)) == (
+        "outcome column 'y' holds -1e+300 in row 4 of the rows used; values beyond 1e+100 in "
+        "size cannot be fitted in floating point: rescale the column")
+
+
 def test_perfect_separation_names_the_term():
     frame = _direct_rows(n=300)
     frame["rrt"] = np.where(frame.x1 > 0, "yes", "no")

@@ -85,8 +85,8 @@ def test_sensitive_answer_as_predictor_with_its_own_model(rr_only):
      "Error: formula 'rrt ~ agee' uses column 'agee', which is not in the data; the columns "
      "are age, leftRight, rrt, condition, RRdesign, leftRight.c, age.c"),
     (["--formula", "rrt ~ age +", "--sensitive", "rrt", *SLD], 2,
-     "Error: formula ('rrt ~ age +') does not parse: Operator `+` has insuffient arguments "
-     "and/or is misplaced."),
+     "Error: formula ('rrt ~ age +') does not parse: '+' at column 11 needs a term after it; "
+     "add one or remove the '+'"),
     (["--formula", "rrt ~ age", "--sensitive", "rrt", "--design", "sld", "--param",
       "p=0.2,0.8"], 2,
      "Error: design 'sld' has 2 groups: give the group column (--group COLUMN), which says "

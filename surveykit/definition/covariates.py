@@ -27,7 +27,12 @@ privacy".
 A model (``[[models]]``) names one question, whose randomized answers are the
 response (logistic regression of the true answer) or a term (with ``family``
 the outcome's model and ``sensitive_formula`` the true answer's), and
-covariates; :func:`surveykit.estimation.regression.regress` fits it.
+covariates; :func:`surveykit.estimation.regression.regress` fits it. A survey
+file is shared and downloaded, so its formulas are data: they are read here by
+the same reader as ``regress``'s (:mod:`surveykit.estimation.formula_syntax`:
+columns, numbers, R's operators and a fixed list of functions, within bounds),
+and one that reaches for anything else is refused with a one-line error before
+the survey is stored.
 """
 
 from __future__ import annotations
@@ -244,9 +249,11 @@ def parse_models(value: object, questions: Sequence[str], covariates: Sequence[C
         raise fail("models", "must be tables: [[models]] with formula = \"QUESTION ~ ...\"")
     if not value:
         return ()
-    # only surveys with models pay for the formula parser (and numpy, pandas, formulaic)
+    # only surveys with models pay for the formula reader. It is the one regress and report
+    # use: the formula becomes a tree of columns, numbers, R's operators and a fixed list of
+    # functions, never code, so a hostile formula in a shared survey file is refused here
     from surveykit.errors import ParameterError
-    from surveykit.estimation.formulas import parse_formula
+    from surveykit.estimation.formula_syntax import read_formula
     names = [*questions, *(c.name for c in covariates)]
     by_folded = {question.casefold(): question for question in questions}
     out = []
@@ -261,7 +268,7 @@ def parse_models(value: object, questions: Sequence[str], covariates: Sequence[C
             raise fail(f"{where}.formula", f"{formula!r} must be a formula in quotes, e.g. "
                                            '"exam_cheating ~ age + C(faculty)"')
         try:
-            parsed = parse_formula(formula, names)
+            parsed = read_formula(formula, names)
         except ParameterError as exc:
             raise fail(f"{where}.formula", _columns_message(str(exc), questions,
                                                             covariates)) from None
@@ -293,8 +300,8 @@ def parse_models(value: object, questions: Sequence[str], covariates: Sequence[C
                 raise fail(f"{where}.sensitive_formula",
                            f"{sensitive_formula!r} must be a formula such as \"~ age\"")
             try:
-                parse_formula(sensitive_formula, [c.name for c in covariates],
-                              option="sensitive formula", response=False)
+                read_formula(sensitive_formula, [c.name for c in covariates],
+                             option="sensitive formula", response=False)
             except ParameterError as exc:
                 raise fail(f"{where}.sensitive_formula", _columns_message(
                     str(exc), questions, covariates, questions_allowed=False)) from None

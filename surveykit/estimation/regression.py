@@ -43,7 +43,9 @@ from surveykit.designs.base import NO, YES, Design, identifiable
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import likelihood
 from surveykit.estimation.answers import RowAnswers, code_answers
+from surveykit.estimation.formula_syntax import r_number
 from surveykit.estimation.formulas import (
+    MAX_MAGNITUDE,
     ModelMatrix,
     build_matrix,
     check_columns,
@@ -222,6 +224,12 @@ def _outcome(parsed, frame: pd.DataFrame, sensitive: str, design: Design, family
         except (TypeError, ValueError):
             raise ParameterError(f"outcome column {outcome_column!r} must hold numbers for "
                                  "family gaussian") from None
+        big = np.flatnonzero(~(np.abs(y) <= MAX_MAGNITUDE))
+        if big.size:
+            raise ParameterError(
+                f"outcome column {outcome_column!r} holds {r_number(float(y[big[0]]))} in row "
+                f"{big[0] + 1} of the rows used; values beyond {r_number(MAX_MAGNITUDE)} in "
+                "size cannot be fitted in floating point: rescale the column")
     matrices = []
     template = None
     for category in design.category_labels:
@@ -366,7 +374,11 @@ def _covariance(best: Maximum, held: np.ndarray, parameters: list[Parameter],
     size = held.size
     free = ~held
     information = -best.hessian[np.ix_(free, free)]
-    values, vectors = np.linalg.eigh(information)
+    # judged and inverted with unit diagonal (Jacobi scaling): a covariate measured in
+    # dollars rather than thousands must not look like a term without information
+    diagonal = np.diag(information)
+    unit = np.sqrt(np.where(diagonal > 0, diagonal, 1.0))
+    values, vectors = np.linalg.eigh(information / np.outer(unit, unit))
     top = float(np.max(np.abs(values))) if values.size else 1.0
     singular = bool(values.size) and values[0] <= 1e-9 * max(top, 1e-300)
     if singular and not best.converged:
@@ -387,7 +399,7 @@ def _covariance(best: Maximum, held: np.ndarray, parameters: list[Parameter],
             "(its observed information is zero); drop the term, or check that every group "
             "has answers")
     covariance = np.zeros((size, size))
-    covariance[np.ix_(free, free)] = (vectors / values) @ vectors.T
+    covariance[np.ix_(free, free)] = ((vectors / values) @ vectors.T) / np.outer(unit, unit)
     return covariance
 
 
