@@ -34,12 +34,13 @@ other labels (Kuk's counts 0..r, category labels) are shown as they are.
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Instruction
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, printable
 
 __all__ = [
     "COMBINED_MODELS",
@@ -51,6 +52,7 @@ __all__ = [
     "instruction_lines",
     "instruction_text",
     "state_text",
+    "text_problem",
     "wording_text",
 ]
 
@@ -69,6 +71,12 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
 #: ``{model}_yes``, ``{model}_no``).
 COMBINED_MODELS: tuple[str, ...] = ("crosswise", "triangular")
 
+# Control characters (C0 but tab and line feed, DEL, C1) and the bidirectional overrides and
+# isolates that reorder what is shown (CVE-2021-42574): they rewrite terminals, spreadsheets
+# refuse them, and they hide text on forms.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
 _SIMPLE_RULES = {"truthful": "rule_truthful", "opposite": "rule_opposite",
                  "dont_know": "rule_dont_know", "sensitive": "rule_sensitive"}
 _ANSWER_KEYS = {YES: "answer_yes", NO: "answer_no", DONT_KNOW: "answer_dont_know"}
@@ -86,6 +94,23 @@ def wording_text(wording: Mapping[str, str], key: str) -> str:
         raise ParameterError(
             f"wording key {key!r} is missing; add it to your wording.json (surveykit's "
             "templates/wording.json has every key and its English default)") from None
+
+
+def text_problem(text: str, *, lines: bool = True) -> str | None:
+    r"""What keeps ``text`` from being printed on a form or a terminal, or None.
+
+    ``lines``: tabs and line feeds are allowed (long texts); labels allow neither.
+
+    >>> text_problem("Ever cheated?\nBe honest.") is None
+    True
+    >>> text_problem("Ever\x1b[2J cheated?")
+    'holds the control character \\x1b at position 5; texts are printed on forms and ...'
+    """
+    found = (_CONTROL if lines else _CONTROL_IN_LINE).search(text)
+    if found:
+        return (f"holds the control character {printable(found.group())} at position "
+                f"{found.start() + 1}; texts are printed on forms and terminals, remove it")
+    return None
 
 
 def check_placeholders(wording: Mapping[str, str], where: str) -> None:
