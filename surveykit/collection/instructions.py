@@ -76,6 +76,8 @@ COMBINED_MODELS: tuple[str, ...] = ("crosswise", "triangular")
 # refuse them, and they hide text on forms.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _CONTROL_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Characters XML 1.0 cannot hold, which a workbook and an XForm are written in.
+_NOT_XML = re.compile("[\ufffe\uffff]")
 
 _SIMPLE_RULES = {"truthful": "rule_truthful", "opposite": "rule_opposite",
                  "dont_know": "rule_dont_know", "sensitive": "rule_sensitive"}
@@ -105,11 +107,17 @@ def text_problem(text: str, *, lines: bool = True) -> str | None:
     True
     >>> text_problem("Ever\x1b[2J cheated?")
     'holds the control character \\x1b at position 5; texts are printed on forms and ...'
+    >>> text_problem("Ever\ufffe")
+    'holds U+FFFE at position 5, which no workbook or XForm can hold (it is not XML); ...'
     """
     found = (_CONTROL if lines else _CONTROL_IN_LINE).search(text)
     if found:
         return (f"holds the control character {printable(found.group())} at position "
                 f"{found.start() + 1}; texts are printed on forms and terminals, remove it")
+    found = _NOT_XML.search(text)
+    if found:
+        return (f"holds U+{ord(found.group()):04X} at position {found.start() + 1}, which no "
+                "workbook or XForm can hold (it is not XML); remove it")
     return None
 
 

@@ -56,7 +56,8 @@ what is wrong, so the author can fix it without reading this module. The
 file is checked completely here, so that a survey that parses works with
 every command: wording keys must be keys of the shipped
 ``templates/wording.json`` (with their placeholders), ids have no spaces
-around them, texts and labels have no control characters, and every
+around them, texts and labels have no control characters (nor U+FFFE, U+FFFF, which
+XML cannot hold), and every
 instruction of a design is one a randomizer can draw (a probability of 0 or
 at least one in a million). The file may be at most 1 MB, nested at most
 :data:`MAX_DEPTH` deep.
