@@ -24,6 +24,11 @@ the key does not know (``{answr}``) is refused when the layout is built, so a
 typo never reaches a printed slip. Write ``{{`` and ``}}`` for literal braces
 in these keys.
 
+Every text a respondent or an operator reads obeys one rule, :func:`text_problem`: no
+control characters but tab and line feed, no bidirectional overrides, no U+FFFE or
+U+FFFF. The survey file's texts are checked with it when the survey is read, a
+``--templates`` folder's ``wording.json`` when it is loaded (:func:`check_wording_file`).
+
 Answers: a yes/no design's ``yes``, ``no`` and ``dont_know`` read
 ``answer_yes``, ``answer_no``, ``answer_dont_know``; crosswise and triangular
 designs answer their combined question (``crosswise_yes`` "Both the same",
@@ -34,6 +39,7 @@ other labels (Kuk's counts 0..r, category labels) are shown as they are.
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from collections.abc import Mapping
@@ -48,6 +54,7 @@ __all__ = [
     "answer_options",
     "answer_text",
     "check_placeholders",
+    "check_wording_file",
     "fill",
     "instruction_lines",
     "instruction_text",
@@ -119,6 +126,27 @@ def text_problem(text: str, *, lines: bool = True) -> str | None:
         return (f"holds U+{ord(found.group()):04X} at position {found.start() + 1}, which no "
                 "workbook or XForm can hold (it is not XML); remove it")
     return None
+
+
+def check_wording_file(wording: Mapping[str, str], source: str, filename: str) -> None:
+    r"""Refuse a wording file (``wording.json``, e.g. in a ``--templates`` folder) whose
+    texts break the rules of the survey file's ``[wording]``: :func:`text_problem` and
+    :func:`check_placeholders`. Errors name the file, the key's line and the key.
+
+    >>> check_wording_file({"intro": "Hi\a"}, '{\n  "intro": "Hi\\u0007"\n}', "w.json")
+    Traceback (most recent call last):
+    ...
+    surveykit.errors.ParameterError: w.json, line 2: intro: holds the control character \x07 ...
+    """
+    for key, text in wording.items():
+        # the key's line: where it is written (in its JSON spelling)
+        found = re.search(re.escape(json.dumps(key)) + r"\s*:", source)
+        where = (filename if found is None
+                 else f"{filename}, line {source.count(chr(10), 0, found.start()) + 1}")
+        problem = text_problem(key, lines=False) or text_problem(text)
+        if problem:
+            raise ParameterError(f"{where}: {printable(key)}: {problem}")
+        check_placeholders({key: text}, where)
 
 
 def check_placeholders(wording: Mapping[str, str], where: str) -> None:
