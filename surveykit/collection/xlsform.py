@@ -57,6 +57,11 @@ Texts come from the survey's wording (templates/wording.json, the survey's
 :mod:`surveykit.collection.instructions`: the same texts, answers and rules
 as the paper forms and the web page. Label, hint and constraint message columns are named
 ``label::English (en)`` etc., one per language of the survey.
+
+Every text is written so that the field tools show it literally and never read it as
+form logic or formatting (:func:`form_text`, :func:`form_title`): ``${name}`` is a
+reference to a field for pyxform and JavaRosa, ``instance('x')/...`` an expression for
+pyxform, Markdown and HTML formatting for ODK Collect and ODK Web Forms.
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,11 +97,14 @@ from surveykit.files import output_file
 
 __all__ = [
     "DEVICE_RISKS",
+    "JOINER",
     "RANDOMIZE",
     "XLSForm",
     "XLSFormExport",
     "build_xlsform",
     "export_xlsform",
+    "form_text",
+    "form_title",
     "id_constraint",
     "language_column",
     "write_xlsform",
@@ -139,6 +148,74 @@ _FIXED_NAMES = ("intro", "respondent_id", "group", "meta")
 _WITHOUT_DICE = "export with --randomize device"
 # The draw is compared on the slips' grid: draw * 2^53 < t_k (exact: a power of two).
 _GRID = 1 << GRID_BITS
+
+#: U+2060 WORD JOINER: no width, no glyph (Unicode's "default ignorable"), not a space and
+#: not a name character anywhere, so it shows nothing yet breaks syntax where it stands:
+#: ``$`` + JOINER + ``{`` reads as ``${`` but is no reference.
+JOINER = "\u2060"
+# Markdown escapes that ODK Collect (HtmlUtils.markdownToHtml: \\ \* \_ \#) and CommonMark
+# (ODK Web Forms, Enketo) both undo.
+_BACKSLASHED = re.compile(r"[\\*_#]")
+# Where a joiner breaks syntax, inside a line (each pattern matches the empty place):
+_JOINS = re.compile(
+    r"(?<=\$)(?=\{)"            # ${name}: pyxform's field reference, JavaRosa's ${0} output
+    r"|(?<=instance)(?=\()"     # instance('x')/...: pyxform turns it into an <output>
+    r"|(?<=<)"                  # <b>, <span style=...>, <https://...>: HTML and autolinks
+    r"|(?<=&)(?=[0-9A-Za-z#\\])"  # &lt; &#96; (and &\#96;, which Collect turns into &#96;)
+    r"|(?<=\])(?=[(:])")        # [text](url), [label]: url: links and link definitions
+# At the start of a line, what starts a CommonMark block: an indented code block (which ODK
+# Web Forms does not show at all), a quote, a list item, a heading underline, a fence. The
+# joiner goes after the match.
+_BLOCK_START = re.compile(
+    r"^(?:(?=(?: {0,3}\t| {4})[ \t]*\S)| {0,3}(?=[>+=~-]|[0-9]{1,9}[.)]))", re.MULTILINE)
+
+
+def form_text(text: str) -> str:
+    r"""``text`` as a label, hint, choice label or constraint message that every field
+    tool shows literally: nothing in it is read as form logic or formatting.
+
+    What the tools read in such a text, from their sources (docs/field-collection.md,
+    "Texts are shown as written"), and how it is kept literal:
+
+    * pyxform 4.5 turns ``${name}`` into an ``<output>`` of that field (and refuses the
+      form when no field has the name, or a ``${`` is not closed) and ``instance('x')/path``
+      into an ``<output>``; JavaRosa 5.1 fills ``${0}``, ``${1}`` ... with the form's
+      outputs and fails on any other ``${...}`` (a "dependency cycle"): a joiner
+      (:data:`JOINER`) goes between ``$`` and ``{`` and between ``instance`` and ``(``;
+    * ODK Collect reads Markdown (``*``, ``_``, ``**``, ``__``, ``#`` headings, links) and
+      then HTML (tags, ``&lt;``-style references); ODK Web Forms reads CommonMark and the
+      same HTML: ``\``, ``*``, ``_``, ``#`` get a backslash (both undo it), a joiner follows
+      ``<``, precedes a character reference's name, and separates ``]`` from ``(`` or ``:``,
+      and stands before what would start a block at the start of a line (``>``, ``-``,
+      ``+``, ``=``, ``~``, ``1.``, an indentation of four spaces or a tab); two or more
+      backticks (a CommonMark code span, shown without them) are written ``&#96;``, a
+      reference every client shows as a backtick.
+
+    The joiner has no width and no glyph: the text reads the same, letter for letter.
+
+    >>> form_text("Your id is ${respondent_id}")
+    'Your id is $\u2060{respondent\\_id}'
+    >>> form_text("*never* or_often_ #1 <b>")
+    '\\*never\\* or\\_often\\_ \\#1 <\u2060b>'
+    >>> form_text("A & B"), form_text("- 2 `x` &amp; 5 < 6")
+    ('A & B', '\u2060- 2 &#96;x&#96; &\u2060amp; 5 <\u2060 6')
+    """
+    text = _BACKSLASHED.sub(r"\\\g<0>", text)
+    text = _JOINS.sub(JOINER, text)
+    text = _BLOCK_START.sub(lambda start: start.group() + JOINER, text)
+    if text.count("`") >= 2:
+        text = text.replace("`", "&#96;")
+    return text
+
+
+def form_title(text: str) -> str:
+    """``text`` as the form's title: the tools show a title as plain text, but pyxform reads
+    ``${name}`` in every setting, so a joiner goes between ``$`` and ``{``.
+
+    >>> form_title("*Survey* ${year}")
+    '*Survey* $\u2060{year}'
+    """
+    return text.replace("${", "$" + JOINER + "{")
 
 
 def language_column(tag: str) -> str:
@@ -262,8 +339,9 @@ class _Builder:
 
     def texts(self, text: str) -> dict[str, str]:
         # One language today: a survey file has one language. More languages are more
-        # entries here, from the survey's translations.
-        return dict.fromkeys(self.languages, text)
+        # entries here, from the survey's translations. Every localized cell is a text the
+        # tools display (label, hint, choice label, constraint message): shown literally.
+        return dict.fromkeys(self.languages, form_text(text))
 
     def add(self, owner: str, **cells: object) -> None:
         name = str(cells["name"])
@@ -357,7 +435,7 @@ def build_xlsform(survey, *, randomize: str = "self",
             row["hint"] = builder.texts(view.wording["reminder"])
         builder.add(question.id, **row)
     settings = {
-        "form_title": survey.title,
+        "form_title": form_title(survey.title),
         "form_id": survey.name,
         # instance names list drafts on the device: the id, never an answer
         "instance_name": f"concat('{survey.name} ', {_ref('respondent_id')})",
