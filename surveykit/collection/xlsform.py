@@ -61,7 +61,8 @@ as the paper forms and the web page. Label, hint and constraint message columns 
 Every text is written so that the field tools show it literally and never read it as
 form logic or formatting (:func:`form_text`, :func:`form_title`): ``${name}`` is a
 reference to a field for pyxform and JavaRosa, ``instance('x')/...`` an expression for
-pyxform, Markdown and HTML formatting for ODK Collect and ODK Web Forms.
+pyxform, Markdown and HTML formatting for ODK Collect and ODK Web Forms. No cell is
+longer than a spreadsheet cell can be (:data:`MAX_CELL`).
 """
 
 from __future__ import annotations
@@ -92,12 +93,13 @@ from surveykit.collection.randomizer import (
 )
 from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.collection.respondent_ids import ID_GROUPS, LEGACY_GROUPS
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, SurveyDefinitionError
 from surveykit.files import output_file
 
 __all__ = [
     "DEVICE_RISKS",
     "JOINER",
+    "MAX_CELL",
     "RANDOMIZE",
     "XLSForm",
     "XLSFormExport",
@@ -153,6 +155,9 @@ _GRID = 1 << GRID_BITS
 #: not a name character anywhere, so it shows nothing yet breaks syntax where it stands:
 #: ``$`` + JOINER + ``{`` reads as ``${`` but is no reference.
 JOINER = "\u2060"
+#: The most characters a spreadsheet cell holds (Excel's limit): a longer text is cut or
+#: the workbook is "repaired" when a field team opens it.
+MAX_CELL = 32_767
 # Markdown escapes that ODK Collect (HtmlUtils.markdownToHtml: \\ \* \_ \#) and CommonMark
 # (ODK Web Forms, Enketo) both undo.
 _BACKSLASHED = re.compile(r"[\\*_#]")
@@ -442,10 +447,33 @@ def build_xlsform(survey, *, randomize: str = "self",
         "default_language": languages[0],
     }
     settings["version"] = _content_version(builder.rows, builder.choices, settings)
+    _check_cell_lengths(builder, settings)
     return XLSForm(survey=tuple(builder.rows), choices=tuple(builder.choices),
                    settings=MappingProxyType(settings), languages=languages,
                    randomize=randomize,
                    answer_fields=tuple(q.id for q in survey.questions))
+
+
+class FormTextError(SurveyDefinitionError):
+    """A text of the survey makes a cell longer than a spreadsheet cell can be
+    (:data:`MAX_CELL`); ``survey add`` refuses such a survey (see :mod:`surveykit.readiness`)."""
+
+
+def _check_cell_lengths(builder: _Builder, settings: Mapping[str, str]) -> None:
+    """Refuse a form with a cell longer than MAX_CELL, naming the question and the cell."""
+    cells = [(builder.names[str(row["name"])].replace("the form itself", "wording"),
+              f"{column} of the field {row['name']!r}", text)
+             for row in builder.rows for column, texts in row.items() if column in _LOCALIZED
+             for text in texts.values()]
+    cells += [("wording", f"label of the answer {choice['name']!r}", text)
+              for choice in builder.choices for text in choice["label"].values()]
+    cells.append(("title", "form_title", settings["form_title"]))
+    for owner, cell, text in cells:
+        if len(text) > MAX_CELL:
+            raise FormTextError(
+                f"{owner}: the XLSForm's {cell} would have {len(text):,} characters, more "
+                f"than the {MAX_CELL:,} a spreadsheet cell holds (a spreadsheet cuts it or "
+                "refuses the workbook); shorten the texts it is made of")
 
 
 def _question_label(view: QuestionView) -> str:
