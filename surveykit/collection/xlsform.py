@@ -61,8 +61,10 @@ as the paper forms and the web page. Label, hint and constraint message columns 
 Every text is written so that the field tools show it literally and never read it as
 form logic or formatting (:func:`form_text`, :func:`form_title`): ``${name}`` is a
 reference to a field for pyxform and JavaRosa, ``instance('x')/...`` an expression for
-pyxform, Markdown and HTML formatting for ODK Collect and ODK Web Forms. No cell is
-longer than a spreadsheet cell can be (:data:`MAX_CELL`).
+pyxform, Markdown and HTML formatting for ODK Collect and ODK Web Forms. Every cell is a
+text cell marked as text (quote prefix, format ``@``), so that a spreadsheet never reads a
+text that starts with ``=``, ``+``, ``-`` or ``@`` as a formula, and no cell is longer than
+a spreadsheet cell can be (:data:`MAX_CELL`).
 """
 
 from __future__ import annotations
@@ -635,7 +637,10 @@ def write_xlsform(form: XLSForm, path: str | Path) -> Path:
     """Write ``form`` to the workbook ``path`` (.xlsx), replacing it atomically.
 
     Every cell is written as text, so a question that starts with "=" stays a
-    question, not a spreadsheet formula.
+    question, not a spreadsheet formula; and marked as text (a quote prefix, the number
+    format ``@``), so that it stays text when somebody edits the cell in a spreadsheet
+    (which otherwise reads ``=``, ``+``, ``-``, ``@`` at the start of what was typed as a
+    formula: OWASP's "CSV injection").
     """
     from openpyxl import Workbook
 
@@ -651,6 +656,8 @@ def write_xlsform(form: XLSForm, path: str | Path) -> Path:
                 cell = sheet.cell(row=r, column=c)
                 cell.value = value
                 cell.data_type = "s"
+                cell.number_format = "@"
+                cell.quotePrefix = True
     descriptor, temporary = tempfile.mkstemp(prefix=".surveykit-", suffix=".xlsx",
                                              dir=path.parent)
     os.close(descriptor)
