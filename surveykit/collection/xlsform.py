@@ -134,7 +134,8 @@ _SURVEY_COLUMNS = ("type", "name", "label", "hint", "required", "relevant", "con
                    "constraint_message", "calculation", "default", "appearance")
 _LOCALIZED = frozenset({"label", "hint", "constraint_message"})
 _CHOICE_COLUMNS = ("list_name", "name", "label")
-_SETTINGS_COLUMNS = ("form_title", "form_id", "version", "instance_name", "default_language")
+_SETTINGS_COLUMNS = ("form_title", "form_id", "version", "instance_name", "default_language",
+                     "clean_text_values")
 
 # English names of common language tags, for the "English (en)" form ODK documents;
 # other tags are written as "xx (xx)", which the tools accept as well.
@@ -160,8 +161,8 @@ JOINER = "\u2060"
 #: The most characters a spreadsheet cell holds (Excel's limit): a longer text is cut or
 #: the workbook is "repaired" when a field team opens it.
 MAX_CELL = 32_767
-# Markdown escapes that ODK Collect (HtmlUtils.markdownToHtml: \\ \* \_ \#) and CommonMark
-# (ODK Web Forms, Enketo) both undo.
+# Markdown escapes that ODK Collect (HtmlUtils.markdownToHtml: \\ \* \_ \#) and ODK Web
+# Forms (CommonMark) both undo.
 _BACKSLASHED = re.compile(r"[\\*_#]")
 # Where a joiner breaks syntax, inside a line (each pattern matches the empty place):
 _JOINS = re.compile(
@@ -447,6 +448,8 @@ def build_xlsform(survey, *, randomize: str = "self",
         # instance names list drafts on the device: the id, never an answer
         "instance_name": f"concat('{survey.name} ', {_ref('respondent_id')})",
         "default_language": languages[0],
+        # pyxform otherwise turns every run of spaces in a label into one space
+        "clean_text_values": "no",
     }
     settings["version"] = _content_version(builder.rows, builder.choices, settings)
     _check_cell_lengths(builder, settings)
