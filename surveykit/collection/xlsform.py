@@ -61,7 +61,8 @@ as the paper forms and the web page. Label, hint and constraint message columns 
 Every text is written so that the field tools show it literally and never read it as
 form logic or formatting (:func:`form_text`, :func:`form_title`): ``${name}`` is a
 reference to a field for pyxform and JavaRosa, ``instance('x')/...`` an expression for
-pyxform, Markdown and HTML formatting for ODK Collect and ODK Web Forms. Every cell is a
+pyxform, Markdown and HTML formatting for ODK Collect and ODK Web Forms; the setting
+``clean_text_values = no`` keeps pyxform from joining runs of spaces. Every cell is a
 text cell marked as text (quote prefix, format ``@``), so that a spreadsheet never reads a
 text that starts with ``=``, ``+``, ``-`` or ``@`` as a formula, and no cell is longer than
 a spreadsheet cell can be (:data:`MAX_CELL`).
