@@ -7,6 +7,9 @@
   the JavaRosa jar that pyxform ships and runs it: ODK Collect's engine.
 * :class:`WebForms` runs ``tests/webforms/fill-form.mjs`` under Node with
   ``@getodk/xforms-engine`` (``npm ci`` in tests/webforms): ODK Web Forms' engine.
+* ``show`` (``ShowText.java``, ``show-text.mjs``) reads every text of forms as each
+  engine gives it for display (:class:`Text`), and :func:`convert_many` converts and
+  validates many forms with one run of ODK Validate.
 
 Both harnesses fill a form the same way and write the same files
 (:class:`Fill`). A missing Java or Node skips these tests on a laptop, with the
@@ -30,6 +33,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 JAVA_SOURCE = HERE / "field" / "javarosa" / "FillForm.java"
+SHOW_SOURCE = HERE / "field" / "javarosa" / "ShowText.java"
 WEBFORMS_DIR = HERE / "webforms"
 # A harness run fills a handful of forms; anything near this means it hangs.
 TIMEOUT = 120
@@ -62,6 +66,60 @@ def convert(xlsform: Path, xform: Path) -> list[str]:
     from pyxform.xls2xform import xls2xform_convert
 
     return xls2xform_convert(str(xlsform), str(xform), validate=True)
+
+
+def convert_many(forms: dict[Path, Path]) -> dict[Path, list[str]]:
+    """XLSForm -> XForm with pyxform for each pair, then ODK Validate on all of them in one
+    run (one JVM: a run per form costs a second each); returns pyxform's warnings per
+    XLSForm and fails, naming the form, when ODK Validate refuses one or warns."""
+    jar = pyxform_jar()
+    if shutil.which("java") is None:
+        missing("Java (apt-get install openjdk-17-jre-headless)")
+    from pyxform.xls2xform import xls2xform_convert
+
+    warnings = {xlsform: xls2xform_convert(str(xlsform), str(xform), validate=False)
+                for xlsform, xform in forms.items()}
+    done = subprocess.run(["java", "-jar", str(jar), *map(str, forms.values())],
+                          capture_output=True, text=True, timeout=TIMEOUT * 4)
+    # ODK Validate writes "Validating: FILE" and then ">> Xform is valid!" for each valid form
+    verdicts = re.split(r"^Validating: ", done.stdout, flags=re.MULTILINE)[1:]
+    refused = [v.splitlines()[0] for v in verdicts if ">> Xform is valid!" not in v]
+    assert done.returncode == 0 and not refused and len(verdicts) == len(forms), (
+        f"ODK Validate refused {refused}: {done.stderr.strip()}")
+    assert not done.stderr.strip(), f"ODK Validate warned: {done.stderr.strip()}"
+    return warnings
+
+
+@dataclass(frozen=True)
+class Text:
+    """One text of a form as an engine gives it for display: the field's name ("" for the
+    form's title), the role (title, label, hint, constraint, choice; Web Forms adds
+    label.shown, ... : the text as its Markdown and HTML formatting displays it) and the
+    text."""
+
+    name: str
+    role: str
+    text: str
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r", "t": "\t"}.get(m[1], m[1]),
+                  text)
+
+
+def read_texts(output: str) -> dict[str, tuple[Text, ...]]:
+    """Form path -> its texts, from the output of ShowText.java or show-text.mjs."""
+    texts: dict[str, list[Text]] = {}
+    current: list[Text] = []
+    for line in output.split("\n"):
+        if not line:
+            continue
+        name, role, text = line.split("\t", 2)
+        if not name and role == "form":
+            current = texts.setdefault(text, [])
+        else:
+            current.append(Text(name=name, role=role, text=_unescape(text)))
+    return {path: tuple(found) for path, found in texts.items()}
 
 
 @dataclass(frozen=True)
@@ -135,7 +193,18 @@ class JavaRosa:
             missing("a Java 17 JDK (apt-get install openjdk-17-jdk-headless)")
         self.classes = classes
         subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", str(self.jar),
-                        str(JAVA_SOURCE)], check=True, capture_output=True, timeout=TIMEOUT)
+                        str(JAVA_SOURCE), str(SHOW_SOURCE)], check=True, capture_output=True,
+                       timeout=TIMEOUT)
+
+    def show(self, xforms: list[Path]) -> dict[str, tuple[Text, ...]]:
+        """Every text of each form as JavaRosa hands it to ODK Collect (ShowText.java)."""
+        done = subprocess.run(
+            ["java", "-cp", f"{self.jar}{os.pathsep}{self.classes}", "ShowText",
+             *map(str, xforms)], capture_output=True, encoding="utf-8", timeout=TIMEOUT * 4)
+        if done.returncode != 0:
+            raise HarnessError(done.stderr.strip().splitlines()[0] if done.stderr else
+                               f"exit {done.returncode}")
+        return read_texts(done.stdout)
 
     def fill(self, xform: Path, out: Path, answers: dict[str, str], runs: int = 1
              ) -> list[Fill]:
@@ -173,6 +242,17 @@ class WebForms:
             lines = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
             raise HarnessError(lines[0] if lines else f"exit {done.returncode}")
         return read_fills(out, runs)
+
+    def show(self, xforms: list[Path]) -> dict[str, tuple[Text, ...]]:
+        """Every text of each form as ODK Web Forms' engine gives it (show-text.mjs), plain
+        and as its Markdown and HTML formatting displays it."""
+        done = subprocess.run(
+            ["node", str(WEBFORMS_DIR / "show-text.mjs"), *map(str, xforms)],
+            capture_output=True, encoding="utf-8", timeout=TIMEOUT * 4, cwd=WEBFORMS_DIR)
+        if done.returncode != 0:
+            lines = [line for line in done.stderr.splitlines() if "Error" in line]
+            raise HarnessError(lines[0] if lines else f"exit {done.returncode}")
+        return read_texts(done.stdout)
 
 
 def leaves(document: str) -> dict[str, str]:

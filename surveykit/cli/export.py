@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json
+from surveykit.errors import printable
 
 
 @main.group("export", cls=click.Group)
@@ -51,8 +52,8 @@ def export_xlsform_command(survey_name, out, randomize, acknowledge_risk, templa
         return
     how = ("respondents roll dice (self-randomized)" if randomize == "self"
            else "the device draws each rule")
-    click.echo(f"wrote {result.path}: XLSForm {result.form_id!r} version {result.version}, "
-               f"{len(result.answer_fields)} question(s), {how}")
+    click.echo(f"wrote {printable(str(result.path))}: XLSForm {result.form_id!r} version "
+               f"{result.version}, {len(result.answer_fields)} question(s), {how}")
     for number, risk in enumerate(result.risks, start=1):
         click.echo(f"Limit {number}: {risk}")
     click.echo("Upload it to ODK Central or KoboToolbox ('surveykit docs field-collection').")

@@ -24,6 +24,11 @@ the key does not know (``{answr}``) is refused when the layout is built, so a
 typo never reaches a printed slip. Write ``{{`` and ``}}`` for literal braces
 in these keys.
 
+Every text a respondent or an operator reads obeys one rule, :func:`text_problem`: no
+control characters but tab and line feed, no bidirectional overrides, no U+FFFE or
+U+FFFF. The survey file's texts are checked with it when the survey is read, a
+``--templates`` folder's ``wording.json`` when it is loaded (:func:`check_wording_file`).
+
 Answers: a yes/no design's ``yes``, ``no`` and ``dont_know`` read
 ``answer_yes``, ``answer_no``, ``answer_dont_know``; crosswise and triangular
 designs answer their combined question (``crosswise_yes`` "Both the same",
@@ -34,12 +39,14 @@ other labels (Kuk's counts 0..r, category labels) are shown as they are.
 
 from __future__ import annotations
 
+import json
+import re
 import string
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Instruction
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, printable
 
 __all__ = [
     "COMBINED_MODELS",
@@ -47,10 +54,12 @@ __all__ = [
     "answer_options",
     "answer_text",
     "check_placeholders",
+    "check_wording_file",
     "fill",
     "instruction_lines",
     "instruction_text",
     "state_text",
+    "text_problem",
     "wording_text",
 ]
 
@@ -69,6 +78,14 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
 #: ``{model}_yes``, ``{model}_no``).
 COMBINED_MODELS: tuple[str, ...] = ("crosswise", "triangular")
 
+# Control characters (C0 but tab and line feed, DEL, C1) and the bidirectional overrides and
+# isolates that reorder what is shown (CVE-2021-42574): they rewrite terminals, spreadsheets
+# refuse them, and they hide text on forms.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Characters XML 1.0 cannot hold, which a workbook and an XForm are written in.
+_NOT_XML = re.compile("[\ufffe\uffff]")
+
 _SIMPLE_RULES = {"truthful": "rule_truthful", "opposite": "rule_opposite",
                  "dont_know": "rule_dont_know", "sensitive": "rule_sensitive"}
 _ANSWER_KEYS = {YES: "answer_yes", NO: "answer_no", DONT_KNOW: "answer_dont_know"}
@@ -86,6 +103,50 @@ def wording_text(wording: Mapping[str, str], key: str) -> str:
         raise ParameterError(
             f"wording key {key!r} is missing; add it to your wording.json (surveykit's "
             "templates/wording.json has every key and its English default)") from None
+
+
+def text_problem(text: str, *, lines: bool = True) -> str | None:
+    r"""What keeps ``text`` from being printed on a form or a terminal, or None.
+
+    ``lines``: tabs and line feeds are allowed (long texts); labels allow neither.
+
+    >>> text_problem("Ever cheated?\nBe honest.") is None
+    True
+    >>> text_problem("Ever\x1b[2J cheated?")
+    'holds the control character \\x1b at position 5; texts are printed on forms and ...'
+    >>> text_problem("Ever\ufffe")
+    'holds U+FFFE at position 5, which no workbook or XForm can hold (it is not XML); ...'
+    """
+    found = (_CONTROL if lines else _CONTROL_IN_LINE).search(text)
+    if found:
+        return (f"holds the control character {printable(found.group())} at position "
+                f"{found.start() + 1}; texts are printed on forms and terminals, remove it")
+    found = _NOT_XML.search(text)
+    if found:
+        return (f"holds U+{ord(found.group()):04X} at position {found.start() + 1}, which no "
+                "workbook or XForm can hold (it is not XML); remove it")
+    return None
+
+
+def check_wording_file(wording: Mapping[str, str], source: str, filename: str) -> None:
+    r"""Refuse a wording file (``wording.json``, e.g. in a ``--templates`` folder) whose
+    texts break the rules of the survey file's ``[wording]``: :func:`text_problem` and
+    :func:`check_placeholders`. Errors name the file, the key's line and the key.
+
+    >>> check_wording_file({"intro": "Hi\a"}, '{\n  "intro": "Hi\\u0007"\n}', "w.json")
+    Traceback (most recent call last):
+    ...
+    surveykit.errors.ParameterError: w.json, line 2: intro: holds the control character \x07 ...
+    """
+    for key, text in wording.items():
+        # the key's line: where it is written (in its JSON spelling)
+        found = re.search(re.escape(json.dumps(key)) + r"\s*:", source)
+        where = (filename if found is None
+                 else f"{filename}, line {source.count(chr(10), 0, found.start()) + 1}")
+        problem = text_problem(key, lines=False) or text_problem(text)
+        if problem:
+            raise ParameterError(f"{where}: {printable(key)}: {problem}")
+        check_placeholders({key: text}, where)
 
 
 def check_placeholders(wording: Mapping[str, str], where: str) -> None:

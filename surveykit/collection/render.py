@@ -25,6 +25,7 @@ import jinja2
 from markupsafe import Markup
 
 from surveykit.collection.dice import format_faces as faces
+from surveykit.collection.instructions import check_wording_file
 from surveykit.errors import ParameterError, SurveykitError
 from surveykit.resources import locate_resource
 
@@ -158,7 +159,9 @@ def load_wording_defaults(environment: jinja2.Environment) -> dict[str, str]:
     """The default respondent-facing texts: ``wording.json`` next to the templates.
 
     A ``--templates`` folder may hold its own ``wording.json`` (e.g. a
-    translation); it then replaces the shipped one as a whole.
+    translation); it then replaces the shipped one as a whole. Its texts obey the
+    rules of a survey file's ``[wording]``
+    (:func:`surveykit.collection.instructions.check_wording_file`).
 
     >>> load_wording_defaults(make_environment())["answer_yes"]
     'Yes'
@@ -172,6 +175,7 @@ def load_wording_defaults(environment: jinja2.Environment) -> dict[str, str]:
     if not isinstance(data, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
         raise ParameterError(f"{filename}: must be one JSON object of \"key\": \"text\" pairs")
+    check_wording_file(data, source, filename)
     return data
 
 

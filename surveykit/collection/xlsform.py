@@ -57,6 +57,15 @@ Texts come from the survey's wording (templates/wording.json, the survey's
 :mod:`surveykit.collection.instructions`: the same texts, answers and rules
 as the paper forms and the web page. Label, hint and constraint message columns are named
 ``label::English (en)`` etc., one per language of the survey.
+
+Every text is written so that the field tools show it literally and never read it as
+form logic or formatting (:func:`form_text`, :func:`form_title`): ``${name}`` is a
+reference to a field for pyxform and JavaRosa, ``instance('x')/...`` an expression for
+pyxform, Markdown and HTML formatting for ODK Collect and ODK Web Forms; the setting
+``clean_text_values = no`` keeps pyxform from joining runs of spaces. Every cell is a
+text cell marked as text (quote prefix, format ``@``), so that a spreadsheet never reads a
+text that starts with ``=``, ``+``, ``-`` or ``@`` as a formula, and no cell is longer than
+a spreadsheet cell can be (:data:`MAX_CELL`).
 """
 
 from __future__ import annotations
@@ -64,6 +73,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,16 +96,20 @@ from surveykit.collection.randomizer import (
 )
 from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.collection.respondent_ids import ID_GROUPS, LEGACY_GROUPS
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, SurveyDefinitionError
 from surveykit.files import output_file
 
 __all__ = [
     "DEVICE_RISKS",
+    "JOINER",
+    "MAX_CELL",
     "RANDOMIZE",
     "XLSForm",
     "XLSFormExport",
     "build_xlsform",
     "export_xlsform",
+    "form_text",
+    "form_title",
     "id_constraint",
     "language_column",
     "write_xlsform",
@@ -121,7 +135,8 @@ _SURVEY_COLUMNS = ("type", "name", "label", "hint", "required", "relevant", "con
                    "constraint_message", "calculation", "default", "appearance")
 _LOCALIZED = frozenset({"label", "hint", "constraint_message"})
 _CHOICE_COLUMNS = ("list_name", "name", "label")
-_SETTINGS_COLUMNS = ("form_title", "form_id", "version", "instance_name", "default_language")
+_SETTINGS_COLUMNS = ("form_title", "form_id", "version", "instance_name", "default_language",
+                     "clean_text_values")
 
 # English names of common language tags, for the "English (en)" form ODK documents;
 # other tags are written as "xx (xx)", which the tools accept as well.
@@ -139,6 +154,77 @@ _FIXED_NAMES = ("intro", "respondent_id", "group", "meta")
 _WITHOUT_DICE = "export with --randomize device"
 # The draw is compared on the slips' grid: draw * 2^53 < t_k (exact: a power of two).
 _GRID = 1 << GRID_BITS
+
+#: U+2060 WORD JOINER: no width, no glyph (Unicode's "default ignorable"), not a space and
+#: not a name character anywhere, so it shows nothing yet breaks syntax where it stands:
+#: ``$`` + JOINER + ``{`` reads as ``${`` but is no reference.
+JOINER = "\u2060"
+#: The most characters a spreadsheet cell holds (Excel's limit): a longer text is cut or
+#: the workbook is "repaired" when a field team opens it.
+MAX_CELL = 32_767
+# Markdown escapes that ODK Collect (HtmlUtils.markdownToHtml: \\ \* \_ \#) and ODK Web
+# Forms (CommonMark) both undo.
+_BACKSLASHED = re.compile(r"[\\*_#]")
+# Where a joiner breaks syntax, inside a line (each pattern matches the empty place):
+_JOINS = re.compile(
+    r"(?<=\$)(?=\{)"            # ${name}: pyxform's field reference, JavaRosa's ${0} output
+    r"|(?<=instance)(?=\()"     # instance('x')/...: pyxform turns it into an <output>
+    r"|(?<=<)"                  # <b>, <span style=...>, <https://...>: HTML and autolinks
+    r"|(?<=&)(?=[0-9A-Za-z#\\])"  # &lt; &#96; (and &\#96;, which Collect turns into &#96;)
+    r"|(?<=\])(?=[(:])")        # [text](url), [label]: url: links and link definitions
+# At the start of a line, what starts a CommonMark block: an indented code block (which ODK
+# Web Forms does not show at all), a quote, a list item, a heading underline, a fence. The
+# joiner goes after the match.
+_BLOCK_START = re.compile(
+    r"^(?:(?=(?: {0,3}\t| {4})[ \t]*\S)| {0,3}(?=[>+=~-]|[0-9]{1,9}[.)]))", re.MULTILINE)
+
+
+def form_text(text: str) -> str:
+    r"""``text`` as a label, hint, choice label or constraint message that every field
+    tool shows literally: nothing in it is read as form logic or formatting.
+
+    What the tools read in such a text, from their sources (docs/field-collection.md,
+    "Texts are shown as written"), and how it is kept literal:
+
+    * pyxform 4.5 turns ``${name}`` into an ``<output>`` of that field (and refuses the
+      form when no field has the name, or a ``${`` is not closed) and ``instance('x')/path``
+      into an ``<output>``; JavaRosa 5.1 fills ``${0}``, ``${1}`` ... with the form's
+      outputs and fails on any other ``${...}`` (a "dependency cycle"): a joiner
+      (:data:`JOINER`) goes between ``$`` and ``{`` and between ``instance`` and ``(``;
+    * ODK Collect reads Markdown (``*``, ``_``, ``**``, ``__``, ``#`` headings, links) and
+      then HTML (tags, ``&lt;``-style references); ODK Web Forms reads CommonMark and the
+      same HTML: ``\``, ``*``, ``_``, ``#`` get a backslash (both undo it), a joiner follows
+      ``<``, precedes a character reference's name, and separates ``]`` from ``(`` or ``:``,
+      and stands before what would start a block at the start of a line (``>``, ``-``,
+      ``+``, ``=``, ``~``, ``1.``, an indentation of four spaces or a tab); two or more
+      backticks (a CommonMark code span, shown without them) are written ``&#96;``, a
+      reference every client shows as a backtick.
+
+    The joiner has no width and no glyph: the text reads the same, letter for letter.
+
+    >>> form_text("Your id is ${respondent_id}")
+    'Your id is $\u2060{respondent\\_id}'
+    >>> form_text("*never* or_often_ #1 <b>")
+    '\\*never\\* or\\_often\\_ \\#1 <\u2060b>'
+    >>> form_text("A & B"), form_text("- 2 `x` &amp; 5 < 6")
+    ('A & B', '\u2060- 2 &#96;x&#96; &\u2060amp; 5 <\u2060 6')
+    """
+    text = _BACKSLASHED.sub(r"\\\g<0>", text)
+    text = _JOINS.sub(JOINER, text)
+    text = _BLOCK_START.sub(lambda start: start.group() + JOINER, text)
+    if text.count("`") >= 2:
+        text = text.replace("`", "&#96;")
+    return text
+
+
+def form_title(text: str) -> str:
+    """``text`` as the form's title: the tools show a title as plain text, but pyxform reads
+    ``${name}`` in every setting, so a joiner goes between ``$`` and ``{``.
+
+    >>> form_title("*Survey* ${year}")
+    '*Survey* $\u2060{year}'
+    """
+    return text.replace("${", "$" + JOINER + "{")
 
 
 def language_column(tag: str) -> str:
@@ -262,8 +348,9 @@ class _Builder:
 
     def texts(self, text: str) -> dict[str, str]:
         # One language today: a survey file has one language. More languages are more
-        # entries here, from the survey's translations.
-        return dict.fromkeys(self.languages, text)
+        # entries here, from the survey's translations. Every localized cell is a text the
+        # tools display (label, hint, choice label, constraint message): shown literally.
+        return dict.fromkeys(self.languages, form_text(text))
 
     def add(self, owner: str, **cells: object) -> None:
         name = str(cells["name"])
@@ -357,17 +444,42 @@ def build_xlsform(survey, *, randomize: str = "self",
             row["hint"] = builder.texts(view.wording["reminder"])
         builder.add(question.id, **row)
     settings = {
-        "form_title": survey.title,
+        "form_title": form_title(survey.title),
         "form_id": survey.name,
         # instance names list drafts on the device: the id, never an answer
         "instance_name": f"concat('{survey.name} ', {_ref('respondent_id')})",
         "default_language": languages[0],
+        # pyxform otherwise turns every run of spaces in a label into one space
+        "clean_text_values": "no",
     }
     settings["version"] = _content_version(builder.rows, builder.choices, settings)
+    _check_cell_lengths(builder, settings)
     return XLSForm(survey=tuple(builder.rows), choices=tuple(builder.choices),
                    settings=MappingProxyType(settings), languages=languages,
                    randomize=randomize,
                    answer_fields=tuple(q.id for q in survey.questions))
+
+
+class FormTextError(SurveyDefinitionError):
+    """A text of the survey makes a cell longer than a spreadsheet cell can be
+    (:data:`MAX_CELL`); ``survey add`` refuses such a survey (see :mod:`surveykit.readiness`)."""
+
+
+def _check_cell_lengths(builder: _Builder, settings: Mapping[str, str]) -> None:
+    """Refuse a form with a cell longer than MAX_CELL, naming the question and the cell."""
+    cells = [(builder.names[str(row["name"])].replace("the form itself", "wording"),
+              f"{column} of the field {row['name']!r}", text)
+             for row in builder.rows for column, texts in row.items() if column in _LOCALIZED
+             for text in texts.values()]
+    cells += [("wording", f"label of the answer {choice['name']!r}", text)
+              for choice in builder.choices for text in choice["label"].values()]
+    cells.append(("title", "form_title", settings["form_title"]))
+    for owner, cell, text in cells:
+        if len(text) > MAX_CELL:
+            raise FormTextError(
+                f"{owner}: the XLSForm's {cell} would have {len(text):,} characters, more "
+                f"than the {MAX_CELL:,} a spreadsheet cell holds (a spreadsheet cuts it or "
+                "refuses the workbook); shorten the texts it is made of")
 
 
 def _question_label(view: QuestionView) -> str:
@@ -529,7 +641,10 @@ def write_xlsform(form: XLSForm, path: str | Path) -> Path:
     """Write ``form`` to the workbook ``path`` (.xlsx), replacing it atomically.
 
     Every cell is written as text, so a question that starts with "=" stays a
-    question, not a spreadsheet formula.
+    question, not a spreadsheet formula; and marked as text (a quote prefix, the number
+    format ``@``), so that it stays text when somebody edits the cell in a spreadsheet
+    (which otherwise reads ``=``, ``+``, ``-``, ``@`` at the start of what was typed as a
+    formula: OWASP's "CSV injection").
     """
     from openpyxl import Workbook
 
@@ -545,6 +660,8 @@ def write_xlsform(form: XLSForm, path: str | Path) -> Path:
                 cell = sheet.cell(row=r, column=c)
                 cell.value = value
                 cell.data_type = "s"
+                cell.number_format = "@"
+                cell.quotePrefix = True
     descriptor, temporary = tempfile.mkstemp(prefix=".surveykit-", suffix=".xlsx",
                                              dir=path.parent)
     os.close(descriptor)

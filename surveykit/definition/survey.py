@@ -56,7 +56,8 @@ what is wrong, so the author can fix it without reading this module. The
 file is checked completely here, so that a survey that parses works with
 every command: wording keys must be keys of the shipped
 ``templates/wording.json`` (with their placeholders), ids have no spaces
-around them, texts and labels have no control characters, and every
+around them, texts and labels have no control characters (nor U+FFFE, U+FFFF, which
+XML cannot hold), and every
 instruction of a design is one a randomizer can draw (a probability of 0 or
 at least one in a million). The file may be at most 1 MB, nested at most
 :data:`MAX_DEPTH` deep.
@@ -75,7 +76,7 @@ from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
-from surveykit.collection.instructions import check_placeholders
+from surveykit.collection.instructions import check_placeholders, text_problem
 from surveykit.definition.covariates import (
     Covariate,
     ModelSpec,
@@ -122,9 +123,6 @@ MAX_DEPTH = 12
 MIN_PROBABILITY = Fraction(1, 10**6)
 #: Longest label (answers, categories, groups) a response file and the database hold.
 MAX_LABEL = 64
-#: Control characters; newlines and tabs are allowed in long texts (wording, question text).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_IN_LABEL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 @lru_cache(maxsize=1)
@@ -522,7 +520,7 @@ class _Validator:
                 if len(label) > MAX_LABEL:
                     raise self.fail(path, f"the label {label[:20]!r}... has {len(label)} "
                                           f"characters; labels have at most {MAX_LABEL}")
-                if _CONTROL_IN_LABEL.search(label):
+                if text_problem(label, lines=False):
                     raise self.fail(path, f"the label {printable(label)!r} holds a control "
                                           "character; labels are plain text")
         for number, name in enumerate(design.group_names, start=1):
@@ -615,11 +613,9 @@ class _Validator:
 
     def text(self, text: str, where: str) -> None:
         """Refuse control characters (newlines and tabs are fine in long texts)."""
-        found = _CONTROL.search(text)
-        if found:
-            raise self.fail(where, (
-                f"holds the control character {printable(found.group())} at position "
-                f"{found.start() + 1}; texts are printed on forms and terminals, remove it"))
+        problem = text_problem(text)
+        if problem:
+            raise self.fail(where, problem)
 
     def strings(self, value: object, where: str) -> Mapping[str, str]:
         if not isinstance(value, dict):

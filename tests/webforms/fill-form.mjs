@@ -14,28 +14,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { JSDOM } from 'jsdom';
-
-// The engine expects a browser: give it jsdom's window, and hide Node's `process` while
-// it loads so that it takes its browser code paths.
-const dom = new JSDOM('<!doctype html><html><body></body></html>', { url: 'http://localhost/' });
-for (const key of Object.getOwnPropertyNames(dom.window)) {
-  if (!(key in globalThis)) {
-    try {
-      globalThis[key] = dom.window[key];
-    } catch {
-      // read-only globals stay Node's
-    }
-  }
-}
-const nodeProcess = globalThis.process;
-delete globalThis.process;
-let engine;
-try {
-  engine = await import('@getodk/xforms-engine');
-} finally {
-  globalThis.process = nodeProcess;
-}
+import { engine } from './engine.mjs';
 
 const [formPath, outDir, runsText, ...pairs] = process.argv.slice(2);
 const first = new Map();
