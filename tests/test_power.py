@@ -289,3 +289,24 @@ def test_k_category_designs_need_the_tested_category():
         power(design, pi=[0.5, 0.3, 0.2], null=[0.4, 0.3, 0.3], n=100)
     result = power(design, pi=[0.5, 0.3, 0.2], null=[0.4, 0.3, 0.3], n=1000, category="a")
     assert result.effect == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize(("name", "params", "c", "d"), [
+    # rr 1.4.2, R/rr.R rrcd(): P(yes) = c pi + d
+    ("forced-known", {"p": 2 / 3, "p0": 1 / 6, "p1": 1 / 6}, 2 / 3, 1 / 6),
+    ("mirrored", {"p": 0.7}, 2 * 0.7 - 1, 1 - 0.7),
+    ("disguised", {"p": 0.75}, 2 * 0.75 - 1, 1 - 0.75),
+    ("unrelated-known", {"p": 0.7, "q": 0.3}, 0.7, (1 - 0.7) * 0.3),
+])
+def test_rr_s_design_names_give_rr_s_response_probabilities(name, params, c, d):
+    matrix = make_design(name, **params).matrix()[0]
+    assert matrix[0, 0] == pytest.approx(c + d, abs=1e-12)   # P(yes | yes)
+    assert matrix[0, 1] == pytest.approx(d, abs=1e-12)       # P(yes | no)
+
+
+def test_rr_names_keep_the_preset_s_own_parameters():
+    assert make_design("forced-known", p=[0.1, 0.2]) == make_design("fr", p=[0.1, 0.2])
+    assert make_design("disguised", p=[0.7, 0.2]) == make_design("kuk", p=[0.7, 0.2])
+    assert make_design("unrelated-known", p=[0.7, 0.3]) == make_design("uqtknown", p=[0.7, 0.3])
+    with pytest.raises(ParameterError, match="give both p0 \\(forced no\\) and p1"):
+        make_design("forced-known", p=0.6, p0=0.2)
