@@ -85,16 +85,47 @@ unrelated-known (uqtknown; rr's p and q).
               help="Design effect of a complex sample: the power of n / deff respondents.")
 @click.option("--category", default=None,
               help="k-category designs: the category whose share is tested.")
+@click.option("--simulate", "reps", type=click.IntRange(min=2), default=None, metavar="REPS",
+              help="Also simulate REPS surveys and report the share that rejects, with its "
+                   "Monte Carlo standard error (needs --pi and --n).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the simulation's draws.  [default: a fresh one, printed]")
+@click.option("--model", type=click.Choice(["prevalence", "logistic", "linear", "correlation"]),
+              default="prevalence", show_default=True,
+              help="What --simulate tests: the prevalence (beside the analytic power), the "
+                   "slope of a logistic regression on a covariate, the answer's coefficient "
+                   "in a linear regression, or the corrected correlation (RRreg's RRlog, "
+                   "RRlin, RRcor).")
+@click.option("--effect", type=float, default=None,
+              help="The simulated effect: the logistic slope per SD of the covariate, or the "
+                   "covariate's correlation with the true answer (linear, correlation).")
+@click.option("--compliance", default=None, metavar="CARRIERS,OTHERS",
+              help="Simulated non-compliance: the shares of carriers and non-carriers who "
+                   "follow the instructions (RRreg's complyRates).  [default: 1,1]")
+@click.option("--noncompliant-yes", default=None, metavar="CARRIERS,OTHERS",
+              help="How often those who do not comply say yes (RRreg's sysBias).  "
+                   "[default: 0,0: they say no]")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
               help="Also draw the power against n to FILE (.png, .svg or .pdf).")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 @click.pass_context
 def power_command(ctx, design_name, params, dont_know, pi, null, pi2, null2, design2_name,
                   params2, split, n, target_power, alpha, alternative, nuisance_texts,
-                  allocation, deff, category, plot_file, fmt):
+                  allocation, deff, category, reps, seed, model, effect, compliance,
+                  noncompliant_yes, plot_file, fmt):
     from surveykit.designs.registry import make_design, parse_parameters
     from surveykit.power_analysis.analytic import power
 
+    if model != "prevalence" or reps is not None:
+        _simulate(ctx, design_name, params, dont_know, pi, null, pi2, n, target_power, alpha,
+                  alternative, nuisance_texts, allocation, reps, seed, model, effect,
+                  compliance, noncompliant_yes, plot_file, fmt)
+        return
+    for option, value in (("--effect", effect), ("--compliance", compliance),
+                          ("--noncompliant-yes", noncompliant_yes), ("--seed", seed)):
+        if value is not None:
+            raise click.UsageError(f"{option} belongs to a simulation: give --simulate REPS",
+                                   ctx=ctx)
     given = sum(value is not None for value in (pi, n, target_power))
     if given != 2:
         raise click.UsageError(
@@ -102,13 +133,7 @@ def power_command(ctx, design_name, params, dont_know, pi, null, pi2, null2, des
             "--power the n, --n and --power the share the test detects", ctx=ctx)
     if params2 and design2_name is None:
         raise click.UsageError("--param2 goes with --design2", ctx=ctx)
-    texts = _parameter_texts(ctx, params)
-    if dont_know is not None:
-        if "dont_know" in texts:
-            raise click.UsageError("--dont-know and --param dont_know=... both give the "
-                                   "don't-know probability; give one", ctx=ctx)
-        texts["dont_know"] = str(dont_know)
-    design = make_design(design_name, **parse_parameters(design_name, texts))
+    design = _design_from(ctx, design_name, params, dont_know)
     design2 = None
     if design2_name is not None:
         texts2 = _parameter_texts(ctx, params2)
@@ -126,6 +151,99 @@ def power_command(ctx, design_name, params, dont_know, pi, null, pi2, null2, des
         print_json(result.to_dict())
         return
     for line in _power_lines(result):
+        click.echo(line)
+
+
+def _design_from(ctx, design_name, params, dont_know):
+    from surveykit.designs.registry import make_design, parse_parameters
+
+    texts = _parameter_texts(ctx, params)
+    if dont_know is not None:
+        if "dont_know" in texts:
+            raise click.UsageError("--dont-know and --param dont_know=... both give the "
+                                   "don't-know probability; give one", ctx=ctx)
+        texts["dont_know"] = str(dont_know)
+    return make_design(design_name, **parse_parameters(design_name, texts))
+
+
+def _two(ctx, text: str | None, option: str) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        values = tuple(float(item) for item in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 2:
+        raise click.BadParameter(f"{text!r} must be two probabilities, for carriers and for "
+                                 "non-carriers, e.g. 0.9,1", ctx=ctx, param_hint=option)
+    return values
+
+
+def _simulate(ctx, design_name, params, dont_know, pi, null, pi2, n, target_power, alpha,
+              alternative, nuisance_texts, allocation, reps, seed, model, effect, compliance,
+              noncompliant_yes, plot_file, fmt):
+    """--simulate: the share of simulated surveys that reject, with its Monte Carlo error."""
+    import numpy as np
+
+    from surveykit.cli.app import progress_bar
+    from surveykit.power_analysis.simulated import simulate_power
+
+    if reps is None:
+        raise click.UsageError(f"--model {model} is simulated: give --simulate REPS", ctx=ctx)
+    if pi is None or n is None or target_power is not None:
+        raise click.UsageError("a simulation takes --pi and --n (not --power)", ctx=ctx)
+    for option, value in (("--pi2", pi2), ("--plot", plot_file)):
+        if value is not None:
+            raise click.UsageError(f"{option} is not simulated; leave it out of --simulate",
+                                   ctx=ctx)
+    if isinstance(pi, tuple):
+        raise click.BadParameter("a simulation takes one prevalence (yes/no designs)", ctx=ctx,
+                                 param_hint="--pi")
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbits(32)
+        click.echo(f"simulation seed {seed} (give --seed {seed} to repeat this run)", err=True)
+    design = _design_from(ctx, design_name, params, dont_know)
+    total = reps * (2 if model == "correlation" else 1)
+    with progress_bar(total, "Simulating") as advance:
+        result = simulate_power(
+            design, n=n, reps=reps, rng=np.random.default_rng(seed), model=model, pi=pi,
+            null=null if model == "prevalence" else None, effect=effect, alpha=alpha,
+            alternative=alternative, nuisance=_nuisance(ctx, nuisance_texts),
+            allocation=_shares(ctx, allocation),
+            compliance=_two(ctx, compliance, "--compliance") or (1.0, 1.0),
+            noncompliant_yes=_two(ctx, noncompliant_yes, "--noncompliant-yes") or (0.0, 0.0),
+            progress=advance)
+    if fmt == "json":
+        print_json({**result.to_dict(), "seed": seed})
+        return
+    lines: list[str] = []
+    field = _fielder(lines, 16)
+    if model == "prevalence":
+        what = f"the test of pi = {pi:g} against {result.null:g} ({alternative})"
+    else:
+        what = {"logistic": "the logistic slope", "linear": "the answer's coefficient at "
+                "correlation", "correlation": "the corrected correlation"}[model]
+        what += f" {effect:g} (pi = {pi:g})"
+    lines.append(f"Simulated power of {what}")
+    lines.append("")
+    field("design", design.describe())
+    field("surveys", f"{reps:,} of {_respondents(n)}, seed {seed}"
+          + (f" ({result.failed} could not be estimated)" if result.failed else ""))
+    if result.compliance != (1.0, 1.0):
+        field("compliance", f"carriers {result.compliance[0]:g}, others "
+                            f"{result.compliance[1]:g}; non-compliers say yes with "
+                            f"{result.noncompliant_yes[0]:g}, {result.noncompliant_yes[1]:g}")
+    field("power", f"{format_number(result.power)} (Monte Carlo se "
+                   f"{format_number(result.mc_se)})")
+    if result.analytic is not None:
+        field("analytic", f"{format_number(result.analytic)} (Fisher information, full "
+                          "compliance)")
+    if result.critical is not None:
+        field("critical |r|", f"{format_number(result.critical)} (from as many surveys "
+                              "with r = 0)")
+    for line in lines:
         click.echo(line)
 
 
