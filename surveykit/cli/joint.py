@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import click
 
 from surveykit.cli.analysis import _parameter_texts
@@ -77,11 +79,15 @@ def correlate_command(ctx, data, sensitive, design_name, params, group, with_col
             for pair in result.pairs]
     echo_table(("x", "y", "r", "se", ""), rows)
     estimates = ", ".join(f"{k} = {v:.4f}" for k, v in result.estimates[sensitive].items())
-    click.echo(f"\n{result.n:,} respondents; {design.describe()} estimated at {estimates}.")
+    notes = [f"{result.n:,} respondents; design {design.describe()},",
+             f"estimated at {estimates} (the correction uses these)."]
     if bootstrap:
         failed = (f" ({result.failed_replicates} could not be estimated)"
                   if result.failed_replicates else "")
-        click.echo(f"Standard errors from {bootstrap:,} bootstrap replicates{failed}, seed "
-                   f"{seed}.")
-    for reason, count in result.left_out.items():
-        click.echo(f"Left out: {count:,} rows ({reason}).")
+        notes.append(f"Standard errors from {bootstrap:,} bootstrap replicates{failed}, seed "
+                     f"{seed}.")
+    notes += [f"Left out: {count:,} rows ({reason})." for reason, count in
+              result.left_out.items()]
+    click.echo("")
+    for note in notes:
+        click.echo(textwrap.fill(note, 80, break_on_hyphens=False))

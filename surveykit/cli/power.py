@@ -268,6 +268,10 @@ def _power_lines(result) -> list[str]:
     field("design", result.design.describe())
     if result.design2 is not None and result.design2 is not result.design:
         field("design 2", result.design2.describe())
+    if len(result.allocation) > 1:
+        field("groups", ", ".join(f"{name} {share:.0%}" for name, share in
+                                  zip(result.design.group_names, result.allocation,
+                                      strict=True)) + " of the respondents")
     if result.nuisance:
         field("evaluated at", ", ".join(f"{k} = {v:g}" for k, v in result.nuisance.items()))
     labels = result.design.category_labels

@@ -268,6 +268,13 @@ class PairSummary:
     def __getitem__(self, name: str) -> Quantity:
         return self.quantities[name]
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per quantity (yes/no pairs: both, a_not_b, ..., phi; otherwise the
+        cells): estimate, se and the interval."""
+        named = self.quantities or {q.name: q for q in self.cells.values()}
+        return pd.DataFrame([{"quantity": name, **q.to_dict()} for name, q in named.items()]
+                            ).set_index("quantity")
+
     def to_dict(self) -> dict[str, object]:
         return {"a": self.a, "b": self.b, "level": self.level,
                 "cells": [{"a": sa, "b": sb, **q.to_dict()} for (sa, sb), q in
