@@ -310,3 +310,16 @@ def test_rr_names_keep_the_preset_s_own_parameters():
     assert make_design("unrelated-known", p=[0.7, 0.3]) == make_design("uqtknown", p=[0.7, 0.3])
     with pytest.raises(ParameterError, match="give both p0 \\(forced no\\) and p1"):
         make_design("forced-known", p=0.6, p0=0.2)
+
+
+def test_the_package_exports_the_power_and_joint_entry_points():
+    import surveykit
+    from surveykit.estimation import correlation, joint
+    from surveykit.power_analysis import analytic, simulated
+
+    assert surveykit.power is analytic.power
+    assert surveykit.simulate_power is simulated.simulate_power
+    assert surveykit.joint is joint.joint and surveykit.correlate is correlation.correlate
+    for name in ("power", "simulate_power", "joint", "joint_from_counts", "JointCounts",
+                 "correlate"):
+        assert name in surveykit.__all__
