@@ -18,22 +18,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-import numpy as np
-
+from surveykit.counts import _check_count as _count
 from surveykit.errors import ParameterError
 
 __all__ = ["JointCounts"]
-
-
-def _count(where: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        if isinstance(value, float | np.floating) and float(value).is_integer():
-            value = int(value)
-        else:
-            raise ParameterError(f"{where} ({value!r}) must be a whole number (a count)")
-    if value < 0:
-        raise ParameterError(f"{where} ({value}) must not be negative")
-    return int(value)
 
 
 def _labels(where: str, key: object, size: int) -> tuple[str, ...]:
