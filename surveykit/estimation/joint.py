@@ -15,7 +15,10 @@ cross-classified answers with surveykit's likelihood machinery
 :func:`~surveykit.estimation.likelihood.covariance`): the product design is
 :class:`ProductLikelihood`, a likelihood problem whose matrix is the product
 of the questions' matrices, each affine in its own nuisance parameters (so the
-product is multilinear in them, and they are estimated jointly with pi).
+product is multilinear in them, and they are estimated jointly with pi). A
+product of designs without nuisance parameters is a ``custom`` design (one
+matrix per group combination); with them it is not, since a design's matrix
+is affine in its nuisance parameters, hence the problem of its own.
 
 From the joint shares and their covariance (inverse observed information;
 the expected information where an estimate sits on the boundary) every pair
