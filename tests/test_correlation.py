@@ -216,3 +216,16 @@ def test_command_errors_are_one_line_with_exit_2(minarets_file, args, message):
     result = _cli([str(minarets_file), *args])
     assert result.exit_code == 2, result.output
     assert result.output.strip() == message
+
+
+def test_column_names_are_escaped_in_the_text_output(tmp_path):
+    rng = np.random.default_rng(4)
+    yes = rng.random(200) < 0.4
+    hostile = "age\x1b[2J"
+    path = tmp_path / "hostile.csv"
+    pd.DataFrame({"q": np.where(yes, "yes", "no"), hostile: rng.normal(size=200)}).to_csv(
+        path, index=False)
+    result = _cli([str(path), "--sensitive", "q", "--design", "warner", "--param", "p=0.8",
+                   "--with", hostile])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "age\\x1b[2J" in result.output

@@ -181,3 +181,13 @@ def test_help_explains_the_three_modes():
     assert result.exit_code == 0
     assert "Give two of --pi, --n and --power" in result.output
     assert "'surveykit docs power'" in result.output
+
+
+def test_category_labels_are_escaped_in_the_text_output():
+    hostile = "b\x1b[2J"
+    result = _run(["--design", "grr", "--param", "epsilon=1", "--param",
+                   f"categories=a,{hostile},c", "--pi", "0.5,0.3,0.2", "--null", "0.4,0.3,0.3",
+                   "--category", "a", "--n", "100"])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output
+    assert "shares of a, b\\x1b[2J, c" in result.output

@@ -9,7 +9,7 @@ import click
 
 from surveykit.cli.analysis import _parameter_texts
 from surveykit.cli.app import FORMAT_TEXT_JSON, echo_table, main, print_json, progress_bar
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, printable
 
 
 @main.command("correlate")
@@ -75,8 +75,9 @@ def correlate_command(ctx, data, sensitive, design_name, params, group, with_col
     if fmt == "json":
         print_json([{**pair.to_dict(), "n": result.n} for pair in result.pairs])
         return
-    rows = [(pair.x, pair.y, f"{pair.r:.4f}", "-" if pair.se is None else f"{pair.se:.4f}", "")
-            for pair in result.pairs]
+    # column names are user text: escaped, so that a header cannot rewrite the terminal
+    rows = [(printable(pair.x), printable(pair.y), f"{pair.r:.4f}",
+             "-" if pair.se is None else f"{pair.se:.4f}", "") for pair in result.pairs]
     echo_table(("x", "y", "r", "se", ""), rows)
     estimates = ", ".join(f"{k} = {v:.4f}" for k, v in result.estimates[sensitive].items())
     notes = [f"{result.n:,} respondents; design {design.describe()},",

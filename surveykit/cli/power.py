@@ -13,7 +13,13 @@ from surveykit.cli.analysis import (
     _parameter_texts,
     _shares,
 )
-from surveykit.cli.app import FORMAT_TEXT_JSON, format_number, main, print_json
+from surveykit.cli.app import (
+    FORMAT_TEXT_JSON,
+    echo_user_text,
+    format_number,
+    main,
+    print_json,
+)
 
 POWER_HELP = """The power of a test of a prevalence, or the respondents it needs.
 
@@ -150,8 +156,8 @@ def power_command(ctx, design_name, params, dont_know, pi, null, pi2, null2, des
     if fmt == "json":
         print_json(result.to_dict())
         return
-    for line in _power_lines(result):
-        click.echo(line)
+    # category labels are user text: escaped line by line
+    echo_user_text("\n".join(_power_lines(result)) + "\n")
 
 
 def _design_from(ctx, design_name, params, dont_know):
