@@ -33,6 +33,13 @@ _LAZY = {
     "report_for_survey": "surveykit.reporting.report",
     "Report": "surveykit.reporting.report",
     "load_survey_file": "surveykit.definition.survey",
+    # power and joint analysis (issue 24): pure math, loaded on use
+    "power": "surveykit.power_analysis.analytic",
+    "simulate_power": "surveykit.power_analysis.simulated",
+    "joint": "surveykit.estimation.joint",
+    "joint_from_counts": "surveykit.estimation.joint",
+    "JointCounts": "surveykit.joint_counts",
+    "correlate": "surveykit.estimation.correlation",
 }
 
 
@@ -54,18 +61,24 @@ __all__ = [
     "EstimationError",
     "EvidentialMechanism",
     "GeneralizedWarner",
+    "JointCounts",
     "ParameterError",
     "Report",
     "SurveykitError",
     "Warner",
     "__version__",
     "compose",
+    "correlate",
     "design_names",
     "estimate",
     "estimate_from_labels",
+    "joint",
+    "joint_from_counts",
     "load_survey_file",
     "make_design",
     "open_engine",
     "post_process",
+    "power",
     "report_for_survey",
+    "simulate_power",
 ]

@@ -24,6 +24,8 @@ TOPICS: dict[str, str] = {
     "estimation": "estimate and report: the estimate, the variance, intervals, coverage",
     "scale": "counts --data and counts tables: files counted where they lie, DuckDB, Dask",
     "regression": "regress: randomized-response regression on covariates",
+    "power": "power: the power of a test, the respondents it needs, simulated power",
+    "joint": "joint analysis of several questions, and correlate (RRcor)",
     "store": "the database: tables, versions, write paths",
     "errata": "where surveykit departs from the paper, and why",
     "reproduction": "reproduce: the paper's figures and the verification table",

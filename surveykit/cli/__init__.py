@@ -11,6 +11,8 @@ from surveykit.cli import (  # noqa: F401 - importing registers the commands
     docs,
     export,
     generate,
+    joint,
+    power,
     regress,
     report,
     serve,

@@ -30,8 +30,8 @@ from surveykit.designs.unrelated import (
 from surveykit.designs.warner import GeneralizedWarner, Kuk, Warner
 from surveykit.errors import ParameterError
 
-__all__ = ["ALIASES", "EXAMPLES", "PRESETS", "design_class", "design_names", "make_design",
-           "parameter_names", "parse_parameters"]
+__all__ = ["ALIASES", "EXAMPLES", "PRESETS", "RR_NAMES", "design_class", "design_names",
+           "make_design", "parameter_names", "parse_parameters"]
 
 #: Presets by their RRreg name (lower case), in the order docs list them.
 PRESETS: Mapping[str, type[Design]] = {
@@ -60,6 +60,24 @@ ALIASES: Mapping[str, str] = {
     "gw": "generalized_warner",
 }
 
+#: The design names of R's rr package (Blair, Imai and Zhou 2015; ``rrreg``, ``power.rr.test``)
+#: -> the preset. rr's parameters are accepted under these names and translated
+#: (:func:`make_design`): ``mirrored`` is Warner's design (p: the sensitive statement);
+#: ``forced-known`` takes p (truthful), p0 (forced no) and p1 (forced yes), fr's p = [p0, p1];
+#: ``disguised`` is Kuk's with one card, p red in the "yes" deck and 1 - p in the "no" deck;
+#: ``unrelated-known`` takes p (the sensitive question) and q (yes to the unrelated one),
+#: uqtknown's p = [p, q]. The presets' own parameters work under these names too.
+RR_NAMES: Mapping[str, str] = {
+    "mirrored": "warner",
+    "forced_known": "fr",
+    "disguised": "kuk",
+    "unrelated_known": "uqtknown",
+}
+# rr's parameter names, per rr name (besides the preset's own).
+_RR_PARAMETERS = {"forced_known": ("p0", "p1"), "unrelated_known": ("q",)}
+# rr's p + p0 + p1 = 1 is checked up to this: 0.6667 + 0.1667 + 0.1667 is 2/3 + 1/6 + 1/6.
+_RR_SUM_SLACK = 5e-4
+
 # Parameters whose value is a list (of numbers unless noted).
 _LIST_PARAMETERS = {"p", "categories", "states", "responses", "groups", "matrix"}
 _TEXT_LISTS = {"categories", "states", "responses", "groups"}
@@ -82,7 +100,7 @@ def design_class(name: str) -> type[Design]:
     ('StochasticLieDetector', 'ForcedResponse')
     """
     key = _normal(name)
-    key = ALIASES.get(key, key)
+    key = ALIASES.get(key, RR_NAMES.get(key, key))
     if key not in PRESETS:
         raise ParameterError(
             f"unknown design {name!r}; the designs are {', '.join(PRESETS)} "
@@ -106,6 +124,7 @@ def make_design(name: str, **parameters: object) -> Design:
     surveykit.errors.ParameterError: design 'sld' has no parameter 'q'; its parameters are p, ...
     """
     cls = design_class(name)
+    parameters = _from_rr(name, dict(parameters))
     allowed = parameter_names(cls)
     for key in parameters:
         if key not in allowed:
@@ -155,7 +174,7 @@ def parse_parameters(name: str, texts: Mapping[str, str]) -> dict[str, object]:
     {'p': [0.1667, 0.8333], 'dont_know': 0.2}
     """
     cls = design_class(name)
-    allowed = parameter_names(cls)
+    allowed = parameter_names(cls) + list(_RR_PARAMETERS.get(_normal(name), ()))
     out: dict[str, object] = {}
     for key, text in texts.items():
         key = key.strip()
@@ -165,6 +184,49 @@ def parse_parameters(name: str, texts: Mapping[str, str]) -> dict[str, object]:
                 f"{', '.join(allowed)}")
         out[key] = _parse_value(key, str(text))
     return out
+
+
+def _from_rr(name: str, parameters: dict[str, object]) -> dict[str, object]:
+    """rr's parameters (given under one of rr's design names) as the preset's.
+
+    >>> _from_rr("forced-known", {"p": 2 / 3, "p0": 1 / 6, "p1": 1 / 6})
+    {'p': [0.16666666666666666, 0.16666666666666666]}
+    >>> _from_rr("disguised", {"p": 0.75})
+    {'p': [0.75, 0.25]}
+    """
+    key = _normal(name)
+    if key == "forced_known" and ("p0" in parameters or "p1" in parameters):
+        if "p0" not in parameters or "p1" not in parameters:
+            raise ParameterError(
+                "design 'forced-known' (rr's name): give both p0 (forced no) and p1 (forced "
+                "yes), e.g. p=0.6667 p0=0.1667 p1=0.1667")
+        p0, p1 = parameters.pop("p0"), parameters.pop("p1")
+        truthful = parameters.pop("p", None)
+        if truthful is not None:
+            if isinstance(truthful, list | tuple) or not isinstance(
+                    truthful, int | float) or abs(truthful + p0 + p1 - 1) > _RR_SUM_SLACK:
+                raise ParameterError(
+                    f"design 'forced-known' (rr's name): p ({truthful!r}, answer truthfully), "
+                    f"p0 ({p0:g}) and p1 ({p1:g}) must add up to 1")
+        parameters["p"] = [p0, p1]
+    elif key == "forced_known" and isinstance(parameters.get("p"), int | float):
+        raise ParameterError(
+            f"design 'forced-known' (rr's name): p ({parameters['p']!r}) is the probability of "
+            "answering truthfully; give p0 (forced no) and p1 (forced yes) too, e.g. p=0.6667 "
+            "p0=0.1667 p1=0.1667 (or fr's own p=0.1667,0.1667: forced no, forced yes)")
+    elif key == "disguised" and isinstance(parameters.get("p"), int | float):
+        p = parameters["p"]
+        if not isinstance(p, bool) and 0 <= p <= 1:
+            parameters["p"] = [p, 1 - p]
+    elif key == "unrelated_known" and "q" in parameters:
+        q = parameters.pop("q")
+        p = parameters.pop("p", None)
+        if not isinstance(p, int | float) or isinstance(p, bool):
+            raise ParameterError(
+                f"design 'unrelated-known' (rr's name): q ({q!r}) goes with p, the probability "
+                "of answering the sensitive question, e.g. p=0.7 q=0.3")
+        parameters["p"] = [p, q]
+    return parameters
 
 
 def _parse_value(key: str, text: str) -> object:

@@ -1,0 +1,94 @@
+"""``surveykit correlate``: correlations of a randomized answer with other variables of a file
+(RRreg's ``RRcor``; one library call: :func:`surveykit.estimation.correlation.correlate`)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import click
+
+from surveykit.cli.analysis import _parameter_texts
+from surveykit.cli.app import FORMAT_TEXT_JSON, echo_table, main, print_json, progress_bar
+from surveykit.errors import ParameterError, printable
+
+
+@main.command("correlate")
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--sensitive", required=True, metavar="COLUMN",
+              help="Column with the randomized yes/no answers.")
+@click.option("--design", "design_name", required=True, metavar="NAME",
+              help="Its design, as RRreg names them (warner, fr, sld, ...; rr's names too).")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE[,...]",
+              help="A design parameter; repeat for each (e.g. --param p=0.1667,0.8333).")
+@click.option("--group", metavar="COLUMN",
+              help="Column with each respondent's group (two-group designs such as sld).")
+@click.option("--with", "with_columns", required=True, metavar="COLUMN[,COLUMN...]",
+              help="The other variables: numbers, or yes/no answers (read as 1/0).")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Bootstrap replicates for the standard errors (rows drawn with "
+                   "replacement; RRcor's non-parametric bootstrap).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the bootstrap's draws, to repeat a run.  [default: a fresh one, "
+                   "printed]")
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@click.pass_context
+def correlate_command(ctx, data, sensitive, design_name, params, group, with_columns,
+                      bootstrap, seed, fmt):
+    """Correlations of a randomized answer with other variables (RRreg's RRcor).
+
+    The randomization is read as measurement error independent of everything
+    else (Fox and Tracy 1984) and the observed correlation is corrected for
+    it; the estimate of the design's prevalence (and nuisance parameters)
+    comes from the same answers. --bootstrap B gives standard errors; --format
+    json prints a list of pairs with x, y, r and se ('surveykit docs joint').
+
+    Example: surveykit correlate minarets.csv --sensitive rrt --design sld
+    --param p=0.1667,0.8333 --group condition --with age,leftRight
+    --bootstrap 1000 --seed 1
+    """
+    import numpy as np
+    import pandas as pd
+
+    from surveykit.designs.registry import make_design, parse_parameters
+    from surveykit.estimation.correlation import correlate
+
+    design = make_design(design_name, **parse_parameters(design_name,
+                                                         _parameter_texts(ctx, params)))
+    others = [column.strip() for column in with_columns.split(",") if column.strip()]
+    if not others:
+        raise click.BadParameter("name at least one column, e.g. --with age,leftRight",
+                                 ctx=ctx, param_hint="--with")
+    if bootstrap and seed is None:
+        import secrets
+
+        seed = secrets.randbits(32)
+        click.echo(f"bootstrap seed {seed} (give --seed {seed} to repeat this run)", err=True)
+    try:
+        frame = pd.read_csv(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ParameterError(f"{data} is not a readable CSV file: {error}") from None
+    rng = np.random.default_rng(seed) if bootstrap else None
+    with progress_bar(bootstrap, "Bootstrap") as advance:
+        result = correlate(frame, {sensitive: design}, others,
+                           groups={sensitive: group} if group else None,
+                           bootstrap=bootstrap, rng=rng, progress=advance)
+    if fmt == "json":
+        print_json([{**pair.to_dict(), "n": result.n} for pair in result.pairs])
+        return
+    # column names are user text: escaped, so that a header cannot rewrite the terminal
+    rows = [(printable(pair.x), printable(pair.y), f"{pair.r:.4f}",
+             "-" if pair.se is None else f"{pair.se:.4f}", "") for pair in result.pairs]
+    echo_table(("x", "y", "r", "se", ""), rows)
+    estimates = ", ".join(f"{k} = {v:.4f}" for k, v in result.estimates[sensitive].items())
+    notes = [f"{result.n:,} respondents; design {design.describe()},",
+             f"estimated at {estimates} (the correction uses these)."]
+    if bootstrap:
+        failed = (f" ({result.failed_replicates} could not be estimated)"
+                  if result.failed_replicates else "")
+        notes.append(f"Standard errors from {bootstrap:,} bootstrap replicates{failed}, seed "
+                     f"{seed}.")
+    notes += [f"Left out: {count:,} rows ({reason})." for reason, count in
+              result.left_out.items()]
+    click.echo("")
+    for note in notes:
+        click.echo(textwrap.fill(note, 80, break_on_hyphens=False))
