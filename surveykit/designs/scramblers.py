@@ -120,15 +120,15 @@ class Scrambler:
 
     def cdf(self, x: np.ndarray | float) -> np.ndarray:
         """P(S <= x)."""
-        raise self._not_known("its distribution function")
+        raise self._not_known("compute the distribution function of")
 
     def density(self, x: np.ndarray | float) -> np.ndarray:
         """The density at x (continuous kinds) or P(S = x) (decks)."""
-        raise self._not_known("its density")
+        raise self._not_known("compute the density of")
 
     def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
         """``size`` independent draws (simulation; the field randomizer draws a deck's card)."""
-        raise self._not_known("draws")
+        raise self._not_known("draw from")
 
     def device(self) -> str:
         """What a respondent draws, in plain words."""
@@ -143,9 +143,9 @@ class Scrambler:
 
     def _not_known(self, what: str) -> ParameterError:
         return ParameterError(
-            f"the scrambler {self.describe()} has no {what}: only its mean and standard "
-            "deviation are stated; give its distribution (e.g. scrambler = \"uniform\" or a "
-            "list of card values)")
+            f"cannot {what} {self.describe()}: only its mean and standard deviation are "
+            "stated; give its distribution (e.g. scrambler = \"uniform\" or a list of card "
+            "values)")
 
 
 @dataclass(frozen=True)
