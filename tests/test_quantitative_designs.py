@@ -138,6 +138,7 @@ def test_every_numeric_preset_is_found_by_make_design_and_round_trips():
         design = make_design(name, **parameters)
         again = make_design(name, **design.parameters())
         assert again.describe() == design.describe()
+        assert isinstance(hash(design), int)            # frozen: usable as a key
         assert again.moments().b == pytest.approx(design.moments().b, rel=1e-12)
     assert make_design("mix.norm", p=0.7, mu=40, sigma=15).model == "mix_norm"
     assert make_design("DianaPerri1", p=0.6, mu=[1, 1]).model == "diana_perri_1"
@@ -190,3 +191,23 @@ def test_a_transform_needs_one_group_and_a_variance_needs_sigma():
         make_design("mix_unknown", p=[0.8, 0.3]).transform([1.0])
     with pytest.raises(ParameterError, match="needs every scrambler's sd; give sigma"):
         make_design("saha", mu=[1, 2]).transform_variance([1.0])
+
+
+def test_numeric_modules_import_nothing_from_storage_collection_reporting_or_the_cli():
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "surveykit"
+    modules = [root / "numeric_counts.py", root / "designs" / "scramblers.py",
+               root / "designs" / "quantitative.py", root / "designs" / "quantitative_privacy.py",
+               *sorted((root / "estimation").glob("quantitative*.py"))]
+    forbidden = ("surveykit.store", "surveykit.collection", "surveykit.reporting",
+                 "surveykit.cli", "surveykit.workflows", "surveykit.web", "surveykit.counting",
+                 "surveykit.definition")
+    assert len(modules) == 8
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                assert not name.startswith(forbidden), f"{path.name} imports {name}"

@@ -586,7 +586,7 @@ def _scrambler_parameter(s: Scrambler) -> object:
             return "die"
         if s == Deck.dice(2):
             return "dice"
-        return s.spec()["cards"]
+        return tuple(s.spec()["cards"])
     return s.kind
 
 
@@ -650,7 +650,8 @@ class _Scrambled(QuantitativeDesign):
 
 
 def _listed(value: object) -> object:
-    return list(value) if isinstance(value, tuple) else value
+    """Tuples (also nested: a pair of decks) as lists, for JSON and survey files."""
+    return [_listed(v) for v in value] if isinstance(value, tuple) else value
 
 
 def _p(name: str, value: object) -> float:

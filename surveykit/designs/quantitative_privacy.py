@@ -259,10 +259,11 @@ def _group_loss(design: QuantitativeDesign, group: int, lo: float, hi: float,
                 "bound can be promised: if its answers never equal a respondent's true value, "
                 "an answer that is a true value gives that value away.", lo, hi, decimals)
         if isinstance(s, Moments):
+            stated = "the mean and sd of" if s.sigma is not None else "the mean of"
             return _infinite(
-                f"Only the mean and sd of {name} are stated{where}; some distribution with "
-                "them (a normal one, or two values at mean -/+ sd) lets an answer rule true "
-                "values out. State "
+                f"Only {stated} {name} are stated{where}; some distribution with them (a "
+                "normal one, or two values at mean -/+ sd) lets an answer rule true values "
+                "out. State "
                 f"{name}'s distribution (a deck of cards, dice, or a named distribution) to "
                 "get a finite loss where the design has one.", lo, hi, decimals)
     if not (math.isfinite(lo) and math.isfinite(hi)):

@@ -46,6 +46,7 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -85,7 +86,8 @@ SAMPLING = ("srswr", "srswor", "srswor_rrtcs")
 class NumericAnswers:
     """Answers to one numeric question, checked: ``values`` (NaN for "don't know"),
     ``dont_know``, each respondent's 0-based ``group`` and ``weights`` (ones without
-    weights); respondents with a missing answer are left out (``missing`` counts them)."""
+    weights); respondents with a missing answer are left out (``missing`` counts them,
+    ``kept`` marks the others among the answers given)."""
 
     values: np.ndarray
     dont_know: np.ndarray
@@ -93,6 +95,7 @@ class NumericAnswers:
     weights: np.ndarray
     missing: int
     weighted: bool
+    kept: np.ndarray
 
     @property
     def answered(self) -> np.ndarray:
@@ -140,24 +143,17 @@ def numeric_answers(design: QuantitativeDesign, answers: Sequence[object] | np.n
     >>> a.values.tolist(), a.dont_know.tolist(), a.missing
     ([1.5, nan], [False, True], 1)
     """
-    raw = list(answers) if not isinstance(answers, np.ndarray) else answers.tolist()
-    n = len(raw)
-    dk = np.zeros(n, dtype=bool)
-    values = np.full(n, np.nan)
-    for i, value in enumerate(raw):
-        if isinstance(value, str):
-            if value.strip().casefold() in ("dont_know", "don't know", "dk"):
-                dk[i] = True
-                continue
-            raise ParameterError(f"answer {i + 1} ({value!r}) is not a number or \"dont_know\"")
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float | np.integer
-                                                     | np.floating):
-            raise ParameterError(f"answer {i + 1} ({value!r}) is not a number")
-        if math.isinf(float(value)):
-            raise ParameterError(f"answer {i + 1} ({value}) must be a finite number")
-        values[i] = float(value)
+    if isinstance(answers, np.ndarray) and answers.dtype.kind in "fiu":
+        values = answers.astype(float).reshape(-1)       # the fast path: NaN is missing
+        n = values.size
+        dk = np.zeros(n, dtype=bool)
+        infinite = np.flatnonzero(np.isinf(values))
+        if infinite.size:
+            raise ParameterError(f"answer {infinite[0] + 1} ({values[infinite[0]]}) must be a "
+                                 "finite number")
+    else:
+        values, dk = _parse_answers(answers)
+        n = values.size
     if dont_know is not None:
         mask = np.asarray(dont_know, dtype=bool).reshape(-1)
         if mask.size != n:
@@ -178,7 +174,30 @@ def numeric_answers(design: QuantitativeDesign, answers: Sequence[object] | np.n
     keep = dk | ~np.isnan(values)
     return NumericAnswers(values=values[keep], dont_know=dk[keep], group=code[keep],
                           weights=w[keep], missing=int(n - keep.sum()),
-                          weighted=weights is not None)
+                          weighted=weights is not None, kept=keep)
+
+
+def _parse_answers(answers: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
+    """Numbers, "dont_know" and None/NaN (missing) from a list of mixed cells."""
+    raw = list(answers)
+    n = len(raw)
+    dk = np.zeros(n, dtype=bool)
+    values = np.full(n, np.nan)
+    for i, value in enumerate(raw):
+        if isinstance(value, str):
+            if value.strip().casefold() in ("dont_know", "don't know", "dk"):
+                dk[i] = True
+                continue
+            raise ParameterError(f"answer {i + 1} ({value!r}) is not a number or \"dont_know\"")
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float | np.integer
+                                                     | np.floating):
+            raise ParameterError(f"answer {i + 1} ({value!r}) is not a number")
+        if math.isinf(float(value)):
+            raise ParameterError(f"answer {i + 1} ({value}) must be a finite number")
+        values[i] = float(value)
+    return values, dk
 
 
 # -- the complex-sample boundary -----------------------------------------------------------
@@ -457,7 +476,6 @@ def estimate_mean(design: QuantitativeDesign, counts: NumericCounts, *,
     variances = (inverse ** 2) @ group_variances       # independent group means
     mean, variance = float(solution[0]), float(variances[0])
     alternatives: dict[str, float] = {}
-    notes: list[str] = []
     n = sum(s.n for s in sums)
     if design.has_transform and N is not None:
         s = sums[0]
@@ -487,7 +505,7 @@ def estimate_mean(design: QuantitativeDesign, counts: NumericCounts, *,
         unrelated_mean=float(solution[1]) if solution.size > 1 else None,
         unrelated_variance=float(variances[1]) if solution.size > 1 else None,
         group_sizes=MappingProxyType({g: s.n for g, s in zip(names, sums, strict=True)}),
-        alternatives=MappingProxyType(alternatives), notes=tuple(notes))
+        alternatives=MappingProxyType(alternatives))
 
 
 def answer_variance_sum(design: QuantitativeDesign, *, weight: float, weighted_sum: float,
@@ -657,22 +675,15 @@ def estimate_domains(design: QuantitativeDesign, answers: Sequence[object] | np.
     """
     a = numeric_answers(design, answers, groups=groups, dont_know=dont_know, weights=weights)
     labels = list(domains) if not isinstance(domains, np.ndarray) else domains.tolist()
-    if len(labels) != len(list(answers)):
-        raise ParameterError(f"domains has {len(labels)} entries for {len(list(answers))} "
-                             "answers")
+    if len(labels) != a.kept.size:
+        raise ParameterError(f"domains has {len(labels)} entries for {a.kept.size} answers")
     N = _check_sampling("srswr", population_size, design)
-    # the respondents numeric_answers kept (missing answers are left out)
-    raw = list(answers) if not isinstance(answers, np.ndarray) else answers.tolist()
-    dk_given = np.zeros(len(raw), dtype=bool) if dont_know is None else \
-        np.asarray(dont_know, dtype=bool)
-    kept = [i for i, value in enumerate(raw) if isinstance(value, str) or dk_given[i]
-            or (value is not None and not (isinstance(value, float) and math.isnan(value)))]
-    domain_labels = np.array([str(labels[i]) for i in kept], dtype=object)
+    # the domains of the respondents numeric_answers kept (missing answers are left out)
+    domain_labels = np.array([str(label) for label in labels], dtype=object)[a.kept]
     if not a.weighted:
         scale = (N / a.values.size) if N is not None else 1.0
-        a = NumericAnswers(values=a.values, dont_know=a.dont_know, group=a.group,
-                           weights=np.full(a.values.size, scale), missing=a.missing,
-                           weighted=N is not None)
+        a = dataclasses.replace(a, weights=np.full(a.values.size, scale),
+                                weighted=N is not None)
     plan = sampling_variance or WITH_REPLACEMENT
     out = {}
     for label in dict.fromkeys(domain_labels.tolist()):
