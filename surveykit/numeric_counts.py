@@ -12,7 +12,7 @@ themselves.
 >>> c.get("1")
 NumericSums(n=3, total=18.0, sum_squares=134.0, dont_know=0)
 
-This module is pure: it imports nothing but numpy and surveykit.errors.
+This module is pure: it imports nothing but numpy, surveykit.counts and surveykit.errors.
 """
 
 from __future__ import annotations
@@ -24,20 +24,10 @@ from types import MappingProxyType
 
 import numpy as np
 
+from surveykit.counts import _check_count as _count  # one check of a count, shared
 from surveykit.errors import ParameterError
 
 __all__ = ["NumericCounts", "NumericSums"]
-
-
-def _count(where: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        if isinstance(value, float | np.floating) and float(value).is_integer():
-            value = int(value)
-        else:
-            raise ParameterError(f"{where} ({value!r}) must be a whole number (a count)")
-    if value < 0:
-        raise ParameterError(f"{where} ({value}) must not be negative")
-    return int(value)
 
 
 def _sum(where: str, value: object) -> float:

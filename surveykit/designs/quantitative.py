@@ -55,6 +55,7 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -278,9 +279,16 @@ class QuantitativeDesign:
     def _scrambler_map(self) -> dict[str, Scrambler]:  # pragma: no cover - every preset
         raise NotImplementedError
 
-    def parameters(self) -> dict[str, object]:  # pragma: no cover - every preset
-        """The parameters as a user gives them (JSON-ready), without the model name."""
-        raise NotImplementedError
+    def parameters(self) -> dict[str, object]:
+        """The parameters as a user gives them (JSON-ready: lists, not tuples), without the
+        model name; a sigma or scrambler that was not given is left out."""
+        out: dict[str, object] = {}
+        for item in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, item.name)
+            if item.name in ("sigma", "scrambler") and value is None:
+                continue
+            out[item.name] = _listed(value)
+        return out
 
     # -- structure -----------------------------------------------------------------------
 
@@ -632,14 +640,6 @@ class _Scrambled(QuantitativeDesign):
     def _scrambler_map(self) -> dict[str, Scrambler]:
         return dict(zip(self._names, self._resolved, strict=True))
 
-    def _scrambler_parameters(self) -> dict[str, object]:
-        out: dict[str, object] = {"mu": _listed(self.mu)}
-        if self.sigma is not None:
-            out["sigma"] = _listed(self.sigma)
-        if self.scrambler is not None:
-            out["scrambler"] = _listed(self.scrambler)
-        return out
-
     def _check_identified(self) -> None:
         b = self.moments().b
         if abs(b) < 1e-12:
@@ -694,8 +694,6 @@ class Eriksson(_Scrambled):
         p = as_fraction(self.p)
         return ((Step("truthful", p, Fraction(1)), Step("draw", 1 - p, offset="S")),)
 
-    def parameters(self) -> dict[str, object]:
-        return {"p": self.p, **self._scrambler_parameters(), "dont_know": self.dont_know}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -725,8 +723,6 @@ class EichhornHayre(_Scrambled):
     def _steps(self):
         return ((Step("scramble", Fraction(1), Fraction(1), multiplier="S"),),)
 
-    def parameters(self) -> dict[str, object]:
-        return {**self._scrambler_parameters(), "dont_know": self.dont_know}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -756,8 +752,6 @@ class BarLev(_Scrambled):
         return ((Step("truthful", p, Fraction(1)),
                  Step("scramble", 1 - p, Fraction(1), multiplier="S")),)
 
-    def parameters(self) -> dict[str, object]:
-        return {"p": self.p, **self._scrambler_parameters(), "dont_know": self.dont_know}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -788,8 +782,6 @@ class ChaudhuriChristofides(_Scrambled):
     def _steps(self):
         return ((Step("scramble", Fraction(1), Fraction(1), multiplier="S1", offset="S2"),),)
 
-    def parameters(self) -> dict[str, object]:
-        return {**self._scrambler_parameters(), "dont_know": self.dont_know}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -822,8 +814,6 @@ class DianaPerri1(_Scrambled):
         return ((Step("truthful", p, Fraction(1)),
                  Step("scramble", 1 - p, Fraction(1), multiplier="W", inner="U")),)
 
-    def parameters(self) -> dict[str, object]:
-        return {"p": self.p, **self._scrambler_parameters(), "dont_know": self.dont_know}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -856,9 +846,6 @@ class DianaPerri2(_Scrambled):
         return ((Step("scramble", Fraction(1), 1 - beta, multiplier="W", inner="U",
                       inner_coefficient=beta),),)
 
-    def parameters(self) -> dict[str, object]:
-        return {"beta": self.beta, **self._scrambler_parameters(),
-                "dont_know": self.dont_know}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -890,8 +877,6 @@ class Saha(_Scrambled):
     def _steps(self):
         return ((Step("scramble", Fraction(1), Fraction(1), multiplier="W", inner="U"),),)
 
-    def parameters(self) -> dict[str, object]:
-        return {**self._scrambler_parameters(), "dont_know": self.dont_know}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -919,8 +904,6 @@ class Additive(_Scrambled):
     def _steps(self):
         return ((Step("scramble", Fraction(1), Fraction(1), offset="S"),),)
 
-    def parameters(self) -> dict[str, object]:
-        return {**self._scrambler_parameters(), "dont_know": self.dont_know}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -955,8 +938,6 @@ class MixNorm(QuantitativeDesign):
     def _scrambler_map(self):
         return {"S": Normal(mu=self.mu, sigma=self.sigma)}
 
-    def parameters(self) -> dict[str, object]:
-        return {"p": self.p, "mu": self.mu, "sigma": self.sigma, "dont_know": self.dont_know}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -986,8 +967,6 @@ class MixExp(QuantitativeDesign):
     def _scrambler_map(self):
         return {"S": Exponential(mu=self.mu)}
 
-    def parameters(self) -> dict[str, object]:
-        return {"p": self.p, "mu": self.mu, "dont_know": self.dont_know}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1033,8 +1012,6 @@ class MixUnknown(QuantitativeDesign):
     def _scrambler_map(self):
         return {"X": Unknown()}
 
-    def parameters(self) -> dict[str, object]:
-        return {"p": list(self.p), "dont_know": self.dont_know}
 
 
 #: The numeric-answer presets by name, in documentation order.
