@@ -65,7 +65,12 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 
-from surveykit.designs.base import as_fraction, check_dont_know, check_probability
+from surveykit.designs.base import (
+    as_fraction,
+    check_dont_know,
+    check_probability,
+    describe_parameters,
+)
 from surveykit.designs.scramblers import (
     Deck,
     Exponential,
@@ -524,22 +529,7 @@ class QuantitativeDesign:
         >>> MixNorm(p=0.7, mu=40, sigma=15).describe()
         'mix_norm (p = 0.7, mu = 40, sigma = 15, dont_know = 0)'
         """
-        parts = []
-        for key, value in self.parameters().items():
-            if isinstance(value, list | tuple):
-                shown = "[" + ", ".join(_short(v) for v in value) + "]"
-            else:
-                shown = _short(value)
-            parts.append(f"{key} = {shown}")
-        return f"{self.model} ({', '.join(parts)})"
-
-
-def _short(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, str):
-        return repr(value)
-    return str(value)
+        return describe_parameters(self.model, self.parameters())
 
 
 # -- parameters ---------------------------------------------------------------------------
