@@ -39,6 +39,25 @@ def _sum(where: str, value: object) -> float:
     return number
 
 
+def _group_codes(groups: Sequence[object] | np.ndarray | None, n: int
+                 ) -> tuple[list[str], np.ndarray]:
+    """Group labels as text in order of first appearance, and each answer's label index."""
+    if groups is None:
+        return ["1"], np.zeros(n, dtype=int)
+    raw = np.asarray(groups, dtype=object if not isinstance(groups, np.ndarray) else None)
+    raw = raw.reshape(-1)
+    if raw.size != n:
+        raise ParameterError(f"groups has {raw.size} entries for {n} answers")
+    try:
+        uniques, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
+    except TypeError:        # labels of mixed types: compare them as text
+        return _group_codes([str(g) for g in raw], n)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(order.size, dtype=int)
+    rank[order] = np.arange(order.size)
+    return [str(uniques[i]) for i in order], rank[inverse.reshape(-1)]
+
+
 @dataclass(frozen=True)
 class NumericSums:
     """One group's numeric answers: ``n`` answers with sum ``total`` and sum of squares
@@ -140,18 +159,16 @@ class NumericCounts:
             raise ParameterError(f"dont_know has {dk.size} entries for {z.size} answers")
         if np.any(np.isinf(z)):
             raise ParameterError("answers must be finite numbers")
-        labels = np.full(z.size, "1", dtype=object) if groups is None else \
-            np.asarray([str(g) for g in groups], dtype=object)
-        if labels.size != z.size:
-            raise ParameterError(f"groups has {labels.size} entries for {z.size} answers")
+        names, codes = _group_codes(groups, z.size)
         answered = ~np.isnan(z) & ~dk
         table: dict[str, NumericSums] = {}
-        for label in dict.fromkeys(labels.tolist()):
-            members = labels == label
+        for code, label in enumerate(names):
+            members = codes == code
             values = z[members & answered]
-            table[label] = NumericSums(int(values.size), float(values.sum()),
-                                       float(np.dot(values, values)),
-                                       int(np.count_nonzero(members & dk)))
+            sums = NumericSums(int(values.size), float(values.sum()),
+                               float(np.dot(values, values)),
+                               int(np.count_nonzero(members & dk)))
+            table[label] = table[label] + sums if label in table else sums
         return cls(MappingProxyType(table))
 
     @property

@@ -50,6 +50,11 @@ def test_counts_are_the_sufficient_statistics_of_the_answers():
     assert estimate_mean(ERIKSSON, counts) == estimate_mean_from_answers(ERIKSSON, z)
     merged = NumericCounts.from_mapping({"1": sums}).get("1") + NumericSums(0, 0.0, 0.0, 3)
     assert merged.dont_know == 3
+    # groups in order of first appearance, labels compared as text ("2" and 2 are one group)
+    grouped = NumericCounts.from_answers([1.0, 2.0, 3.0, 4.0, np.nan], groups=["b", 2, "b", "2", 2],
+                                         dont_know=[False] * 4 + [True])
+    assert grouped.to_dict() == {"b": {"n": 2, "sum": 4.0, "sum_squares": 10.0, "dont_know": 0},
+                                 "2": {"n": 2, "sum": 6.0, "sum_squares": 20.0, "dont_know": 1}}
 
 
 def test_one_group_mean_and_se_are_the_closed_forms():

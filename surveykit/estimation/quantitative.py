@@ -143,8 +143,9 @@ def numeric_answers(design: QuantitativeDesign, answers: Sequence[object] | np.n
     >>> a.values.tolist(), a.dont_know.tolist(), a.missing
     ([1.5, nan], [False, True], 1)
     """
-    if isinstance(answers, np.ndarray) and answers.dtype.kind in "fiu":
-        values = answers.astype(float).reshape(-1)       # the fast path: NaN is missing
+    array = np.asarray(answers)
+    if array.dtype.kind in "fiu":
+        values = array.astype(float).reshape(-1)         # the fast path: NaN is missing
         n = values.size
         dk = np.zeros(n, dtype=bool)
         infinite = np.flatnonzero(np.isinf(values))
