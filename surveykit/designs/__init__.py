@@ -4,7 +4,10 @@ The design is surveykit's one currency: estimation, privacy accounting, the
 randomizer, questionnaires, survey files and the store all take a
 :class:`~surveykit.designs.base.Design`. Presets are named as in R's RRreg
 (:data:`~surveykit.designs.registry.PRESETS`); :func:`make_design` builds one
-by name.
+by name. Numeric questions have their own kind of design,
+:class:`~surveykit.designs.quantitative.QuantitativeDesign` (RRTCS's and RRreg's
+scrambled and mixture designs, :data:`QUANTITATIVE_PRESETS`), which
+:func:`make_design` builds too.
 
 >>> make_design("sld", p=[0.1667, 0.8333], dont_know=0.2).group_names
 ('1', '2')
@@ -27,6 +30,7 @@ from surveykit.designs.detection import (
     StochasticLieDetector,
 )
 from surveykit.designs.forced import Direct, ForcedResponse, GeneralizedRandomizedResponse, Mangat
+from surveykit.designs.quantitative import QUANTITATIVE_PRESETS, QuantitativeDesign
 from surveykit.designs.registry import (
     ALIASES,
     PRESETS,
@@ -48,6 +52,7 @@ __all__ = [
     "DONT_KNOW",
     "NO",
     "PRESETS",
+    "QUANTITATIVE_PRESETS",
     "YES",
     "CheatingDetection",
     "CheatingDetectionSymmetric",
@@ -63,6 +68,7 @@ __all__ = [
     "Mangat",
     "NuisanceParameter",
     "Protocol",
+    "QuantitativeDesign",
     "StochasticLieDetector",
     "Triangular",
     "UnrelatedQuestionKnown",

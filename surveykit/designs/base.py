@@ -63,6 +63,7 @@ __all__ = [
     "Structure",
     "as_fraction",
     "check_probability",
+    "describe_parameters",
 ]
 
 YES, NO, DONT_KNOW = "yes", "no", "dont_know"
@@ -454,14 +455,23 @@ class Design:
         >>> GeneralizedWarner(p=0.6, q=0.2).describe()
         'generalized_warner (p = 0.6, q = 0.2)'
         """
-        parts = []
-        for key, value in self.parameters().items():
-            if isinstance(value, list | tuple):
-                shown = "[" + ", ".join(_short(v) for v in value) + "]"
-            else:
-                shown = _short(value)
-            parts.append(f"{key} = {shown}")
-        return f"{self.model} ({', '.join(parts)})" if parts else self.model
+        return describe_parameters(self.model, self.parameters())
+
+
+def describe_parameters(model: str, parameters: Mapping[str, object]) -> str:
+    """``model (key = value, ...)``: how every design, yes/no or numeric, shows itself.
+
+    >>> describe_parameters("sld", {"p": [0.2, 0.8], "dont_know": 0.0})
+    'sld (p = [0.2, 0.8], dont_know = 0)'
+    """
+    parts = []
+    for key, value in parameters.items():
+        if isinstance(value, list | tuple):
+            shown = "[" + ", ".join(_short(v) for v in value) + "]"
+        else:
+            shown = _short(value)
+        parts.append(f"{key} = {shown}")
+    return f"{model} ({', '.join(parts)})" if parts else model
 
 
 def _short(value: object) -> str:

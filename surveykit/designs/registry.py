@@ -5,6 +5,11 @@ from a name and keyword parameters, with errors that name the parameter, its
 value and what is allowed. :func:`parse_parameters` reads the text forms the
 CLI and survey files use (``p=0.1,0.2``; ``matrix=0.8,0.3;0.2,0.7``).
 
+Designs for numeric answers (:mod:`surveykit.designs.quantitative`: RRTCS's
+and RRreg's ``eriksson``, ``mix_norm``, ...) are found by :func:`make_design`
+too; :func:`design_class`, which the yes/no and categorical commands use,
+names them and says they are for numeric questions.
+
 This module is pure math: it imports nothing from storage, rendering or the CLI.
 """
 
@@ -21,6 +26,7 @@ from surveykit.designs.detection import (
     StochasticLieDetector,
 )
 from surveykit.designs.forced import Direct, ForcedResponse, GeneralizedRandomizedResponse, Mangat
+from surveykit.designs.quantitative import QUANTITATIVE_PRESETS, QuantitativeDesign
 from surveykit.designs.unrelated import (
     Crosswise,
     Triangular,
@@ -30,8 +36,9 @@ from surveykit.designs.unrelated import (
 from surveykit.designs.warner import GeneralizedWarner, Kuk, Warner
 from surveykit.errors import ParameterError
 
-__all__ = ["ALIASES", "EXAMPLES", "PRESETS", "RR_NAMES", "design_class", "design_names",
-           "make_design", "parameter_names", "parse_parameters"]
+__all__ = ["ALIASES", "EXAMPLES", "PRESETS", "QUANTITATIVE_ALIASES", "QUANTITATIVE_PRESETS",
+           "RR_NAMES", "design_class", "design_names", "make_design", "parameter_names",
+           "parse_parameters", "quantitative_design_class"]
 
 #: Presets by their RRreg name (lower case), in the order docs list them.
 PRESETS: Mapping[str, type[Design]] = {
@@ -78,6 +85,14 @@ _RR_PARAMETERS = {"forced_known": ("p0", "p1"), "unrelated_known": ("q",)}
 # rr's p + p0 + p1 = 1 is checked up to this: 0.6667 + 0.1667 + 0.1667 is 2/3 + 1/6 + 1/6.
 _RR_SUM_SLACK = 5e-4
 
+#: Other spellings of the numeric-answer designs (RRreg's and RRTCS's own) -> the preset's name.
+QUANTITATIVE_ALIASES: Mapping[str, str] = {
+    "mix.norm": "mix_norm", "mix.exp": "mix_exp", "mix.unknown": "mix_unknown",
+    "eichhornhayre": "eichhorn_hayre", "barlev": "bar_lev",
+    "chaudhurichristofides": "chaudhuri_christofides", "dianaperri1": "diana_perri_1",
+    "dianaperri2": "diana_perri_2", "additive_scrambling": "additive",
+}
+
 # Parameters whose value is a list (of numbers unless noted).
 _LIST_PARAMETERS = {"p", "categories", "states", "responses", "groups", "matrix"}
 _TEXT_LISTS = {"categories", "states", "responses", "groups"}
@@ -101,6 +116,11 @@ def design_class(name: str) -> type[Design]:
     """
     key = _normal(name)
     key = ALIASES.get(key, RR_NAMES.get(key, key))
+    quantitative = _quantitative_key(name)
+    if quantitative is not None:
+        raise ParameterError(
+            f"design {quantitative!r} is for numeric answers (type = \"number\" questions), "
+            f"not yes/no or categorical ones; the designs here are {', '.join(PRESETS)}")
     if key not in PRESETS:
         raise ParameterError(
             f"unknown design {name!r}; the designs are {', '.join(PRESETS)} "
@@ -108,12 +128,33 @@ def design_class(name: str) -> type[Design]:
     return PRESETS[key]
 
 
-def parameter_names(cls: type[Design]) -> list[str]:
+def _quantitative_key(name: str) -> str | None:
+    key = _normal(name)
+    key = QUANTITATIVE_ALIASES.get(key, key)
+    return key if key in QUANTITATIVE_PRESETS else None
+
+
+def quantitative_design_class(name: str) -> type[QuantitativeDesign]:
+    """The numeric-answer preset for ``name`` (RRTCS's or RRreg's name in lower snake case,
+    or their own spelling).
+
+    >>> quantitative_design_class("mix.norm").__name__, quantitative_design_class("BarLev").model
+    ('MixNorm', 'bar_lev')
+    """
+    key = _quantitative_key(name)
+    if key is None:
+        raise ParameterError(
+            f"unknown numeric-answer design {name!r}; the designs are "
+            f"{', '.join(QUANTITATIVE_PRESETS)}")
+    return QUANTITATIVE_PRESETS[key]
+
+
+def parameter_names(cls: type[Design] | type[QuantitativeDesign]) -> list[str]:
     """The keyword parameters a preset takes, in order."""
     return [name for name in inspect.signature(cls).parameters]
 
 
-def make_design(name: str, **parameters: object) -> Design:
+def make_design(name: str, **parameters: object) -> Design | QuantitativeDesign:
     """Build preset ``name`` from keyword parameters, with errors that say what to fix.
 
     >>> make_design("fr", p=[0.1, 0.2]).describe()
@@ -122,8 +163,11 @@ def make_design(name: str, **parameters: object) -> Design:
     Traceback (most recent call last):
     ...
     surveykit.errors.ParameterError: design 'sld' has no parameter 'q'; its parameters are p, ...
+    >>> make_design("eriksson", p=0.5, scrambler=[0, 1, 3, 5, 8]).describe()
+    'eriksson (p = 0.5, mu = 3.4, sigma = 2.87054, scrambler = [0, 1, 3, 5, 8], dont_know = 0)'
     """
-    cls = design_class(name)
+    cls: type[Design] | type[QuantitativeDesign]
+    cls = quantitative_design_class(name) if _quantitative_key(name) else design_class(name)
     parameters = _from_rr(name, dict(parameters))
     allowed = parameter_names(cls)
     for key in parameters:
@@ -138,9 +182,13 @@ def make_design(name: str, **parameters: object) -> Design:
         raise ParameterError(
             f"design {cls.model!r} needs {', '.join(missing)}"
             f" ({_hint(cls)})")
-    values = {key: tuple(v) if isinstance(v, list) and key != "matrix" else v
-              for key, v in parameters.items()}
+    values = {key: _frozen(v) if key != "matrix" else v for key, v in parameters.items()}
     return cls(**values)
+
+
+def _frozen(value: object) -> object:
+    """Lists (also nested: a pair of decks) as tuples, so designs stay hashable."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
 
 
 #: A typical parameter set per preset, spelled as ``--param KEY=VALUE`` takes it (text).
@@ -172,8 +220,16 @@ def parse_parameters(name: str, texts: Mapping[str, str]) -> dict[str, object]:
 
     >>> parse_parameters("sld", {"p": "0.1667,0.8333", "dont_know": "0.2"})
     {'p': [0.1667, 0.8333], 'dont_know': 0.2}
+
+    A numeric-answer design's ``scrambler`` is a kind (``uniform``), a deck's
+    cards (``0,1,3,5,8``), or one of those per scrambler separated by ``|``:
+
+    >>> parse_parameters("saha", {"mu": "1.5,5.5", "scrambler": "uniform|1,2,3"})
+    {'mu': [1.5, 5.5], 'scrambler': ['uniform', [1.0, 2.0, 3.0]]}
     """
-    cls = design_class(name)
+    quantitative = _quantitative_key(name) is not None
+    cls: type[Design] | type[QuantitativeDesign]
+    cls = quantitative_design_class(name) if quantitative else design_class(name)
     allowed = parameter_names(cls) + list(_RR_PARAMETERS.get(_normal(name), ()))
     out: dict[str, object] = {}
     for key, text in texts.items():
@@ -182,7 +238,14 @@ def parse_parameters(name: str, texts: Mapping[str, str]) -> dict[str, object]:
             raise ParameterError(
                 f"design {cls.model!r} has no parameter {key!r}; its parameters are "
                 f"{', '.join(allowed)}")
-        out[key] = _parse_value(key, str(text))
+        if quantitative and key == "scrambler":
+            parts = [_scrambler_text(part) for part in str(text).split("|")]
+            out[key] = parts if len(parts) > 1 else parts[0]
+        elif quantitative and key in ("mu", "sigma"):
+            items = [_number(key, item) for item in str(text).split(",")]
+            out[key] = items if len(items) > 1 else items[0]
+        else:
+            out[key] = _parse_value(key, str(text))
     return out
 
 
@@ -227,6 +290,19 @@ def _from_rr(name: str, parameters: dict[str, object]) -> dict[str, object]:
                 "of answering the sensitive question, e.g. p=0.7 q=0.3")
         parameters["p"] = [p, q]
     return parameters
+
+
+def _scrambler_text(text: str) -> object:
+    """A kind ("uniform") or a deck's cards ("0,1,3")."""
+    items = [item.strip() for item in text.split(",")]
+    try:
+        return [float(item) for item in items]
+    except ValueError:
+        if len(items) == 1:
+            return items[0]
+        raise ParameterError(
+            f"scrambler ({text.strip()!r}) must be a kind (normal, uniform, laplace, "
+            "exponential, die, dice) or a deck's card values separated by commas") from None
 
 
 def _parse_value(key: str, text: str) -> object:
