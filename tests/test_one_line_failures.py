@@ -1,0 +1,108 @@
+"""One line, always (issue 19, item 8): the catch-all message of a failure nobody foresaw is
+the exception's type and the first line of its message, never SQL, parameters or a driver's
+DETAIL lines; and a design whose answers carry no information about pi is refused by
+``survey add`` in one line, never a ZeroDivisionError. Real commands on real databases
+(SQLite files and the PostgreSQL of SURVEYKIT_TEST_POSTGRES_URL)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import text
+
+from surveykit.cli import main
+from surveykit.resources import locate_resource
+from surveykit.store import database as store
+
+SURVEY = "academic_integrity"
+SAMPLE = locate_resource("sample_data")
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args), prog_name="surveykit")
+
+
+def assert_one_line(result, status: int = 1) -> str:
+    """Exit ``status``, nothing on stdout, one ``Error:`` line on stderr without SQL, its
+    parameters or a traceback; returns the line."""
+    assert result.exit_code == status, (result.exit_code, result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    for leak in ("[SQL", "[parameters", "SELECT", "INSERT", "LINE 1", "DETAIL", "HINT",
+                 "Traceback", "sqlalche.me"):
+        assert leak not in result.stderr, (leak, result.stderr)
+    return lines[0]
+
+
+@pytest.fixture
+def filled(database_url: str) -> str:
+    """A database with the example survey and its 1,172 long-format answers."""
+    assert cli("init", "--db", database_url).exit_code == 0
+    assert cli("survey", "add", str(SAMPLE / "academic_integrity.toml"), "--db",
+               database_url).exit_code == 0
+    assert cli("import", str(SAMPLE / "responses_long.csv"), "--survey", SURVEY, "--db",
+               database_url).exit_code == 0
+    return database_url
+
+
+def tamper(url: str, *statements: str) -> None:
+    """Change the database behind surveykit's back, as a hand edit would."""
+    engine = store.open_engine(url)
+    with engine.begin() as conn:
+        for statement in statements:
+            conn.execute(text(statement))
+    engine.dispose()
+
+
+# -- the catch-all ----------------------------------------------------------------------------
+
+
+def test_a_table_dropped_behind_surveykits_back_fails_in_one_line_without_sql(filled):
+    # PostgreSQL's message goes on with 'LINE 2: FROM answer_counts' and a caret; SQLAlchemy
+    # adds [SQL: SELECT ...] and the link to its docs: eight lines before, one now
+    tamper(filled, "DROP TABLE answer_counts")
+    line = assert_one_line(cli("counts", "--survey", SURVEY, "--db", filled))
+    assert line.startswith("Error: surveykit failed unexpectedly (ProgrammingError: "
+                           'relation "answer_counts" does not exist)' if "postgresql" in filled
+                           else "Error: surveykit failed unexpectedly (OperationalError: no "
+                                "such table: answer_counts)")
+    assert line.endswith("set SURVEYKIT_DEBUG=1 to see where it happened")
+
+
+def test_a_failing_insert_shows_neither_its_statement_nor_its_parameters(tmp_path):
+    # a trigger left by another program that cannot run: the import's INSERT INTO imports
+    # fails, and SQLAlchemy's message carried the file's name and sha256 as parameters
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    assert cli("init", "--db", url).exit_code == 0
+    assert cli("survey", "add", str(SAMPLE / "academic_integrity.toml"), "--db",
+               url).exit_code == 0
+    with sqlite3.connect(tmp_path / "t.db") as conn:
+        conn.execute("CREATE TRIGGER audit AFTER INSERT ON imports BEGIN "
+                     "INSERT INTO audit_log VALUES (new.sha256); END")
+    result = cli("import", str(SAMPLE / "responses_long.csv"), "--survey", SURVEY, "--db", url)
+    line = assert_one_line(result)
+    assert "(OperationalError: no such table: main.audit_log)" in line
+    assert "responses_long.csv" not in line and "sha256" not in line
+
+
+def test_an_escape_sequence_in_an_unexpected_error_is_shown_escaped(tmp_path):
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    assert cli("init", "--db", url).exit_code == 0
+    with sqlite3.connect(tmp_path / "t.db") as conn:
+        conn.execute("CREATE TRIGGER evil BEFORE INSERT ON surveys BEGIN SELECT "
+                     "no_such_function('\x1b[2J'); END")
+    result = cli("survey", "add", str(SAMPLE / "academic_integrity.toml"), "--db", url)
+    line = assert_one_line(result)
+    assert "no such function: no_such_function" in line and "\x1b" not in result.stderr
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_refused_postgresql_connection_is_one_line(database_url):
+    result = cli("counts", "--survey", SURVEY, "--db",
+                 "postgresql://surveykit@127.0.0.1:9/nowhere")
+    line = assert_one_line(result)
+    assert line.startswith("Error: cannot connect to postgresql+psycopg://surveykit@127.0.0.1:9/"
+                           "nowhere (")
