@@ -13,6 +13,8 @@ from click.testing import CliRunner
 from sqlalchemy import text
 
 from surveykit.cli import main
+from surveykit.designs import GeneralizedWarner, Warner, make_design
+from surveykit.errors import ParameterError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
 
@@ -106,3 +108,49 @@ def test_a_refused_postgresql_connection_is_one_line(database_url):
     line = assert_one_line(result)
     assert line.startswith("Error: cannot connect to postgresql+psycopg://surveykit@127.0.0.1:9/"
                            "nowhere (")
+
+
+# -- designs whose answers carry no information -------------------------------------------------
+
+
+DEGENERATE = """\
+name = "degenerate"
+title = "Degenerate"
+
+[design]
+model = "generalized_warner"
+p = 0.1
+q = 0.09999999999999999
+
+[[questions]]
+id = "q1"
+text = "Have you ever?"
+"""
+
+
+def test_survey_add_refuses_a_design_whose_answers_carry_no_information(tmp_path):
+    # p and q one unit in the last place apart: accepted (p > q), then the readiness check's
+    # report divided by P(yes | yes) - P(yes | no) read as decimals, 0: ZeroDivisionError
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    assert cli("init", "--db", url).exit_code == 0
+    survey = tmp_path / "degenerate.toml"
+    survey.write_text(DEGENERATE, encoding="utf-8")
+    line = assert_one_line(cli("survey", "add", str(survey), "--db", url))
+    assert line == (
+        f"Error: {survey}: design: design 'generalized_warner' (p = 0.1, "
+        "q = 0.09999999999999999): the answers carry no information about pi: different true "
+        "states give the same answers with the same probabilities (to 10 decimals); choose "
+        "parameters further apart")
+    assert "degenerate" not in cli("survey", "list", "--db", url).stdout
+
+
+@pytest.mark.parametrize("build, shown", [
+    (lambda: GeneralizedWarner(p=0.1, q=0.09999999999999999), "p = 0.1, q = 0.09999999999999999"),
+    (lambda: Warner(p=0.5000000000000001), "p = 0.5000000000000001, dont_know = 0.0"),
+    (lambda: make_design("fr", p=[0.5, 0.49999999999999994]),
+     "p = [0.5, 0.49999999999999994], dont_know = 0.0"),
+])
+def test_every_design_whose_states_answer_alike_is_refused_naming_its_parameters(build, shown):
+    with pytest.raises(ParameterError) as error:
+        build().response_labels  # noqa: B018 - building the structure is the check
+    assert f"({shown}): the answers carry no information about pi: " in str(error.value)

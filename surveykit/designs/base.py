@@ -273,6 +273,8 @@ class Design:
         """The design's arrays and labels (computed once; arrays are read-only)."""
         structure = self._build()
         _validate_structure(structure, self.model)
+        if not identifiable(structure):
+            raise ParameterError(_degenerate(self.model, self.parameters(), structure))
         return structure
 
     # Preset fields carry the user's names (``categories``, ``groups``, ``states``); the
@@ -462,6 +464,17 @@ class Design:
                 shown = _short(value)
             parts.append(f"{key} = {shown}")
         return f"{self.model} ({', '.join(parts)})" if parts else self.model
+
+
+def _degenerate(model: str, parameters: Mapping[str, object], s: Structure) -> str:
+    """Why a design whose answers identify nothing is refused: its parameters, exactly as
+    given (``repr``: 0.09999999999999999 is not 0.1), in one line."""
+    shown = ", ".join(f"{key} = {value!r}" for key, value in parameters.items())
+    target = "pi" if set(s.categories) == set(BINARY_STATES) else "the shares of the true states"
+    nuisance = f" or {', '.join(p.name for p in s.nuisance)}" if s.nuisance else ""
+    return (f"design {model!r} ({shown}): the answers carry no information about "
+            f"{target}{nuisance}: different true states give the same answers with the same "
+            "probabilities (to 10 decimals); choose parameters further apart")
 
 
 def _short(value: object) -> str:

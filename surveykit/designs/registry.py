@@ -121,7 +121,12 @@ def make_design(name: str, **parameters: object) -> Design:
             f" ({_hint(cls)})")
     values = {key: tuple(v) if isinstance(v, list) and key != "matrix" else v
               for key, v in parameters.items()}
-    return cls(**values)
+    design = cls(**values)
+    # built now, so that a design whose answers identify nothing (p = 0.1 and
+    # q = 0.09999999999999999) is refused here, naming its parameters, and not by the
+    # first command that estimates with it
+    _ = design.structure
+    return design
 
 
 #: A typical parameter set per preset, spelled as ``--param KEY=VALUE`` takes it (text).
