@@ -9,21 +9,20 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from click.testing import CliRunner
 from sqlalchemy import text
 
-from surveykit.cli import main
 from surveykit.designs import GeneralizedWarner, Warner, make_design
 from surveykit.errors import ParameterError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
+from tests.store_support import run_cli
 
 SURVEY = "academic_integrity"
 SAMPLE = locate_resource("sample_data")
 
 
 def cli(*args: str):
-    return CliRunner().invoke(main, list(args), prog_name="surveykit")
+    return run_cli(*args)
 
 
 def assert_one_line(result, status: int = 1) -> str:
