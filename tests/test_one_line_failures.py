@@ -11,7 +11,8 @@ import sqlite3
 import pytest
 from sqlalchemy import text
 
-from surveykit.designs import GeneralizedWarner, Warner, make_design
+from surveykit.designs import ForcedResponse, GeneralizedWarner, Warner, make_design
+from surveykit.designs.base import check_identifiable
 from surveykit.errors import ParameterError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
@@ -146,10 +147,24 @@ def test_survey_add_refuses_a_design_whose_answers_carry_no_information(tmp_path
 @pytest.mark.parametrize("build, shown", [
     (lambda: GeneralizedWarner(p=0.1, q=0.09999999999999999), "p = 0.1, q = 0.09999999999999999"),
     (lambda: Warner(p=0.5000000000000001), "p = 0.5000000000000001, dont_know = 0.0"),
-    (lambda: make_design("fr", p=[0.5, 0.49999999999999994]),
+    (lambda: ForcedResponse(p=[0.5, 0.49999999999999994]),
      "p = [0.5, 0.49999999999999994], dont_know = 0.0"),
 ])
 def test_every_design_whose_states_answer_alike_is_refused_naming_its_parameters(build, shown):
+    design = build()  # the presets' own checks (p > q, p != 0.5, sum < 1) pass by one ulp
     with pytest.raises(ParameterError) as error:
-        build().response_labels  # noqa: B018 - building the structure is the check
+        check_identifiable(design)
     assert f"({shown}): the answers carry no information about pi: " in str(error.value)
+    name, parameters = design.model, design.parameters()
+    with pytest.raises(ParameterError, match="carry no information about pi"):
+        make_design(name, **parameters)
+
+
+def test_estimate_refuses_a_design_whose_answers_carry_no_information_in_one_line():
+    # on main: ZeroDivisionError: Fraction(-1, 0) in the exact pi_hat
+    result = cli("estimate", "--yes", "3", "--no", "4", "--dont-know", "1", "--p", "0.1",
+                 "--q", "0.09999999999999999")
+    line = assert_one_line(result, status=2)
+    assert line == ("Error: P(first answer | yes) (0.1) and P(first answer | no) "
+                    "(0.09999999999999999) differ only by round-off: the answers carry no "
+                    "information about pi; choose design parameters further apart")

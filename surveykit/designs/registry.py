@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 
-from surveykit.designs.base import Design
+from surveykit.designs.base import Design, check_identifiable
 from surveykit.designs.custom import Custom
 from surveykit.designs.detection import (
     CheatingDetection,
@@ -122,10 +122,9 @@ def make_design(name: str, **parameters: object) -> Design:
     values = {key: tuple(v) if isinstance(v, list) and key != "matrix" else v
               for key, v in parameters.items()}
     design = cls(**values)
-    # built now, so that a design whose answers identify nothing (p = 0.1 and
-    # q = 0.09999999999999999) is refused here, naming its parameters, and not by the
-    # first command that estimates with it
-    _ = design.structure
+    # a design whose answers identify nothing (p = 0.1 and q = 0.09999999999999999) is
+    # refused here, naming its parameters, and not by the first command that estimates
+    check_identifiable(design)
     return design
 
 

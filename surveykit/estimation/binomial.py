@@ -104,10 +104,11 @@ class BinomialMap:
         """
         a, b, s = (_decimal_meant(value)
                    for value in (self.first_no, self.first_yes, self.answered))
-        if a == b:  # refused when the design is built (designs.base.identifiable)
-            raise ParameterError(f"P(first answer | yes) and P(first answer | no) are both "
-                                 f"{self.first_yes!r}: the answers carry no information "
-                                 "about pi")
+        if a == b:  # a design built by make_design or a survey file is refused before
+            raise ParameterError(
+                f"P(first answer | yes) ({self.first_yes!r}) and P(first answer | no) "
+                f"({self.first_no!r}) differ only by round-off: the answers carry no "
+                "information about pi; choose design parameters further apart")
         return (Fraction(first, first + second) * s - a) / (b - a)
 
     def interval_to_pi(self, low, high):
