@@ -3,10 +3,10 @@ that leave no database connection behind."""
 
 from __future__ import annotations
 
-import gc
-import warnings
+import weakref
 
 from click.testing import CliRunner
+from sqlalchemy import Engine, event
 
 from surveykit.cli import main
 from surveykit.store import database as store
@@ -22,16 +22,25 @@ def checked_counts(engine, survey: str) -> list[store.QuestionCounts]:
 
 
 def run_cli(*args: str):
-    """Run ``surveykit ARGS`` in this process (Click's runner) as on a terminal, then collect
-    the engine the command opened.
+    """Run ``surveykit ARGS`` in this process (Click's runner) as on a terminal, then close the
+    connections of every engine the command opened.
 
     ``color=True``: Click strips escape sequences from what it prints to a pipe, so only a
     terminal shows whether a value read from the database reaches it raw. A real run ends
-    its process, which closes the engine's connections; here an unclosed PostgreSQL
-    connection would warn when collected, in whatever test runs then.
+    its process, which closes its connections; here an engine kept alive (alembic's context,
+    a failed command's traceback) would leave a PostgreSQL connection to warn when collected,
+    in whatever test runs then.
     """
-    result = CliRunner().invoke(main, list(args), prog_name="surveykit", color=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        gc.collect()
+    opened: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+    def remember(connection) -> None:
+        opened.add(connection.engine)
+
+    event.listen(Engine, "engine_connect", remember)
+    try:
+        result = CliRunner().invoke(main, list(args), prog_name="surveykit", color=True)
+    finally:
+        event.remove(Engine, "engine_connect", remember)
+    for engine in list(opened):
+        engine.dispose()
     return result
