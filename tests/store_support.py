@@ -1,7 +1,14 @@
-"""Store helpers for tests: counts read only after the kept counts were checked."""
+"""Store helpers for tests: counts read only after the kept counts were checked, and CLI runs
+that leave no database connection behind."""
 
 from __future__ import annotations
 
+import weakref
+
+from click.testing import CliRunner
+from sqlalchemy import Engine, event
+
+from surveykit.cli import main
 from surveykit.store import database as store
 from surveykit.store.answer_counts import check_counts
 
@@ -12,3 +19,28 @@ def checked_counts(engine, survey: str) -> list[store.QuestionCounts]:
     check = check_counts(engine, survey)
     assert check.ok, check.to_dict()
     return store.count_responses(engine, survey)
+
+
+def run_cli(*args: str):
+    """Run ``surveykit ARGS`` in this process (Click's runner) as on a terminal, then close the
+    connections of every engine the command opened.
+
+    ``color=True``: Click strips escape sequences from what it prints to a pipe, so only a
+    terminal shows whether a value read from the database reaches it raw. A real run ends
+    its process, which closes its connections; here an engine kept alive (alembic's context,
+    a failed command's traceback) would leave a PostgreSQL connection to warn when collected,
+    in whatever test runs then.
+    """
+    opened: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+    def remember(connection) -> None:
+        opened.add(connection.engine)
+
+    event.listen(Engine, "engine_connect", remember)
+    try:
+        result = CliRunner().invoke(main, list(args), prog_name="surveykit", color=True)
+    finally:
+        event.remove(Engine, "engine_connect", remember)
+    for engine in list(opened):
+        engine.dispose()
+    return result

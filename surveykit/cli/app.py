@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import click
 
 from surveykit import __version__
-from surveykit.errors import ParameterError, SurveykitError, printable
+from surveykit.errors import ParameterError, SurveykitError, clip, printable
 
 FORMAT_TEXT_JSON = click.Choice(["text", "json"])
 
@@ -125,13 +125,37 @@ class SurveykitGroup(click.Group):
         except Exception as exc:
             if os.environ.get("SURVEYKIT_DEBUG"):
                 raise
-            echo_error(f"surveykit failed unexpectedly ({type(exc).__name__}: {exc}). This is "
+            echo_error(f"surveykit failed unexpectedly ({unexpected_error(exc)}). This is "
                        "a bug: please report it with the command you ran; set "
                        "SURVEYKIT_DEBUG=1 to see where it happened")
             sys.exit(1)
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
+
+
+def unexpected_error(exc: BaseException) -> str:
+    r"""An unexpected error in one line: its type and the first line of its message, control
+    characters escaped, clipped.
+
+    SQLAlchemy's errors carry the SQL statement and its parameters (answers, respondent
+    ids) in their message, and a driver's message goes on with DETAIL, HINT and the
+    statement's text on further lines: only the driver error's first line is shown.
+
+    >>> unexpected_error(KeyError(99))
+    'KeyError: 99'
+    >>> unexpected_error(ValueError("bad\x1b[2J value\nsecond line"))
+    'ValueError: bad\\x1b[2J value'
+    """
+    detail: BaseException | None = exc
+    if hasattr(exc, "statement") and hasattr(exc, "orig"):
+        # sqlalchemy.exc.StatementError (DBAPIError and its kind): the driver's error
+        # without the statement and parameters SQLAlchemy adds to it
+        detail = exc.orig
+    text = str(detail).strip() if detail is not None else ""
+    first = text.split("\n", 1)[0].strip()
+    name = type(exc).__name__
+    return printable(f"{name}: {clip(first, 200)}" if first else name)
 
 
 def _terminate_as_interrupt():

@@ -84,7 +84,7 @@ from surveykit.definition.covariates import (
     parse_models,
 )
 from surveykit.definition.profile import ImportProfile, parse_profile
-from surveykit.designs.base import Design
+from surveykit.designs.base import Design, check_identifiable
 from surveykit.designs.registry import design_class, make_design
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError, SurveyDefinitionError, printable
@@ -493,7 +493,8 @@ class _Validator:
         return design, innocuous.strip() if innocuous else None
 
     def realizable(self, design: Design, where: str) -> None:
-        """Every instruction's probability is 0 or at least MIN_PROBABILITY."""
+        """Every instruction's probability is 0 or at least MIN_PROBABILITY, and the answers
+        carry information about the true states (:func:`check_identifiable`)."""
         for g, group in enumerate(design.group_names):
             for instruction in design.protocol.for_group(g):
                 p = instruction.probability
@@ -504,6 +505,10 @@ class _Validator:
                         f"'{instruction.code}' with probability {float(p):.3g}: "
                         "below one in a million no respondent would ever be told it, and no "
                         "die or browser can draw it; make it 0 or at least 0.000001"))
+        try:
+            check_identifiable(design)
+        except ParameterError as exc:
+            raise self.fail(where, str(exc)) from None
 
     def labels(self, design: Design, where: str, parameters: Mapping[str, object]) -> None:
         """Answer, category and group labels a response file, the database, a form and a

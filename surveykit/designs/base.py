@@ -62,6 +62,7 @@ __all__ = [
     "Protocol",
     "Structure",
     "as_fraction",
+    "check_identifiable",
     "check_probability",
     "describe_parameters",
 ]
@@ -472,6 +473,32 @@ def describe_parameters(model: str, parameters: Mapping[str, object]) -> str:
             shown = _short(value)
         parts.append(f"{key} = {shown}")
     return f"{model} ({', '.join(parts)})" if parts else model
+
+
+def check_identifiable(design: Design) -> None:
+    """Refuse, in one line naming the parameters exactly as given (``repr``:
+    0.09999999999999999 is not 0.1), a design whose answers carry no information about the
+    shares of the true states: the estimator's own test (:func:`identifiable`) fails, as it
+    does when the presets' checks (p > q, p != 0.5, ...) pass by a unit in the last place.
+
+    >>> from surveykit.designs.warner import GeneralizedWarner
+    >>> check_identifiable(GeneralizedWarner(p=0.6, q=0.2))
+    >>> check_identifiable(GeneralizedWarner(p=0.1, q=0.09999999999999999))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    surveykit.errors.ParameterError: design 'generalized_warner' (p = 0.1, ...
+    """
+    s = design.structure
+    if identifiable(s):
+        return
+    shown = ", ".join(f"{key} = {value!r}" for key, value in design.parameters().items())
+    target = "pi" if set(s.categories) == set(BINARY_STATES) else "the shares of the true states"
+    nuisance = f" or {', '.join(p.name for p in s.nuisance)}" if s.nuisance else ""
+    raise ParameterError(
+        f"design {design.model!r} ({shown}): the answers carry no information about "
+        f"{target}{nuisance}: different true states give the same answers with the same "
+        "probabilities (to 10 decimals); choose parameters further apart")
 
 
 def _short(value: object) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 
-from surveykit.designs.base import Design
+from surveykit.designs.base import Design, check_identifiable
 from surveykit.designs.custom import Custom
 from surveykit.designs.detection import (
     CheatingDetection,
@@ -183,7 +183,12 @@ def make_design(name: str, **parameters: object) -> Design | QuantitativeDesign:
             f"design {cls.model!r} needs {', '.join(missing)}"
             f" ({_hint(cls)})")
     values = {key: _frozen(v) if key != "matrix" else v for key, v in parameters.items()}
-    return cls(**values)
+    design = cls(**values)
+    # a design whose answers identify nothing (p = 0.1 and q = 0.09999999999999999) is
+    # refused here, naming its parameters, and not by the first command that estimates
+    if isinstance(design, Design):
+        check_identifiable(design)
+    return design
 
 
 def _frozen(value: object) -> object:

@@ -47,6 +47,9 @@ __all__ = [
 #: Interval methods for one-group yes/no designs (docs/estimation.md has their coverage).
 BINOMIAL_CI_METHODS: tuple[str, ...] = ("wilson-cc", "wilson", "clopper-pearson",
                                         "likelihood-ratio", "wald")
+# The most a probability computed in floating point (a product, a sum of a few terms) is off
+# from the decimal it stands for: a few units in the last place of numbers up to 1.
+_ROUND_OFF = 1e-15
 
 
 def check_level(level: object) -> float:
@@ -99,8 +102,13 @@ class BinomialMap:
         >>> BinomialMap(first_yes=0.6, first_no=0.4, answered=1.0).exact_pi(600, 400)
         Fraction(1, 1)
         """
-        a, b, s = (Fraction(value).limit_denominator(10**9)
+        a, b, s = (_decimal_meant(value)
                    for value in (self.first_no, self.first_yes, self.answered))
+        if a == b:  # a design built by make_design or a survey file is refused before
+            raise ParameterError(
+                f"P(first answer | yes) ({self.first_yes!r}) and P(first answer | no) "
+                f"({self.first_no!r}) differ only by round-off: the answers carry no "
+                "information about pi; choose design parameters further apart")
         return (Fraction(first, first + second) * s - a) / (b - a)
 
     def interval_to_pi(self, low, high):
@@ -113,6 +121,20 @@ class BinomialMap:
         """theta over pi in [0, 1]."""
         ends = sorted((self.first_no / self.answered, self.first_yes / self.answered))
         return ends[0], ends[1]
+
+
+def _decimal_meant(value: float) -> Fraction:
+    """The rational of denominator up to 10^9 that ``value`` is a round-off of (0.9 for
+    0.8999999999999999, which 1 - 0.1 leaves), else ``value`` itself, exactly.
+
+    Only round-off (a few units in the last place) is snapped: 0.0999999999 stays what it
+    is, so that two probabilities a design keeps apart stay apart.
+
+    >>> _decimal_meant(0.8999999999999999), _decimal_meant(0.0999999999) == Fraction(1, 10)
+    (Fraction(9, 10), False)
+    """
+    simple = Fraction(value).limit_denominator(10**9)
+    return simple if abs(float(simple) - value) <= _ROUND_OFF else Fraction(value)
 
 
 def binomial_map(design: Design) -> BinomialMap | None:

@@ -503,7 +503,7 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
 
     engine = store.open_engine(database) if isinstance(database, str | PathLike) else database
     survey = store.load_survey(engine, survey_name)
-    counts = store.count_responses(engine, survey_name)
+    counts = store.count_responses(engine, survey_name, survey=survey)
     issued = store.issued_respondent_count(engine, survey_name)
     tallies = store.code_tallies(engine, survey_name) if issued else None
     models = ()

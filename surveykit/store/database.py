@@ -566,11 +566,31 @@ def load_survey(engine: Engine, name: str) -> Survey:
     require_schema(engine)
     with engine.connect() as conn:
         key = survey_id(conn, name)
-        _, source = _current_version(conn, key)
+        return stored_definition(conn, key, name)
+
+
+def stored_definition(conn: Connection, key: int, name: str, known: Survey | None = None
+                      ) -> Survey:
+    """The current definition of survey ``key`` (named ``name``), parsed (``known`` itself
+    when it was parsed from the same source); a one-line StoreError when it is missing or
+    no longer parses (only a change made outside surveykit does that: every stored source
+    passed ``survey add``)."""
+    where = f"survey {name!r} stored in {conn.engine.url.render_as_string(hide_password=True)}"
+    row = conn.execute(select(survey_versions.c.version, survey_versions.c.source)
+                       .where(survey_versions.c.survey_id == key)
+                       .order_by(survey_versions.c.version.desc()).limit(1)).first()
+    if row is None or not isinstance(row.source, str):
+        raise StoreError(f"{where} has no stored definition (its rows of survey_versions "
+                         "were deleted or emptied outside surveykit): restore the database "
+                         "from a backup")
+    if known is not None and known.source == row.source:
+        return known
     try:
-        return parse_survey(source, f"survey {name!r} stored in {display_url(engine)}")
-    except SurveyDefinitionError as exc:  # pragma: no cover - stored sources were valid
-        raise StoreError(str(exc)) from None
+        return parse_survey(row.source, where)
+    except SurveyDefinitionError as exc:
+        first = str(exc).split("\n", 1)[0]
+        raise StoreError(f"{first}; the stored definition was changed outside surveykit: "
+                         "restore the database from a backup") from None
 
 
 def list_surveys(engine: Engine) -> list[SurveySummary]:
@@ -596,7 +616,8 @@ def list_surveys(engine: Engine) -> list[SurveySummary]:
 # -- counts -------------------------------------------------------------------------
 
 
-def count_responses(engine: Engine, survey_name: str) -> list[QuestionCounts]:
+def count_responses(engine: Engine, survey_name: str, *, survey: Survey | None = None
+                    ) -> list[QuestionCounts]:
     """Per question (in survey order): answers per group and response, and missing.
 
     Reads the kept counts (``answer_counts`` and the survey's number of known
@@ -604,31 +625,24 @@ def count_responses(engine: Engine, survey_name: str) -> list[QuestionCounts]:
     keeps in its own transaction: a few rows, whatever the number of stored
     answers, read in one snapshot. Questions without answers appear with no
     counts. ``surveykit check`` compares them with :func:`counts_statement`,
-    the GROUP BY of the answers.
+    the GROUP BY of the answers. Kept rows that do not fit the survey's
+    definition (changed outside surveykit) are refused in one line that says
+    to run ``surveykit check --repair``
+    (:func:`surveykit.store.answer_counts.read_kept`). ``survey``, the definition
+    the caller has already read (:func:`load_survey`), spares parsing it again when it is
+    still the current one.
     """
+    # answer_counts imports this module: imported here, when both are loaded
+    from surveykit.store.answer_counts import read_kept
+
     require_schema(engine)
     with read_snapshot(engine) as conn:
         key = survey_id(conn, survey_name)
-        known = conn.execute(select(surveys.c.known_respondents)
-                             .where(surveys.c.id == key)).scalar_one()
-        names: dict[int, str] = {}
-        order: list[str] = []
-        for name, question in conn.execute(select(questions.c.name, questions.c.id)
-                                           .where(questions.c.survey_id == key)
-                                           .order_by(questions.c.position)):
-            names[question] = name
-            order.append(name)
-        tables: dict[str, dict[str, dict[str, int]]] = {name: {} for name in order}
-        for question, group, answer, n in conn.execute(
-                select(answer_counts.c.question_id, answer_counts.c.group_number,
-                       answer_counts.c.answer, answer_counts.c.count)
-                .where(answer_counts.c.survey_id == key, answer_counts.c.count > 0)
-                .order_by(answer_counts.c.question_id, answer_counts.c.group_number,
-                          answer_counts.c.answer)):
-            tables[names[question]].setdefault(str(group), {})[answer] = int(n)
-    return [QuestionCounts(question_id=name, counts=Counts.from_mapping(tables[name]),
-                           missing=known - sum(sum(g.values()) for g in tables[name].values()))
-            for name in order]
+        kept = read_kept(conn, key, stored_definition(conn, key, survey_name, survey))
+    return [QuestionCounts(question_id=name, counts=Counts.from_mapping(table),
+                           missing=kept.respondents - sum(sum(g.values())
+                                                          for g in table.values()))
+            for name, table in kept.tables.items()]
 
 
 def counts_statement(key: int):

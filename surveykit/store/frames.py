@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, select
 
+from surveykit.errors import StoreError
 from surveykit.store import database as store
+from surveykit.store.answer_counts import answer_problem
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,6 +56,14 @@ def respondent_frame(engine: Engine, survey_name: str, question: str,
             select(stored.c.respondent_id, stored.c.name, stored.c.value)
             .where(stored.c.survey_id == key,
                    stored.c.name.in_([c.name for c in declared]))).all() if declared else []
+    labels, groups = asked.design.response_labels, len(survey.groups)
+    bad = [problem for _, answer, group in answers
+           if (problem := answer_problem(asked.id, labels, groups, group, answer))]
+    if bad:
+        raise StoreError(
+            f"{len(bad):,} stored answer{'s' if len(bad) != 1 else ''} to question "
+            f"{asked.id!r} cannot be read ({bad[0]}): they were changed outside surveykit; "
+            f"'surveykit check --survey {survey.name}' lists them")
     frame = pd.DataFrame(answers, columns=["respondent_id", asked.id, GROUP_COLUMN])
     frame[GROUP_COLUMN] = frame[GROUP_COLUMN].astype("int64")
     if declared:

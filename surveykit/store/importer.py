@@ -16,8 +16,16 @@ How the guarantees are kept:
 * **Fast and lean**: rows are parsed and inserted in chunks (Core
   executemany); memory does not grow with the file.
 * **Concurrent**: on SQLite the transaction starts with BEGIN IMMEDIATE, so a
-  second import waits (busy timeout) for the first instead of failing; on
-  PostgreSQL the primary key and ON CONFLICT serialize the writers.
+  second import waits (busy timeout) for the first instead of failing. On
+  PostgreSQL the transaction starts by taking a transaction-level advisory
+  lock on the survey (``pg_advisory_xact_lock``), so imports into one survey
+  queue there as they do on SQLite: two imports of overlapping answers
+  inserted in their files' orders each held a row the other waited for, and
+  PostgreSQL broke the deadlock by failing one of them. The later import
+  then meets the earlier one's committed answers and gets the conflict
+  refusal. Should another writer (a web submission) still deadlock with an
+  import or fail its serialization, the import is run again, a bounded
+  number of times.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from __future__ import annotations
 import csv
 import gc
 import os
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -74,6 +83,12 @@ __all__ = ["ImportResult", "describe_columns", "import_responses"]
 
 # Another writer can slip in between a diagnosis and the retry; give up after this.
 _ATTEMPTS = 4
+# The first key of the PostgreSQL advisory locks imports take (the second is the survey's
+# id): "sk" in ASCII, so that other applications' locks in the same database are apart.
+_LOCK_SPACE = 0x736B
+# SQLSTATEs of a transaction PostgreSQL rolled back to let another writer go on
+# (serialization_failure, deadlock_detected): running it again is the documented remedy.
+_RETRYABLE = ("40001", "40P01")
 # (question key, group number, answer label) -> change in the number of stored answers
 Delta = Counter
 
@@ -186,13 +201,19 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
     options = _Options(fmt=fmt, replace=replace, skip_invalid=skip_invalid, dry_run=dry_run,
                        rejects=rejects, progress=progress)
     excluded: dict[int, tuple[str, str | None]] = {}
-    for _ in range(_ATTEMPTS):
+    for attempt in range(_ATTEMPTS):
         try:
             return _load(engine, path, survey, facts, options, excluded)
         except _Shortfall:
             pass
         except sa_exc.IntegrityError:
             continue  # a concurrent import of the same file won (PostgreSQL): look again
+        except sa_exc.OperationalError as exc:
+            if _sqlstate(exc) not in _RETRYABLE:
+                raise
+            # rolled back for another writer's sake (PostgreSQL): wait a little, run again
+            time.sleep(0.05 * 2**attempt)
+            continue
         diagnosis = _diagnose(engine, path, survey, facts, options, excluded)
         if not skip_invalid:
             hint = ("fix them and import again, or import the other rows with "
@@ -204,6 +225,19 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
                            diagnosis.bad_rows, diagnosis.kinds, diagnosis.labels, hint)
         excluded.update(diagnosis.database_lines)
     raise StoreError(f"{path}: other imports kept changing the same answers; try again")
+
+
+def _sqlstate(error: sa_exc.DBAPIError) -> str | None:
+    """The SQLSTATE of a driver error (psycopg), or None (SQLite has none)."""
+    return getattr(error.orig, "sqlstate", None)
+
+
+def _queue_behind_other_imports(conn: Connection, key: int) -> None:
+    """On PostgreSQL, wait until no other import into survey ``key`` runs, and keep others
+    waiting until this transaction ends (SQLite's BEGIN IMMEDIATE does the same)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(CAST(:space AS integer), "
+                          "CAST(:key AS integer))"), {"space": _LOCK_SPACE, "key": key})
 
 
 def describe_columns(engine: Engine, path: str | Path, survey_name: str, *,
@@ -260,6 +294,7 @@ def _load(engine: Engine, path: Path, survey: Survey, facts, options: _Options,
     try:
         with store.write_transaction(engine) as conn:
             key = store.survey_id(conn, survey.name)
+            _queue_behind_other_imports(conn, key)
             earlier = conn.execute(
                 select(store.imports).where(store.imports.c.survey_id == key,
                                             store.imports.c.sha256 == facts.sha256)).first()
