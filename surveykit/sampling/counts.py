@@ -126,7 +126,10 @@ class WeightedCounts:
     weights), ``count`` (respondents), ``weight_squares`` (sum of squared
     weights), ``replicates`` (cells, R) the sums of the producer's replicate
     weights (analysis weights). ``unit_labels`` names the units of each stage
-    for messages.
+    for messages. ``replicate_rank`` is the rank of the respondents' replicate
+    weight matrix (survey's degrees of freedom are that rank - 1); summing
+    respondents into cells can lower the rank, so whoever has the respondents
+    gives it (without it the cells' rank is used).
     """
 
     sampling: SamplingDesign
@@ -145,6 +148,7 @@ class WeightedCounts:
     weight_squares: np.ndarray | None = None
     replicates: np.ndarray | None = None
     unit_labels: tuple[tuple[str, ...], ...] | None = None
+    replicate_rank: int | None = None
 
     def __post_init__(self) -> None:
         cells = self.weight.shape[0] if np.ndim(self.weight) == 1 else -1
@@ -320,6 +324,15 @@ class WeightedCounts:
     def degrees_of_freedom(self) -> int:
         """PSUs minus strata, as ``survey``'s ``degf`` for a linearization design."""
         return self.psu_count - self.stratum_count
+
+    @property
+    def replicate_degrees_of_freedom(self) -> int:
+        """The rank of the replicate weights - 1, as survey's ``degf`` for replicate designs."""
+        if self.replicates is None:
+            raise ParameterError("the counts carry no replicate weights")
+        rank = self.replicate_rank if self.replicate_rank is not None else int(
+            np.linalg.matrix_rank(self.replicates, tol=1e-5))
+        return rank - 1
 
     @property
     def replicate_count(self) -> int:

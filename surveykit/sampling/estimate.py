@@ -497,8 +497,8 @@ def survey_estimate(design: Design, counts: WeightedCounts, *, variance: str = "
         scale, rscales, mse = replicate_set.scale, replicate_set.rscales, replicate_set.mse
         method = replicate_set.type if variance != "brr" else replicate_set.type
     if replicate_weights is not None:
-        df = int(np.linalg.matrix_rank(replicate_weights, tol=1e-5)) - 1 \
-            if replicate_set is None else replicate_set.degrees_of_freedom
+        df = counts.replicate_degrees_of_freedom if replicate_set is None \
+            else replicate_set.degrees_of_freedom
     else:
         df = counts.degrees_of_freedom
     context = _Context(design=design, counts=counts, aligned=aligned, method=method,

@@ -14,6 +14,7 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -139,9 +140,14 @@ def weighted_counts(data: pd.DataFrame, sampling: SamplingDesign, *, design: Des
                               axis=1)
         if not sampling.replicate_weights.combined:
             replicates = replicates * weight[:, None]
-    return _cells(sampling, design.response_labels, rows.group_labels, stratum_labels, stratum,
-                  units, unit_labels, population, domain_labels, domain_codes, group_codes,
-                  response, weight, replicates)
+    counts = _cells(sampling, design.response_labels, rows.group_labels, stratum_labels,
+                    stratum, units, unit_labels, population, domain_labels, domain_codes,
+                    group_codes, response, weight, replicates)
+    if replicates is None:
+        return counts
+    # survey's degf: the rank of the respondents' replicate weights (qr with tol 1e-5) - 1
+    rank = int(np.linalg.matrix_rank(replicates, tol=1e-5))
+    return dataclasses.replace(counts, replicate_rank=rank)
 
 
 def _cells(sampling, responses, groups, strata, stratum, units, unit_labels, population,
