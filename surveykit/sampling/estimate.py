@@ -101,6 +101,8 @@ class SurveyEstimate:
     parameters the data identify. ``n`` counts respondents with an answer,
     ``sum_weights`` their weights (N_hat); ``population`` the N used for
     totals. ``domains`` holds one estimate per domain (svyby style).
+    ``replicate_estimates`` (replicates, parameters) are the refits of a
+    replicate variance.
     """
 
     design: Design
@@ -120,6 +122,7 @@ class SurveyEstimate:
     df: int
     weighted: np.ndarray = field(repr=False)
     replicates: int = 0
+    replicate_estimates: np.ndarray | None = field(default=None, repr=False)
     bootstrap_seed: int | None = None
     warnings: tuple[str, ...] = ()
     domains: tuple[SurveyEstimate, ...] = ()
@@ -559,6 +562,7 @@ class _Context:
             # the total N_hat * share: respondent values w_i (share + z_i), z_i = N_hat B u_i
             share_values = counts.weight[:, None] * np.where(
                 answered[:, None], x[None, :k] + sum_weights * influence[:, :k], 0.0)
+        thetas = None
         if self.replicate_weights is None:
             squares = None
             if counts.units is None:
@@ -599,6 +603,7 @@ class _Context:
             weighted=_readonly(weighted),
             replicates=0 if self.replicate_weights is None else
             int(self.replicate_weights.shape[1]),
+            replicate_estimates=None if thetas is None else _readonly(thetas),
             bootstrap_seed=self.seed, warnings=tuple(warnings))
 
 

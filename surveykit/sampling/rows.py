@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -26,30 +27,45 @@ from surveykit.estimation.answers import code_answers, value_text
 from surveykit.sampling.counts import UNANSWERED, WeightedCounts, population_sizes
 from surveykit.sampling.design import SamplingDesign
 
-__all__ = ["weighted_counts"]
+__all__ = ["DesignRows", "design_rows", "weighted_counts"]
 
 
-def weighted_counts(data: pd.DataFrame, sampling: SamplingDesign, *, design: Design,
-                    answer: str, group: str | None = None, domain: str | None = None,
-                    keep_respondents: bool = False) -> WeightedCounts:
-    """The weighted counts of column ``answer`` under ``design``, from one row per respondent.
+@dataclass(frozen=True, eq=False)
+class DesignRows:
+    """The design values of every row, checked: weights, strata, units of each stage,
+    population sizes per stage, replicate weights (analysis weights)."""
 
-    Empty answers keep their respondent's PSU in the design (survey's subsets
-    do the same). Without a weight column every respondent weighs 1, or the
-    product over the stages of population / sampled when the design has an
-    fpc (survey's ``svydesign`` does the same), or N/n with ``population``. Without clusters every respondent is a PSU and the cells
-    are per stratum with sums of squared weights, unless ``keep_respondents``
-    (replicates made from the PSUs, jackknife or bootstrap, need the
-    respondents' cells).
+    sampling: SamplingDesign
+    weight: np.ndarray
+    strata: list[str]
+    stratum: np.ndarray
+    units: np.ndarray | None
+    unit_labels: tuple[tuple[str, ...], ...] | None
+    population: np.ndarray
+    replicates: np.ndarray | None
 
-    >>> from surveykit.designs import Warner
-    >>> frame = pd.DataFrame({"answer": ["yes", "no", "yes", None], "w": [2.0, 1.0, 1.0, 3.0],
-    ...                       "stratum": ["a", "a", "b", "b"]})
-    >>> counts = weighted_counts(frame, SamplingDesign(weight="w", strata="stratum"),
-    ...                          design=Warner(p=0.7), answer="answer")
-    >>> counts.table().tolist(), counts.n
-    ([[3.0, 1.0, 0.0]], 3)
-    """
+    @property
+    def counts(self) -> WeightedCounts:
+        """One cell per row (no answers): the design's structure for values given per row,
+        as regression's influence values are."""
+        n = self.weight.size
+        return WeightedCounts(
+            sampling=self.sampling, responses=("answer",), groups=("1",),
+            strata=tuple(self.strata), domains=None, stratum=self.stratum, units=self.units,
+            population=self.population, domain=None, group=np.zeros(n, dtype=np.intp),
+            response=np.full(n, UNANSWERED, dtype=np.intp), weight=self.weight,
+            count=np.ones(n, dtype=np.int64),
+            weight_squares=None if self.units is not None else self.weight ** 2,
+            replicates=self.replicates, unit_labels=self.unit_labels,
+            replicate_rank=None if self.replicates is None else int(
+                np.linalg.matrix_rank(self.replicates, tol=1e-5)))
+
+
+def design_rows(data: pd.DataFrame, sampling: SamplingDesign, *,
+                keep_respondents: bool = False) -> DesignRows:
+    """The design columns of ``data`` read and checked, one value per row (see
+    :func:`weighted_counts` for the rules); ``keep_respondents`` makes every respondent a
+    unit when the design has no clusters."""
     if not isinstance(data, pd.DataFrame):
         raise ParameterError(f"data must be a pandas DataFrame, not {type(data).__name__}")
     if not isinstance(sampling, SamplingDesign):
@@ -58,8 +74,7 @@ def weighted_counts(data: pd.DataFrame, sampling: SamplingDesign, *, design: Des
     replicate_columns: tuple[str, ...] = ()
     if sampling.replicate_weights is not None:
         replicate_columns = sampling.replicate_weights.resolve(columns)
-    for name, column in [("answer", answer), ("group", group), ("domain", domain),
-                         *[("weight", sampling.weight), ("strata", sampling.strata)],
+    for name, column in [("weight", sampling.weight), ("strata", sampling.strata),
                          *[("clusters", c) for c in sampling.clusters],
                          *[("fpc", c) for c in sampling.fpc]]:
         if column is not None and column not in columns:
@@ -68,15 +83,14 @@ def weighted_counts(data: pd.DataFrame, sampling: SamplingDesign, *, design: Des
     n = len(data)
     if n == 0:
         raise ParameterError("the data have no rows")
-    weight = np.ones(n) if sampling.weight is None else _weights(data[sampling.weight],
+    weight = np.ones(n) if sampling.weight is None else _numbers(data[sampling.weight],
                                                                  sampling.weight)
     if sampling.weight is None and sampling.population is not None:
         weight = np.full(n, sampling.population / n)
     stratum_labels, stratum = ((["1"], np.zeros(n, dtype=np.intp)) if sampling.strata is None
                                else _labels(data[sampling.strata], sampling.strata))
     units = unit_labels = None
-    clustered = bool(sampling.clusters) or keep_respondents
-    if clustered:
+    if sampling.clusters or keep_respondents:
         stage_columns = sampling.clusters or (None,)
         codes, labels = [], []
         parent = stratum
@@ -113,6 +127,47 @@ def weighted_counts(data: pd.DataFrame, sampling: SamplingDesign, *, design: Des
         from_fpc *= population[:, k] / sampled[parent]
     if sampling.weight is None and sampling.fpc:
         weight = from_fpc
+    replicates = None
+    if replicate_columns:
+        replicates = np.stack([_numbers(data[c], c, positive=False) for c in replicate_columns],
+                              axis=1)
+        if not sampling.replicate_weights.combined:
+            replicates = replicates * weight[:, None]
+    return DesignRows(sampling=sampling, weight=weight, strata=stratum_labels, stratum=stratum,
+                      units=units, unit_labels=unit_labels, population=population,
+                      replicates=replicates)
+
+
+def weighted_counts(data: pd.DataFrame, sampling: SamplingDesign, *, design: Design,
+                    answer: str, group: str | None = None, domain: str | None = None,
+                    keep_respondents: bool = False) -> WeightedCounts:
+    """The weighted counts of column ``answer`` under ``design``, from one row per respondent.
+
+    Empty answers keep their respondent's PSU in the design (survey's subsets
+    do the same). Without a weight column every respondent weighs 1, or the
+    product over the stages of population / sampled when the design has an
+    fpc (survey's ``svydesign`` does the same), or N/n with ``population``.
+    Without clusters every respondent is a PSU and the cells are per stratum
+    with sums of squared weights, unless ``keep_respondents`` (replicates made
+    from the PSUs, jackknife or bootstrap, need the respondents' cells).
+
+    >>> from surveykit.designs import Warner
+    >>> frame = pd.DataFrame({"answer": ["yes", "no", "yes", None], "w": [2.0, 1.0, 1.0, 3.0],
+    ...                       "stratum": ["a", "a", "b", "b"]})
+    >>> counts = weighted_counts(frame, SamplingDesign(weight="w", strata="stratum"),
+    ...                          design=Warner(p=0.7), answer="answer")
+    >>> counts.table().tolist(), counts.n
+    ([[3.0, 1.0, 0.0]], 3)
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise ParameterError(f"data must be a pandas DataFrame, not {type(data).__name__}")
+    columns = [str(c) for c in data.columns]
+    for name, column in (("answer", answer), ("group", group), ("domain", domain)):
+        if column is not None and column not in columns:
+            raise ParameterError(f"{name} column {column!r} is not in the data; the columns "
+                                 f"are {', '.join(columns[:30])}")
+    rows_design = design_rows(data, sampling, keep_respondents=keep_respondents)
+    n = len(data)
     domain_labels = domain_codes = None
     if domain is not None:
         domain_labels, domain_codes = _labels(data[domain], domain)
@@ -134,19 +189,14 @@ def weighted_counts(data: pd.DataFrame, sampling: SamplingDesign, *, design: Des
     answered = np.flatnonzero(present)[rows.kept]
     response[answered] = rows.responses
     group_codes[answered] = rows.groups
-    replicates = None
-    if replicate_columns:
-        replicates = np.stack([_numbers(data[c], c, positive=False) for c in replicate_columns],
-                              axis=1)
-        if not sampling.replicate_weights.combined:
-            replicates = replicates * weight[:, None]
-    counts = _cells(sampling, design.response_labels, rows.group_labels, stratum_labels,
-                    stratum, units, unit_labels, population, domain_labels, domain_codes,
-                    group_codes, response, weight, replicates)
-    if replicates is None:
+    r = rows_design
+    counts = _cells(sampling, design.response_labels, rows.group_labels, r.strata, r.stratum,
+                    r.units, r.unit_labels, r.population, domain_labels, domain_codes,
+                    group_codes, response, r.weight, r.replicates)
+    if r.replicates is None:
         return counts
     # survey's degf: the rank of the respondents' replicate weights (qr with tol 1e-5) - 1
-    rank = int(np.linalg.matrix_rank(replicates, tol=1e-5))
+    rank = int(np.linalg.matrix_rank(r.replicates, tol=1e-5))
     return dataclasses.replace(counts, replicate_rank=rank)
 
 
@@ -182,11 +232,6 @@ def _cells(sampling, responses, groups, strata, stratum, units, unit_labels, pop
         count=np.bincount(index, minlength=cells).astype(np.int64),
         weight_squares=total(weight * weight) if units is None else None,
         replicates=replicate_sums, unit_labels=unit_labels)
-
-
-def _weights(series: pd.Series, column: str) -> np.ndarray:
-    values = _numbers(series, column, positive=True)
-    return values
 
 
 def _numbers(series: pd.Series, column: str, positive: bool = True) -> np.ndarray:
