@@ -296,10 +296,13 @@ def _saddle(x: float, lam: np.ndarray) -> float | None:
         zeta = optimize.brentq(lambda z: k1(z) - x, low, high, xtol=1e-8)
     except ValueError:
         return None
-    w = math.copysign(math.sqrt(2 * (zeta * x - k0(zeta))), zeta)
-    v = zeta * math.sqrt(k2(zeta))
     if abs(zeta) < 1e-4:
+        return None     # survey: NA, the Satterthwaite approximation is used
+    root = 2 * (zeta * x - k0(zeta))
+    if root <= 0:
         return None
+    w = math.copysign(math.sqrt(root), zeta)
+    v = zeta * math.sqrt(k2(zeta))
     return float(stats.norm.sf(w + math.log(v / w) / w))
 
 
@@ -375,11 +378,22 @@ def survey_regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: 
     else:
         replicate_weights, scale, rscales, mse, method, design_df = _replicate_weights(
             counts, variance, replicates, rng, rho)
-        thetas = []
+        thetas, diverging, stuck = [], [], []
         for r in range(replicate_weights.shape[1]):
             refit = maximize(base.with_weights(replicate_weights[kept, r]), fit.x, fixed=held,
                              max_iterations=max_iterations)
             thetas.append(refit.x)
+            if refit.diverging:
+                diverging.append(r + 1)
+            elif not refit.converged:
+                stuck.append(r + 1)
+        if diverging:
+            warnings.append(f"replicate(s) {', '.join(map(str, diverging))}: the fit runs off "
+                            "to infinity (perfect separation in that replicate), so the "
+                            "replicate variance is unreliable; use linearization")
+        if stuck:
+            warnings.append(f"replicate(s) {', '.join(map(str, stuck))}: the refit did not "
+                            "converge")
         covariance = replicate_variance(np.asarray(thetas), fit.x, scale, rscales, mse)
         count = replicate_weights.shape[1]
     return SurveyRegressionResult(

@@ -198,15 +198,19 @@ for (d in c(linearization, replicate_designs)) {
     } else {
       vs <- vcov(svycontrast(sub, contrasts))
     }
-    per_domain[[st]] <- list(estimate = named(est), se = named(sqrt(diag(as.matrix(vs)))))
+    vs <- as.matrix(vs)
+    dimnames(vs) <- list(c("pi", "t"), c("pi", "t"))
+    per_domain[[st]] <- list(estimate = named(est), se = named(sqrt(diag(vs))))
   }
+  v <- as.matrix(v)
+  dimnames(v) <- list(c("pi", "t"), c("pi", "t"))
   sld_results[[d]] <- list(
     calls = list(shares = sprintf(paste0("svyby(~sld_yes, ~sld_group, %s, svymean, covmat = TRUE",
                                          if (replicate) ", return.replicates = TRUE)" else ")"), d),
                  variance = how,
                  domains = "the same on subset(design, stype == s) for s in E, H, M"),
     group_shares = l, estimate = named(estimate),
-    se = named(sqrt(diag(as.matrix(v)))), vcov = matrix_json(as.matrix(v)),
+    se = named(sqrt(diag(v))), vcov = matrix_json(v),
     interior = estimate[["pi"]] > 0 && estimate[["pi"]] < 1 && estimate[["t"]] > 0 &&
       estimate[["t"]] < 1,
     domains = per_domain, degf = degf(design))
