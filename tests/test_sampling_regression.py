@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from regression_simulation import simulate_rows
 from sampling_support import DESIGNS, REPLICATE_DESIGNS, reference, sample, statistic
+
 from surveykit.designs.registry import make_design
 from surveykit.errors import ParameterError
 from surveykit.estimation.regression import regress

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from sampling_support import DESIGNS, REPLICATE_DESIGNS, reference, sample
+
 from surveykit.designs.registry import make_design
 from surveykit.sampling import survey_estimate, weighted_counts
 

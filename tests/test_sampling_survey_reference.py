@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from sampling_support import (
     DESIGNS,
     REFERENCE,
@@ -22,6 +21,7 @@ from sampling_support import (
     statistic,
     with_replicates,
 )
+
 from surveykit.designs.registry import make_design
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.sampling import ReplicateWeights, SamplingDesign, survey_estimate, weighted_counts

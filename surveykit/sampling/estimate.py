@@ -225,7 +225,7 @@ class SurveyEstimate:
     # -- intervals ------------------------------------------------------------------------
 
     def confidence_interval(self, level: float = 0.95, method: str = "logit",
-                            category: str | None = None) -> binomial_interval:
+                            category: str | None = None) -> ConfidenceInterval:
         """A confidence interval for a share with t quantiles on the design's df.
 
         ``logit``: expit(logit(p) +/- t se / (p (1 - p))), svyciprop's default
@@ -390,7 +390,6 @@ def _fit(design: Design, weighted: np.ndarray, counted: np.ndarray,
                         "has no don't-know branch: they are left out of the estimate")
     used = np.where(possible, weighted, 0.0)
     used_counts = np.where(possible, counted, 0)
-    k = len(structure.states)
     if start is None and _proportional(used, used_counts):
         # equal weights: the maximum-likelihood estimate, exactly as without a design
         estimate = fit_counts(design, used_counts)
