@@ -24,6 +24,8 @@ TOPICS: dict[str, str] = {
     "estimation": "estimate and report: the estimate, the variance, intervals, coverage",
     "scale": "counts --data and counts tables: files counted where they lie, DuckDB, Dask",
     "regression": "regress: randomized-response regression on covariates",
+    "complex-samples": "weights, strata, clusters, fpc, replicate weights: design-based "
+                       "estimates, variances, domains and regression",
     "store": "the database: tables, versions, write paths",
     "errata": "where surveykit departs from the paper, and why",
     "reproduction": "reproduce: the paper's figures and the verification table",
