@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from sampling_support import reference
+
 from surveykit.designs import ForcedResponse
 from surveykit.estimation import estimate
 from surveykit.guides import guide_text

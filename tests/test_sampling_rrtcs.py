@@ -20,9 +20,11 @@ The mapping (RRTCS model: P(z = 1 | yes), P(z = 1 | no) -> surveykit design):
 | Devore(p) | 1 | 1 - p | mangat, p |
 | MangatSinghSingh(p, alpha) | 1 | (1 - p) alpha | mangat, p = 1 - (1 - p) alpha |
 | MangatSingh(p, t) | t + (1 - t) p | (1 - t)(1 - p) | warner, p = t + (1 - t) p |
-| Mangat(p, alpha, t) | p' + (1 - p') alpha | (1 - p') alpha | uqtknown, p = [p', alpha], p' = t + (1 - t) p |
+| Mangat(p, alpha, t) | q + (1 - q) alpha | (1 - q) alpha | uqtknown, p = [q, alpha] (*) |
 | SinghJoarder(p) | p (2 - p) | 1 - p | custom, matrix [[p(2-p), 1-p], [(1-p)^2, p]] |
-| HorvitzUB(p1, p2), MangatSinghSinghUB, MangatUB | two answers I, J per respondent | | uqtunknown, p = [p1, p2]: I in group 1, J in group 2, the respondent a cluster |
+| HorvitzUB(p1, p2), MangatSinghSinghUB, MangatUB | answers I, J | | uqtunknown, p = [p1, p2] (**) |
+
+(*) q = t + (1 - t) p. (**) I in group 1, J in group 2, the respondent a cluster.
 
 The two answers of the UB models are the two groups of the unrelated question with an
 unknown innocuous prevalence: the composite pseudo-likelihood of the stacked answers solves

@@ -398,8 +398,9 @@ class WeightedCounts:
             [f"unit{k}" for k in range(1, stages + 1)]
         has_units = all(c in columns for c in unit_columns)
         if sampling.clusters and not has_units:
+            wanted = "psu" if stages == 1 else ", ".join(unit_columns)
             raise ParameterError(f"counts table: the design has {stages} stage(s) of clusters; "
-                                 f"give the column(s) {', '.join(unit_columns)}")
+                                 f"give the column(s) {wanted}")
         weight = _numbers(columns["weight"], "weight")
         count = _numbers(columns["n"], "n")
         if np.any(count != np.rint(count)):

@@ -123,7 +123,7 @@ def design_rows(data: pd.DataFrame, sampling: SamplingDesign, *,
         else:
             sampled = np.bincount(parent)
         population[:, k] = population_sizes(values, sampled[parent], column)
-        _check_constant(population[:, k], parent, column)
+        _check_constant(population[:, k], parent, column, values)
         from_fpc *= population[:, k] / sampled[parent]
     if sampling.weight is None and sampling.fpc:
         weight = from_fpc
@@ -292,11 +292,17 @@ def _check_nested(code: np.ndarray, parent: np.ndarray, column: str, parent_colu
             "nest = true if identifiers repeat across them")
 
 
-def _check_constant(population: np.ndarray, parent: np.ndarray, column: str) -> None:
-    first = np.full(int(parent.max()) + 1, np.nan)
-    first[parent[::-1]] = population[::-1]
-    differs = ~np.isclose(population, first[parent], rtol=1e-12)
+def _check_constant(population: np.ndarray, parent: np.ndarray, column: str,
+                    values: np.ndarray) -> None:
+    """One fpc per stratum (or cluster of the stage above): the first row that differs from
+    its parent's first row is named, with both values."""
+    first_row = np.full(int(parent.max()) + 1, -1, dtype=np.intp)
+    first_row[parent[::-1]] = np.arange(parent.size)[::-1]
+    reference = first_row[parent]
+    differs = ~np.isclose(population, population[reference], rtol=1e-12)
     if np.any(differs):
         i = int(np.argmax(differs))
-        raise ParameterError(f"column {column!r}, row {i + 1}: the fpc differs within a stratum "
-                             "(or cluster); it is one value for all units drawn together")
+        raise ParameterError(
+            f"column {column!r}, row {i + 1}: the fpc ({values[i]:g}) differs from row "
+            f"{reference[i] + 1}'s ({values[reference[i]]:g}) of the same stratum (or cluster); "
+            "it is one value for all units drawn together")
