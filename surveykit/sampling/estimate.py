@@ -244,8 +244,10 @@ class SurveyEstimate:
         se = self._se(index)
         if se is None:
             return ConfidenceInterval(0.0, 1.0)
+        if self.df <= 0:
+            return ConfidenceInterval(0.0, 1.0)   # no degrees of freedom: no interval
         alpha = 1 - level
-        t = float(stats.t.isf(alpha / 2, self.df)) if self.df > 0 else math.inf
+        t = float(stats.t.isf(alpha / 2, self.df))
         if method == "logit" and 0 < p < 1:
             half = t * se / (p * (1 - p))
             logit = math.log(p / (1 - p))
