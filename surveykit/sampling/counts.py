@@ -62,7 +62,7 @@ import numpy as np
 from surveykit.errors import ParameterError
 from surveykit.sampling.design import SamplingDesign
 
-__all__ = ["UNANSWERED", "WeightedCounts", "population_sizes"]
+__all__ = ["UNANSWERED", "WeightedCounts", "first_parent", "population_sizes", "units_within"]
 
 #: The response code of respondents without an answer (they keep their PSU in the design).
 UNANSWERED = -1
@@ -215,7 +215,7 @@ class WeightedCounts:
             where = "stratum" if stage == 0 else f"cluster of {s.clusters[stage - 1]!r}"
             if self.units is not None:
                 unit = self.units[:, stage]
-                first = _first_parent(unit, parent)
+                first = first_parent(unit, parent)
                 moved = parent != first[unit]
                 if np.any(moved):
                     i = int(np.argmax(moved))
@@ -282,11 +282,7 @@ class WeightedCounts:
         size = int(parent.max()) + 1 if parent.size else 0
         if self.units is None:
             return np.bincount(parent, weights=self.count, minlength=size)
-        unit = self.units[:, stage]
-        first = _first_parent(unit, parent)
-        present = np.zeros(first.size, dtype=bool)
-        present[unit] = True
-        return np.bincount(first[present], minlength=size).astype(float)
+        return units_within(self.units[:, stage], parent)
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -543,13 +539,29 @@ def _factorize(values: Sequence) -> tuple[list, np.ndarray]:
     return list(index), codes
 
 
-def _first_parent(unit: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    """For each unit code, the parent of its first cell."""
+def first_parent(unit: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """For each unit code, the parent code of its first row (-1 for codes not present).
+
+    >>> first_parent(np.array([0, 1, 1, 0]), np.array([5, 6, 7, 8])).tolist()
+    [5, 6]
+    """
     size = int(unit.max()) + 1 if unit.size else 0
     first = np.full(size, -1, dtype=np.intp)
-    order = np.arange(unit.size)[::-1]          # later cells first, so the first one wins
+    order = np.arange(unit.size)[::-1]          # later rows first, so the first one wins
     first[unit[order]] = parent[order]
     return first
+
+
+def units_within(unit: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """The number of distinct units in each parent (indexed by parent code), each unit
+    counted in the parent of its first row.
+
+    >>> units_within(np.array([0, 1, 1, 2]), np.array([0, 0, 0, 1])).tolist()
+    [2.0, 1.0]
+    """
+    first = first_parent(unit, parent)
+    size = int(parent.max()) + 1 if parent.size else 0
+    return np.bincount(first[first >= 0], minlength=size).astype(float)
 
 
 def _first_value(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
@@ -566,12 +578,6 @@ def _sizes(values: np.ndarray, stage: int, stratum: np.ndarray, units: np.ndarra
     within the cell's parent)."""
     parent = stratum if stage == 0 else units[:, stage - 1]
     size = int(parent.max()) + 1 if parent.size else 0
-    if units is None:
-        sampled = np.bincount(parent, weights=count, minlength=size)
-    else:
-        unit = units[:, stage]
-        first = _first_parent(unit, parent)
-        present = np.zeros(first.size, dtype=bool)
-        present[unit] = True
-        sampled = np.bincount(first[present], minlength=size).astype(float)
+    sampled = np.bincount(parent, weights=count, minlength=size) if units is None else \
+        units_within(units[:, stage], parent)
     return population_sizes(values, sampled[parent], column)

@@ -66,6 +66,7 @@ from surveykit.estimation.estimate import (
     _problem,
     _unconstrained,
     fit_counts,
+    state_index,
 )
 from surveykit.estimation.likelihood import covariance, maximize
 from surveykit.sampling.counts import WeightedCounts
@@ -137,16 +138,7 @@ class SurveyEstimate:
     # -- shares ---------------------------------------------------------------------------
 
     def _index(self, category: str | None) -> int:
-        states = self.design.state_labels
-        if category is None:
-            if not self.design.is_binary:
-                raise ParameterError(f"design {self.design.model!r} has categories "
-                                     f"{', '.join(self.design.category_labels)}: name one")
-            category = YES
-        if category not in states:
-            raise ParameterError(f"category {category!r} is not one of "
-                                 f"{', '.join(self.design.category_labels)}")
-        return states.index(category)
+        return state_index(self.design, category)
 
     def share(self, category: str | None = None) -> float:
         """The estimated share of ``category`` (yes for yes/no designs)."""

@@ -24,7 +24,13 @@ import pandas as pd
 from surveykit.designs.base import Design
 from surveykit.errors import ParameterError
 from surveykit.estimation.answers import code_answers, value_text
-from surveykit.sampling.counts import UNANSWERED, WeightedCounts, population_sizes
+from surveykit.sampling.counts import (
+    UNANSWERED,
+    WeightedCounts,
+    first_parent,
+    population_sizes,
+    units_within,
+)
 from surveykit.sampling.design import SamplingDesign
 
 __all__ = ["DesignRows", "design_rows", "weighted_counts"]
@@ -113,15 +119,8 @@ def design_rows(data: pd.DataFrame, sampling: SamplingDesign, *,
     for k, column in enumerate(sampling.fpc):
         values = _numbers(data[column], column)
         parent = stratum if k == 0 else units[:, k - 1]
-        if units is not None:
-            unit = units[:, k]
-            first = np.full(int(unit.max()) + 1, -1, dtype=np.intp)
-            first[unit[::-1]] = parent[::-1]
-            present = np.zeros(first.size, dtype=bool)
-            present[unit] = True
-            sampled = np.bincount(first[present], minlength=int(parent.max()) + 1)
-        else:
-            sampled = np.bincount(parent)
+        sampled = np.bincount(parent).astype(float) if units is None else \
+            units_within(units[:, k], parent)
         population[:, k] = population_sizes(values, sampled[parent], column)
         _check_constant(population[:, k], parent, column, values)
         from_fpc *= population[:, k] / sampled[parent]
@@ -278,10 +277,8 @@ def _check_nested(code: np.ndarray, parent: np.ndarray, column: str, parent_colu
     """A cluster lies in one stratum (or one cluster of the stage above)."""
     if nest or parent_column is None:
         return
-    first = np.full(int(code.max()) + 1, -1, dtype=np.intp)
-    first_row = np.full(int(code.max()) + 1, -1, dtype=np.intp)
-    first[code[::-1]] = parent[::-1]
-    first_row[code[::-1]] = np.arange(code.size)[::-1]
+    first = first_parent(code, parent)
+    first_row = first_parent(code, np.arange(code.size))
     moved = parent != first[code]
     if np.any(moved):
         i = int(np.argmax(moved))
