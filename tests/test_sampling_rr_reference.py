@@ -15,6 +15,8 @@ comparisons are made where every replicate estimate is inside (checked, not assu
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pytest
 from sampling_support import DESIGNS, REPLICATE_DESIGNS, reference, sample
@@ -32,6 +34,7 @@ def close(value, expected, tolerance=TOLERANCE):
     return value == pytest.approx(expected, rel=tolerance, abs=tolerance * 1e-3)
 
 
+@cache
 def _fit(survey_design: str, design, answer: str, group: str | None = None):
     base, variance = ALL_DESIGNS[survey_design]
     data, sampling = DESIGNS[base]
