@@ -140,3 +140,16 @@ def test_every_design_under_strata_and_clusters_with_every_variance_method(name)
         # replicate and linearized SEs estimate the same quantity (within 35% here)
         assert other.share_se(category) == pytest.approx(se, rel=0.35)
     assert linearized.to_dict()["variance_method"] == "linearization"
+
+
+def test_a_given_population_makes_the_total_n_times_the_share():
+    design = _design("warner")
+    counts = _clustered(design, np.random.default_rng(8))
+    e = survey_estimate(design, counts, population=12000.0)
+    assert e.total() == pytest.approx(12000.0 * e.estimate, rel=1e-15)
+    assert e.total_se() == pytest.approx(12000.0 * e.se, rel=1e-12)
+    free = survey_estimate(design, counts)       # N_hat = the sum of the weights
+    assert free.total() == pytest.approx(counts.sum_weights * free.estimate, rel=1e-12)
+    # clusters of one size and weights constant within strata: N_hat does not vary from
+    # sample to sample, so the total's SE is N_hat times the share's
+    assert free.total_se() == pytest.approx(counts.sum_weights * free.se, rel=1e-9)
