@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -123,7 +125,7 @@ def _clustered(design, rng: np.random.Generator) -> WeightedCounts:
 @pytest.mark.parametrize("name", list(EXAMPLES))
 def test_every_design_under_strata_and_clusters_with_every_variance_method(name):
     design = _design(name)
-    counts = _clustered(design, np.random.default_rng(abs(hash(name)) % 2**32))
+    counts = _clustered(design, np.random.default_rng(zlib.crc32(name.encode())))
     category = design.category_labels[0]
     linearized = survey_estimate(design, counts)
     assert linearized.df == 22 and linearized.n == 600
@@ -131,14 +133,20 @@ def test_every_design_under_strata_and_clusters_with_every_variance_method(name)
     assert se is not None and se > 0
     low, high = linearized.confidence_interval(0.95, "logit", category)
     assert 0 <= low < linearized.share(category) < high <= 1
-    # (BRR needs two PSUs per stratum: tested on survey's api pairs)
-    for variance, kw in (("jackknife", {}), ("bootstrap", {"replicates": 100, "rng": 5})):
+    # (BRR needs two PSUs per stratum: tested on survey's api pairs.) The jackknife is the
+    # linearization to O(1/n); 100 bootstrap replicates estimate it with a relative error of
+    # about 1/sqrt(200) = 7%, so 25% is 3.5 of those. Where the estimate or a replicate's
+    # is on the boundary (cdmsym's weakly identified shares) the replicates of the constrained
+    # estimate are no estimate of the linearized variance, and no comparison is made.
+    k = len(design.state_labels)
+    for variance, kw, tolerance in (("jackknife", {}, 0.05),
+                                    ("bootstrap", {"replicates": 100, "rng": 5}, 0.25)):
         other = survey_estimate(design, counts, variance=variance, **kw)
         assert other.share(category) == linearized.share(category)
-        if any("boundary" in w for w in linearized.warnings):
-            continue      # on the boundary the two are different approximations
-        # replicate and linearized SEs estimate the same quantity (within 35% here)
-        assert other.share_se(category) == pytest.approx(se, rel=0.35)
+        boundary = any("boundary" in w for w in linearized.warnings) or np.any(
+            other.replicate_estimates[:, :k] <= 1e-9)
+        if not boundary:
+            assert other.share_se(category) == pytest.approx(se, rel=tolerance)
     assert linearized.to_dict()["variance_method"] == "linearization"
 
 
