@@ -26,6 +26,8 @@ TOPICS: dict[str, str] = {
     "regression": "regress: randomized-response regression on covariates",
     "power": "power: the power of a test, the respondents it needs, simulated power",
     "joint": "joint analysis of several questions, and correlate (RRcor)",
+    "complex-samples": "weights, strata, clusters, fpc, replicate weights: design-based "
+                       "estimates, variances, domains and regression",
     "store": "the database: tables, versions, write paths",
     "errata": "where surveykit departs from the paper, and why",
     "reproduction": "reproduce: the paper's figures and the verification table",

@@ -52,6 +52,7 @@ __all__ = [
     "estimate",
     "default_interval_method",
     "estimate_from_labels",
+    "state_index",
 ]
 
 #: Interval methods: the binomial ones need a one-group yes/no design.
@@ -72,6 +73,26 @@ class ConfidenceInterval(NamedTuple):
 
     low: float
     high: float
+
+
+def state_index(design: Design, category: str | None) -> int:
+    """The index of ``category`` among the design's states (default: yes, for yes/no designs),
+    or an error naming the categories.
+
+    >>> from surveykit.designs import Warner
+    >>> state_index(Warner(p=0.7), None)
+    0
+    """
+    states = design.state_labels
+    if category is None:
+        if not design.is_binary:
+            raise ParameterError(f"design {design.model!r} has categories "
+                                 f"{', '.join(design.category_labels)}: name one")
+        category = YES
+    if category not in states:
+        raise ParameterError(f"category {category!r} is not one of "
+                             f"{', '.join(design.category_labels)}")
+    return states.index(category)
 
 
 def default_interval_method(design: Design) -> str:
@@ -183,17 +204,7 @@ class Estimate:
         return float(self.shares[self._state_index(category)])
 
     def _state_index(self, category: str | None) -> int:
-        states = self.design.state_labels
-        if category is None:
-            if not self.design.is_binary:
-                raise ParameterError(
-                    f"design {self.design.model!r} has categories "
-                    f"{', '.join(self.design.category_labels)}: name one")
-            category = YES
-        if category not in states:
-            raise ParameterError(f"category {category!r} is not one of "
-                                 f"{', '.join(self.design.category_labels)}")
-        return states.index(category)
+        return state_index(self.design, category)
 
     @property
     def pi_mle(self) -> float | None:

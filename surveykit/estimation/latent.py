@@ -78,7 +78,12 @@ class LatentModel:
 
     The parameter vector is [alpha for each non-reference category, beta,
     log sigma (Gaussian outcome), gamma, eta].
+
+    ``weights`` (None: every row 1) multiply each row's log-likelihood, for the
+    weighted pseudo-likelihood of a complex sample (:meth:`with_weights`).
     """
+
+    weights: np.ndarray | None = None
 
     def __init__(self, *, Z: np.ndarray, states: tuple[str, ...], categories: tuple[str, ...],
                  reference: str, M: np.ndarray, A: np.ndarray, low: np.ndarray,
@@ -103,6 +108,29 @@ class LatentModel:
         inf = np.full(self.n_alpha + self.n_outcome, np.inf)
         self.low = np.concatenate([-inf, np.zeros(self.B), np.asarray(low, dtype=float)])
         self.high = np.concatenate([inf, np.ones(self.B), np.asarray(high, dtype=float)])
+
+    def with_weights(self, weights: np.ndarray) -> LatentModel:
+        """The same model whose rows' log-likelihoods are multiplied by ``weights`` (rows,):
+        the pseudo-likelihood sum_i w_i log L_i, its gradient and its Hessian (survey
+        weights; Binder 1983)."""
+        import copy
+
+        weighted = copy.copy(self)
+        weighted.weights = np.asarray(weights, dtype=float)
+        return weighted
+
+    def row_scores(self, x: np.ndarray) -> np.ndarray:
+        """Each row's gradient of its own log-likelihood, d log L_i / d x: (rows, parameters),
+        unweighted. Their weighted sums over PSUs are the meat of a design-based sandwich."""
+        out = np.empty((self.n, self.size))
+        for start in range(0, self.n, _CHUNK):
+            rows = slice(start, min(start + _CHUNK, self.n))
+            with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+                part = self._chunk(x, rows, True, per_row=True)
+            if part is None:
+                raise ValueError("a row has likelihood 0 at x: no scores")
+            out[rows] = part
+        return out
 
     # -- pieces of the parameter vector ------------------------------------------------------
 
@@ -160,9 +188,12 @@ class LatentModel:
             return -math.inf, None, None, math.inf
         return total, gradient, hessian, largest
 
-    def _chunk(self, x: np.ndarray, rows: slice, derivatives: bool):
+    def _chunk(self, x: np.ndarray, rows: slice, derivatives: bool, per_row: bool = False):
         Z = self.Z[rows]
         m = Z.shape[0]
+        # row weights: every sum over rows below is weighted (Zw.T @ ... is sum_i w_i z_i ...)
+        r = np.ones(m) if self.weights is None else self.weights[rows]
+        Zw = Z if self.weights is None else Z * r[:, None]
         S, K, cats = len(self.states), self.K, self.category_states
         alpha = self.alpha(x)
         linear = Z @ alpha                                   # (m, K - 1)
@@ -188,7 +219,7 @@ class LatentModel:
         if not np.all(np.isfinite(top)):
             return None
         log_mu = top[:, 0] + np.log(np.exp(log_c - top).sum(axis=1))
-        value = float(log_mu.sum())
+        value = float(r @ log_mu)
         largest = float(np.abs(linear).max()) if linear.size else 0.0
         if not derivatives:
             return value, None, None, largest
@@ -213,9 +244,19 @@ class LatentModel:
             D[:, :, self.B:] = np.moveaxis(self.A[:, rows], 0, 2) * (rest * rho)[:, :, None]
         g_N = D.sum(axis=1)
         size, q_terms, n_alpha = self.size, self.q, self.n_alpha
+        if per_row:
+            out = np.zeros((m, size))
+            for k in range(K - 1):
+                out[:, k * q_terms:(k + 1) * q_terms] = Z * a_bar[:, k:k + 1]
+            if outcome is not None:
+                scores_o = np.zeros((m, S, self.n_outcome))
+                scores_o[:, cats] = scores
+                out[:, n_alpha:n_alpha + self.n_outcome] = np.einsum("is,isp->ip", w, scores_o)
+            out[:, size - self.n_linear:] = g_N
+            return out
         gradient = np.zeros(size)
         hessian = np.zeros((size, size))
-        gradient[:n_alpha] = (Z.T @ a_bar).T.ravel()
+        gradient[:n_alpha] = (Zw.T @ a_bar).T.ravel()
         in_category = w[:, cats].sum(axis=1)
         blocks = [slice(k * q_terms, (k + 1) * q_terms) for k in range(K - 1)]
         for k, d in enumerate(self.free_categories):
@@ -226,32 +267,34 @@ class LatentModel:
                 weight = (np.einsum("is,is,is->i", w, a[:, :, k], a[:, :, k2])
                           - a_bar[:, k] * a_bar[:, k2]
                           - in_category * q[:, d] * ((d == e) - q[:, e]))
-                block = Z.T @ (Z * weight[:, None])
+                block = Zw.T @ (Z * weight[:, None])
                 hessian[blocks[k], blocks[k2]] = block
                 hessian[blocks[k2], blocks[k]] = block.T
         linear_block = slice(size - self.n_linear, size)
         for k in range(K - 1):
             cross = np.einsum("is,isn->in", a[:, :, k], D) - a_bar[:, k:k + 1] * g_N
-            hessian[blocks[k], linear_block] = Z.T @ cross
+            hessian[blocks[k], linear_block] = Zw.T @ cross
         if outcome is not None:
             o = slice(n_alpha, n_alpha + self.n_outcome)
             scores_o = np.zeros((m, S, self.n_outcome))
             scores_o[:, cats] = scores
             O_bar = np.einsum("is,isp->ip", w, scores_o)
-            gradient[o] = O_bar.sum(axis=0)
-            weighted = (np.sqrt(w)[:, :, None] * scores_o).reshape(m * S, self.n_outcome)
-            hessian[o, o] = (self._structural(w, rows, residual, x)
-                             + weighted.T @ weighted - O_bar.T @ O_bar)
+            gradient[o] = r @ O_bar
+            weighted = (np.sqrt(w * r[:, None])[:, :, None] * scores_o).reshape(
+                m * S, self.n_outcome)
+            hessian[o, o] = (self._structural(w * r[:, None], rows, residual, x)
+                             + weighted.T @ weighted - O_bar.T @ (O_bar * r[:, None]))
             for k in range(K - 1):
                 cross = (np.einsum("is,isp->ip", w * a[:, :, k], scores_o)
                          - a_bar[:, k:k + 1] * O_bar)
-                hessian[blocks[k], o] = Z.T @ cross
+                hessian[blocks[k], o] = Zw.T @ cross
                 hessian[o, blocks[k]] = hessian[blocks[k], o].T
-            hessian[o, linear_block] = np.einsum("isp,isn->pn", scores_o, D) - O_bar.T @ g_N
-        gradient[linear_block] = g_N.sum(axis=0)
-        H_NN = -g_N.T @ g_N
+            hessian[o, linear_block] = (np.einsum("i,isp,isn->pn", r, scores_o, D)
+                                        - O_bar.T @ (g_N * r[:, None]))
+        gradient[linear_block] = r @ g_N
+        H_NN = -g_N.T @ (g_N * r[:, None])
         if self.J and self.B:
-            cross = np.einsum("jis,is,bs->bj", self.A[:, rows], rest, sign)
+            cross = np.einsum("jis,is,bs->bj", self.A[:, rows], rest * r[:, None], sign)
             H_NN[:self.B, self.B:] += cross
             H_NN[self.B:, :self.B] += cross.T
         hessian[linear_block, linear_block] = H_NN

@@ -125,10 +125,8 @@ class LikelihoodProblem:
                 hessian[k:, :k] += cross.T
         return gradient, hessian
 
-    def expected_information(self, x: np.ndarray) -> np.ndarray:
-        """Fisher's information of (pi, eta) at ``x`` (all parameters free), for the group
-        sizes observed: sum over groups g of N_g sum_r J_gr J_gr' / mu_gr, J_gr the gradient
-        of mu_gr. Positive semi-definite everywhere, unlike the observed information."""
+    def _cell_gradients(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """mu[g, r] and its gradient J[g, r] in (pi, eta), for every cell."""
         pi, eta = self.split(x)
         matrix = self.base + np.tensordot(eta, self.slopes, axes=1) if self.nuisance \
             else self.base
@@ -137,8 +135,24 @@ class LikelihoodProblem:
         if self.nuisance:
             gradient = np.concatenate(
                 [matrix, np.einsum("jgrs,s->grj", self.slopes, pi)], axis=2)
+        return mu, gradient
+
+    def expected_information(self, x: np.ndarray) -> np.ndarray:
+        """Fisher's information of (pi, eta) at ``x`` (all parameters free), for the group
+        sizes observed: sum over groups g of N_g sum_r J_gr J_gr' / mu_gr, J_gr the gradient
+        of mu_gr. Positive semi-definite everywhere, unlike the observed information."""
+        mu, gradient = self._cell_gradients(x)
         weights = np.divide(self.totals[:, None], mu, out=np.zeros_like(mu), where=mu > 0)
         return np.einsum("gr,gri,grj->ij", weights, gradient, gradient)
+
+    def cell_scores(self, x: np.ndarray) -> np.ndarray:
+        """The score of one answer in each cell, d log mu[g, r] / d (pi, eta) = J_gr / mu_gr:
+        (groups, responses, parameters), 0 where mu is 0. A respondent's contribution to
+        the score of the (weighted) likelihood is its weight times its cell's score, the
+        influence values of design-based variances (:mod:`surveykit.sampling`)."""
+        mu, gradient = self._cell_gradients(x)
+        inverse = np.divide(1.0, mu, out=np.zeros_like(mu), where=mu > 0)
+        return gradient * inverse[:, :, None]
 
 
 def maximize(problem: LikelihoodProblem, *, fixed: dict[int, float] | None = None,
