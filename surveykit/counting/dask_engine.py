@@ -17,10 +17,10 @@ from collections.abc import Sequence
 
 from surveykit.counting.sources import ResponseSource
 from surveykit.counting.tally import BITS_PER_WORD, RawTally, question_codes, word_count
-from surveykit.definition.cells import PYTHON_WHITESPACE
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
+from surveykit.reading.cells import PYTHON_WHITESPACE
 
 __all__ = ["BLOCKSIZE", "PARQUET_BLOCKSIZE", "fast_tally"]
 

@@ -21,9 +21,9 @@ from contextlib import contextmanager
 
 from surveykit.counting.sources import ResponseSource, quote_name, quote_text
 from surveykit.counting.tally import BITS_PER_WORD, RawTally, question_codes, word_count
-from surveykit.definition.cells import PYTHON_WHITESPACE
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
+from surveykit.reading.cells import PYTHON_WHITESPACE
 
 __all__ = ["MEMORY_LIMIT", "connect", "fast_tally", "load_issued", "strip_macro"]
 

@@ -3,7 +3,7 @@
 This is the path that every fast path (DuckDB, Dask) must agree with, and the
 one taken when a fast path cannot vouch for its counts: a bad cell, a
 respondent who may answer twice, issued ids to check. Each file is read by
-the importer's :class:`~surveykit.definition.responses.ResponseFile` (its
+the importer's :class:`~surveykit.reading.responses.ResponseFile` (its
 rules, its problems with line, column, value and reason); the accepted
 answers are staged in DuckDB (which spills to disk), where SQL finds every
 respondent answering a question twice in a file, or in two files, and counts.
@@ -28,10 +28,10 @@ from surveykit.counting.sources import (
     response_file,
 )
 from surveykit.counts import Counts, QuestionCounts
-from surveykit.definition.cells import duplicate_reason
-from surveykit.definition.responses import MAX_PROBLEMS_KEPT, inspect_file
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, CsvProblem
+from surveykit.reading.cells import duplicate_reason
+from surveykit.reading.responses import MAX_PROBLEMS_KEPT, inspect_file
 
 __all__ = ["count_exactly"]
 

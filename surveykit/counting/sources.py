@@ -17,11 +17,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from surveykit.definition.cells import question_lookup, read_question
-from surveykit.definition.responses import ResponseFile, inspect_file
-from surveykit.definition.spreadsheets import cell_as_text
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, InputError, ParameterError
+from surveykit.reading.cells import question_lookup, read_question
+from surveykit.reading.responses import ResponseFile, inspect_file
+from surveykit.reading.spreadsheets import cell_as_text
 
 __all__ = ["KINDS", "ResponseSource", "expand_paths", "open_sources", "response_file"]
 
@@ -109,7 +109,7 @@ Parquet files, globs (exports/*.csv) or directories
 def response_file(shown: Path, actual: Path, survey: Survey) -> ResponseFile:
     """The importer's reader on ``actual``, naming ``shown`` in its messages.
 
-    Until :class:`~surveykit.definition.responses.ResponseFile` takes an open
+    Until :class:`~surveykit.reading.responses.ResponseFile` takes an open
     stream and a display name, a path whose ``open`` opens another file does it.
     """
 

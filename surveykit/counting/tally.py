@@ -13,7 +13,7 @@ the files, in one scan:
   or needs trimming, or a question cell of theirs could not be coded.
 
 The distinct cells are few, so each is read here with the importer's own
-rules (:mod:`surveykit.definition.cells`). When every cell reads and no
+rules (:mod:`surveykit.reading.cells`). When every cell reads and no
 respondent may repeat a question, the counts are exact; otherwise
 :func:`counts_from_tally` returns None and the caller counts exactly, row by
 row (:mod:`surveykit.counting.exact`), which either finds the bad rows with
@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from surveykit.counts import Counts, QuestionCounts
-from surveykit.definition.cells import (
+from surveykit.definition.survey import Survey
+from surveykit.reading.cells import (
     NOT_A_GROUP,
     group_lookup,
     is_blank,
@@ -35,7 +36,6 @@ from surveykit.definition.cells import (
     read_group,
     read_question,
 )
-from surveykit.definition.survey import Survey
 
 __all__ = ["BITS_PER_WORD", "RawTally", "counts_from_tally", "question_codes", "word_count"]
 

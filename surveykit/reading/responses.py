@@ -13,7 +13,7 @@ designs, and columns of the covariates the survey declares (``[covariates]``:
 age, faculty, ...), read and checked by their declared type. Without a group
 column the group comes from the issued id; a one-group survey needs none.
 Which column is which is decided by
-:func:`surveykit.definition.profile.map_columns`: column names, paths such as
+:func:`surveykit.reading.columns.map_columns`: column names, paths such as
 ``group/question``, question texts, the tool's metadata columns, and the
 survey's ``[import]`` profile.
 
@@ -49,12 +49,12 @@ from surveykit.collection.respondent_ids import (
     diagnose_unknown_id,
     normalize_respondent_id,
 )
-from surveykit.definition.cells import bad_answer_reason, no_group_reason, not_a_group_reason
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
-from surveykit.definition.profile import ColumnMapping, QuestionResolver, map_columns
-from surveykit.definition.spreadsheets import open_sheet, sniff, zip_kind
 from surveykit.definition.survey import Survey, canonical_spelling
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
+from surveykit.reading.cells import bad_answer_reason, no_group_reason, not_a_group_reason
+from surveykit.reading.columns import ColumnMapping, QuestionResolver, map_columns
+from surveykit.reading.spreadsheets import open_sheet, sniff, zip_kind
 
 __all__ = [
     "FORMATS",
@@ -117,7 +117,7 @@ def canonical_respondent_id(typed: str) -> str:
 @dataclass(frozen=True)
 class FileFacts:
     """What one binary pass over the file found: its sha256, size in bytes and kind
-    (csv, xlsx, xls or zip; see :func:`surveykit.definition.spreadsheets.sniff`)."""
+    (csv, xlsx, xls or zip; see :func:`surveykit.reading.spreadsheets.sniff`)."""
 
     sha256: str
     size: int
