@@ -132,8 +132,7 @@ def fast_counts(survey: Survey, files: list[Path]):
     """DuckDB's one-scan counts, or None when it defers to the exact path."""
     with open_sources(expand_paths(files), survey) as sources, duckdb_engine.connect() as con:
         tally = duckdb_engine.fast_tally(con, sources, survey)
-        return None if tally is None else counts_from_tally(
-            survey, len(sources), tally, [s.group is not None for s in sources])
+        return None if tally is None else counts_from_tally(survey, sources, tally)
 
 
 def exact_counts(survey: Survey, files: list[Path], *, replace: bool = False):
