@@ -58,7 +58,8 @@ class ImportProfile:
     ``columns`` maps a header (or path, or question text) to a question id,
     ``covariate_columns`` a header to a declared covariate;
     ``labels`` maps a label's canonical spelling to an answer or to
-    :data:`MISSING`.
+    :data:`MISSING`; ``entries`` gives each header of ``columns`` and
+    ``covariate_columns`` as the survey file writes it (for messages).
     """
 
     respondent_id: str | None = None
@@ -67,6 +68,8 @@ class ImportProfile:
     columns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     covariate_columns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    entries: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}),
+                                       compare=False)
 
     @property
     def missing_labels(self) -> frozenset[str]:
@@ -115,6 +118,7 @@ def parse_profile(value: object, question_ids: Sequence[str],
     covariate_by_folded = {name.casefold(): name for name in covariates}
     columns: dict[str, str] = {}
     covariate_columns: dict[str, str] = {}
+    entries: dict[str, str] = {}
     table = value.get("columns", {})
     if not isinstance(table, dict):
         raise fail("import.columns", "must be a table of header = \"question id\"")
@@ -128,6 +132,7 @@ def parse_profile(value: object, question_ids: Sequence[str],
                             f"({', '.join(question_ids)}){declared}")
         if not canonical_spelling(header):
             raise fail(key, "an empty header cannot be mapped")
+        entries[canonical_spelling(header)] = header
         if folded in by_folded:
             columns[canonical_spelling(header)] = by_folded[folded]
         else:
@@ -154,4 +159,5 @@ def parse_profile(value: object, question_ids: Sequence[str],
     return ImportProfile(respondent_id=names.get("respondent_id"), group=names.get("group"),
                          ignore=frozenset(canonical_spelling(n) for n in ignore),
                          columns=MappingProxyType(columns), labels=MappingProxyType(labels),
-                         covariate_columns=MappingProxyType(covariate_columns))
+                         covariate_columns=MappingProxyType(covariate_columns),
+                         entries=MappingProxyType(entries))

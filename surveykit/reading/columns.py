@@ -16,6 +16,7 @@ respondent id column.
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -201,6 +202,7 @@ def map_columns(header: Sequence[str], survey: Survey, requested: str, source: s
                                                  "header", unit=unit)], summary=(
             f"{source}: --format {requested} was given but the header ({read}) is the "
             f"{layout} layout; nothing was imported"))
+    _check_entries(roles, layout, profile, source)
     problems = _header_problems(roles, layout, survey, unit)
     if problems:
         _raise_header(source, problems, roles, survey)
@@ -250,6 +252,48 @@ def _column_role(index: int, name: str, profile: ImportProfile, tool: ExportTool
     if name.startswith("_"):
         return ColumnRole(index, name, "ignored", rule="name starts with '_'")
     return ColumnRole(index, name, "unmapped")
+
+
+def _check_entries(roles: list[ColumnRole], layout: str, profile: ImportProfile,
+                   source: str) -> None:
+    """Refuse the file in one line when an ``[import.columns]`` entry matches no column and
+    no other column gives what it maps to: a mistyped or outdated entry, which would
+    otherwise leave its question unread without a word.
+
+    Entries for questions are checked in a wide file that reads questions (a
+    long file's entries may name question_id cells instead), entries for
+    covariates in a file that reads covariates; a file holding neither (a
+    register of covariates, a wave of answers only) is not asked for them.
+    """
+    headers = {canonical_header(path): role.header for role in reversed(roles)
+               for path in header_paths(role.header) if role.header}
+    unmapped = any(role.role == "unmapped" for role in roles)
+    questions = {role.question for role in roles if role.role == "question"}
+    covariates = {role.covariate for role in roles if role.role == "covariate"}
+    checked = []
+    if layout == "wide" and (questions or unmapped):
+        checked += [(key, f"question {target!r}", target in questions)
+                    for key, target in profile.columns.items()]
+    if covariates or unmapped:
+        checked += [(key, f"covariate {target!r}", target in covariates)
+                    for key, target in profile.covariate_columns.items()]
+    for key, target, read in checked:
+        if read or key in headers:
+            continue
+        entry = profile.entries.get(key, key)
+        close = difflib.get_close_matches(key, list(headers), n=1, cutoff=0.6)
+        if close:
+            hint = f"did you mean {printable(repr(clip(headers[close[0]])))}?"
+        else:
+            names = [printable(repr(clip(name, 40))) for name in dict.fromkeys(
+                role.header for role in roles if role.header)]
+            hint = "its columns: " + ", ".join(names[:8]) + (
+                f" and {len(names) - 8} more" if len(names) > 8 else "")
+        raise CsvImportError(source, [], summary=(
+            f"{source}: [import.columns] {_toml_key(entry)} matches no column of this file "
+            f"({hint}), so no column gives {target}; correct the entry in the survey file and "
+            "run 'surveykit survey update FILE'; nothing was imported"),
+            kinds={"[import.columns] entry matches no column": 1})
 
 
 def _header_problems(roles: list[ColumnRole], layout: str, survey: Survey,
