@@ -168,8 +168,14 @@ def open_sheet(path: Path, kind: str) -> SheetRows:
 def _open_xlsx(path: Path) -> SheetRows:
     import openpyxl
 
-    # read_only streams the sheet; data_only gives formulas' stored values
-    book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    # read_only streams the sheet; data_only gives formulas' stored values. The workbook is
+    # given as an open file: given a name, openpyxl refuses one that does not end in .xlsx
+    stream = path.open("rb")
+    try:
+        book = openpyxl.load_workbook(stream, read_only=True, data_only=True)
+    except BaseException:
+        stream.close()
+        raise
     sheet = book.worksheets[0]
     if sheet.max_row == 1 and sheet.max_column == 1:
         sheet.reset_dimensions()  # some writers store a wrong size ("A1"): read every cell
@@ -180,8 +186,12 @@ def _open_xlsx(path: Path) -> SheetRows:
                                         start=1):
             yield number, [cell_as_text(value) for value in values]
 
+    def close() -> None:
+        book.close()
+        stream.close()
+
     return SheetRows(sheet=sheet.title, others=tuple(s.title for s in book.worksheets[1:]),
-                     total=total, rows=rows(), _close=book.close)
+                     total=total, rows=rows(), _close=close)
 
 
 def _open_xls(path: Path) -> SheetRows:
