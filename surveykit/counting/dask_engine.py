@@ -16,6 +16,7 @@ workers could not see the CSV made of them on this machine).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 from surveykit.counting.sources import ResponseSource
@@ -32,6 +33,7 @@ __all__ = ["BLOCKSIZE", "PARQUET_BLOCKSIZE", "fast_tally"]
 # million rows of a long file each, so that a worker holds a few hundred MB at a time.
 BLOCKSIZE = "64MB"
 PARQUET_BLOCKSIZE = "16MB"
+_DASK_PARQUET_WARNING = r"The inplace keyword in DataFrame\.reset_index is deprecated"
 
 
 def _frame(source: ResponseSource):
@@ -159,7 +161,9 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
     ids = [question.id for question in survey.questions]
     parts = []
     for source in sources:
-        frame = _frame(source)
+        frame = _refused_as_none(lambda source=source: _frame(source))
+        if frame is None:
+            return None  # Dask reads a CSV file's first block at once: it may refuse it here
         text = pd.ArrowDtype(pa.string())
         meta = {"f": "int64", "r": text, "g": text, "q": text, "a": text,
                 "bad": "int64", "answered": bool, "qi": "int64",
@@ -197,13 +201,27 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
 
 def _compute(compute, *values):
     """The values computed together (one read of the files), or None when a file is refused."""
-    import pandas as pd
-    import pyarrow as pa
 
-    try:
+    def run():
         result = compute(list(values))
         if hasattr(result[0], "result"):  # distributed futures
             result = [future.result() for future in result]
         return result
+
+    return _refused_as_none(run)
+
+
+def _refused_as_none(read):
+    """What ``read()`` returns, or None when a file is refused by Dask's readers (the exact
+    path reads the file row by row and says where)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    try:
+        with warnings.catch_warnings():
+            # Dask's Parquet reader calls reset_index(inplace=True), which pandas 3.1
+            # deprecates: the user can do nothing about it (threads share this filter)
+            warnings.filterwarnings("ignore", message=_DASK_PARQUET_WARNING)
+            return read()
     except (pd.errors.ParserError, pa.ArrowInvalid, UnicodeDecodeError, ValueError):
-        return None  # the exact path reads the file row by row and says where
+        return None
