@@ -9,6 +9,7 @@ importer (:mod:`surveykit.store.importer`) and file counting
 imports, or is refused for the same reason.
 
 * :mod:`surveykit.reading.spreadsheets`: the kind of a file, workbooks' rows;
+* :mod:`surveykit.reading.parquet`: Parquet rows, and the one rule for a typed cell's text;
 * :mod:`surveykit.reading.exports`: what each field tool writes besides answers;
 * :mod:`surveykit.reading.columns`: each column's role;
 * :mod:`surveykit.reading.cells`: one cell's rules (ids, questions, groups, answers);

@@ -1,5 +1,5 @@
-"""Reading and validating response files (CSV, Excel, zipped exports), in chunks, with errors
-that say where.
+"""Reading and validating response files (CSV, Excel, zipped exports, Parquet), in chunks, with
+errors that say where: the reader of ``surveykit import`` and of file counting alike.
 
 Two layouts are accepted and told apart by their header:
 
@@ -17,11 +17,13 @@ Which column is which is decided by
 ``group/question``, question texts, the tool's metadata columns, and the
 survey's ``[import]`` profile.
 
-CSV files are UTF-8 with or without a byte-order mark, separated by commas,
-semicolons or tabs (whichever splits the header into the most columns).
-Excel workbooks (.xlsx, and .xls) are read from their first sheet; a zip of
-CSV files (ODK Central's download) from its main file, the repeat-group
-files being set aside with a note. Answers are normalized
+A file's kind is told by its content (:func:`inspect_file`). CSV files are
+UTF-8 with or without a byte-order mark, separated by commas, semicolons or
+tabs (whichever splits the header into the most columns), every row with as
+many fields as the header. Excel workbooks (.xlsx, and .xls) are read from
+their first sheet; a zip of CSV files (ODK Central's download) from its main
+file, the repeat-group files being set aside with a note; Parquet cells as
+:mod:`surveykit.reading.parquet` turns them into text. Answers are normalized
 (:func:`surveykit.definition.survey.canonical_spelling`, built-in spellings,
 the survey's aliases and ``[import.labels]``). An empty cell, or a label the
 tool or the profile uses for "no answer", is *missing*: it is counted, never
@@ -52,7 +54,13 @@ from surveykit.collection.respondent_ids import (
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey, canonical_spelling
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
-from surveykit.reading.cells import bad_answer_reason, no_group_reason, not_a_group_reason
+from surveykit.reading.cells import (
+    bad_answer_reason,
+    group_lookup,
+    no_group_reason,
+    not_a_group_reason,
+    question_lookup,
+)
 from surveykit.reading.columns import ColumnMapping, QuestionResolver, map_columns
 from surveykit.reading.parquet import open_parquet
 from surveykit.reading.spreadsheets import (
@@ -296,15 +304,10 @@ class ResponseFile:
         self._size = path.stat().st_size if size is None else size
         self._position: Callable[[], int] = lambda: 0
         self._spellings = [question.answer_spellings() for question in survey.questions]
-        self._questions = {q.id.casefold(): index for index, q in enumerate(survey.questions)}
-        for index, question in enumerate(survey.questions):
-            self._questions[question.id] = index
+        self._questions = question_lookup(survey)
         self._resolver = QuestionResolver(survey)
         # group cell -> group number; an empty cell means "take it from the issued id"
-        self._groups: dict[str, int | None] = {"": None}
-        for number, name in enumerate(survey.groups, start=1):
-            for spelling in (str(number), name, name.casefold(), name.upper()):
-                self._groups[spelling] = number
+        self._groups = group_lookup(survey)
         try:
             header, self._rows = self._open()
             self.header = header
