@@ -159,6 +159,9 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
     codes = question_codes(survey)
     words = word_count(survey)
     ids = [question.id for question in survey.questions]
+    if any(source.table_kind == "parquet" and ("" in source.header or len(
+            set(source.header)) < len(source.header)) for source in sources):
+        return None  # Dask selects Parquet columns by name: one unnamed or named twice
     parts = []
     for source in sources:
         frame = _refused_as_none(lambda source=source: _frame(source))

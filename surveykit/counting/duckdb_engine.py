@@ -76,11 +76,14 @@ def strip_macro() -> str:
     return f"CREATE MACRO sk_strip(x) AS trim(coalesce(x, ''), {quote_text(PYTHON_WHITESPACE)})"
 
 
-def parquet_cell(name: str, kind: str) -> str:
-    """The SQL of a Parquet column's cell as text, by the kind of the column
-    (:func:`surveykit.reading.parquet.text_kind`; the same text as
-    :mod:`surveykit.reading.parquet` gives)."""
-    column = quote_name(name)
+def parquet_cell(column: str, kind: str) -> str:
+    """The SQL of a Parquet cell as text, from the SQL of its ``column`` and the kind of the
+    column (:func:`surveykit.reading.parquet.text_kind`; the same text as
+    :mod:`surveykit.reading.parquet` gives).
+
+    >>> parquet_cell("#2", "bytes")
+    'decode(#2)'
+    """
     if kind == "text":
         return f"CAST({column} AS VARCHAR)"
     if kind == "bytes":
@@ -99,9 +102,12 @@ def _reader(sources: Sequence[ResponseSource]) -> tuple[str, list[str]]:
               else "[" + ", ".join(quote_text(source.table) for source in sources) + "]")
     named = ", filename = true" if len(sources) > 1 else ""
     if first.table_kind == "parquet":
-        return (f"read_parquet({tables}{named})",
-                [parquet_cell(name, kind)
-                 for name, kind in zip(first.header, first.column_kinds, strict=True)])
+        # columns by position (#1, #2, ...): a name may be empty or repeated
+        cells = ", ".join(f"{parquet_cell(f'#{at + 1}', kind)} AS c{at}"
+                          for at, kind in enumerate(first.column_kinds))
+        filename = ", filename" if named else ""
+        return (f"(SELECT {cells}{filename} FROM read_parquet({tables}{named}))",
+                [f"c{at}" for at in range(len(first.header))])
     names = [f"c{i}" for i in range(len(first.header))]
     columns = ", ".join(f"'{name}': 'VARCHAR'" for name in names)
     # empty fields read as '', not NULL: else DuckDB drops a row's extra empty fields
