@@ -158,9 +158,11 @@ def _database_problems(con, sources: Sequence[ResponseSource], names: Sequence[s
             "GROUP BY f, qi, r HAVING count(*) > 1) "
             "SELECT f, qi, r, list(line ORDER BY line) FROM staged JOIN repeated "
             "USING (f, qi, r) GROUP BY f, qi, r").fetchall():
+        unit = sources[f].unit
         for line in lines:
-            found.setdefault(f, []).append(
-                CsvProblem(line, "respondent_id", r, duplicate_reason(names[qi], lines)))
+            found.setdefault(f, []).append(CsvProblem(
+                line, "respondent_id", r, duplicate_reason(names[qi], lines, unit),
+                kind="duplicate in this file", unit=unit))
     conflicts: set[int] = set()
     if replace or len(sources) < 2:
         return found, conflicts
@@ -177,9 +179,11 @@ def _database_problems(con, sources: Sequence[ResponseSource], names: Sequence[s
             same = ("the same answer" if label == first_label
                     else f"{first_label!r} (this file says {label!r})")
             conflicts.add(f)
+            first = sources[first_file]
             found.setdefault(f, []).append(CsvProblem(line, "respondent_id", r, (
                 f"this respondent already answered question {names[qi]!r} with {same} in "
-                f"{sources[first_file].path} (line {first_line})")))
+                f"{first.path} ({first.unit} {first_line})"),
+                kind="answered in an earlier file", unit=sources[f].unit))
     return found, conflicts
 
 

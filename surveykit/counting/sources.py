@@ -54,8 +54,10 @@ class ResponseSource:
     ``table_kind`` (csv or parquet); ``header``: the column names as the
     engine reads them (Parquet: as written); ``column_kinds``: a Parquet
     column's kind of cells (:func:`surveykit.reading.parquet.text_kind`);
-    ``delimiter``; ``layout``: long or wide; ``respondent``, ``question``,
-    ``answer``, ``group``: column positions (None when absent); ``wide``:
+    ``delimiter``; ``unit``: what the reader numbers, "line" (CSV) or "row"
+    (workbooks and Parquet, whose first row is the header); ``layout``: long
+    or wide; ``respondent``, ``question``, ``answer``, ``group``: column
+    positions (None when absent); ``wide``:
     (position, question index) of each question column of a wide file;
     ``missing_labels``: the canonical spellings that mean "no answer" here
     (the profile's, the tool's); ``exact_only``: why only the row-by-row path
@@ -77,6 +79,7 @@ class ResponseSource:
     group: int | None
     wide: tuple[tuple[int, int], ...]
     column_kinds: tuple[str, ...] = ()
+    unit: str = "line"
     missing_labels: frozenset[str] = frozenset()
     exact_only: str | None = None
     written_here: bool = False
@@ -189,7 +192,8 @@ def _describe(index: int, path: Path, kind: str, reader: ResponseFile) -> Respon
         delimiter=reader.delimiter, layout=reader.file_format,
         respondent=mapping.index("respondent_id"), question=mapping.index("question_id"),
         answer=mapping.index("answer"), group=mapping.index("group"), wide=wide,
-        column_kinds=tuple(reader.column_kinds), missing_labels=mapping.missing_labels)
+        column_kinds=tuple(reader.column_kinds), unit=reader.unit,
+        missing_labels=mapping.missing_labels)
     return replace(source, exact_only=_exact_only(source, reader))
 
 
