@@ -90,6 +90,22 @@ def test_a_workbook_counts_and_imports_whatever_its_name(sample, tmp_path):
         (3, 4, 1, 0), (2, 5, 0, 1), (1, 5, 2, 0), (1, 5, 1, 1)]
 
 
+def test_a_repeated_answer_in_a_workbook_is_refused_by_counting_as_by_import(sample, tmp_path):
+    """The same problems, with the kind import gives them and the sheet's row numbers
+    ("rows 2, 3", not "lines"), so that both refusals say the same."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    for row in (["respondent_id", "exam_cheating"], ["AI-1", "yes"], ["AI-1", "no"]):
+        book.active.append(row)
+    path = tmp_path / "twice.xlsx"
+    book.save(path)
+    reference = both(sample, path, tmp_path)
+    assert [problem[3:] for problem in reference.problems] == [(
+        "this respondent answers question 'exam_cheating' 2 times in this file (rows 2, 3); "
+        "keep one row", "duplicate in this file")] * 2
+
+
 @pytest.mark.parametrize("binary", [pa.binary(), pa.large_binary()])
 def test_parquet_binary_cells_are_utf8_text_when_counting_and_importing(sample, tmp_path,
                                                                         binary):
