@@ -344,3 +344,31 @@ def test_dry_run_with_bad_rows_fails_like_the_import_after_showing_the_mapping(t
     assert result.exit_code == 1
     assert "Columns:" in result.stdout
     assert result.stderr.startswith(f"Error: {EXPORTS / 'kobotoolbox_french.csv'}: column ")
+
+
+# -- counting the same exports where they lie: counts --data and report --data ----------------
+
+
+@pytest.mark.parametrize("name, profile, tool, notes", FIXTURES)
+def test_each_export_counts_and_reports_as_it_imports(tmp_path, name, profile, tool, notes):
+    """counts --data and report --data read an export through import's reader: its kind, the
+    survey's [import] profile, group paths and the tool's metadata (they failed with
+    KeyError: 'respondent_id' on the KoboToolbox and ODK Central exports, issue 22)."""
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    survey_file = tmp_path / "survey.toml"
+    survey_file.write_text(survey_text(profile), encoding="utf-8")
+    assert cli("init", "--db", db).exit_code == 0
+    assert cli("survey", "add", str(survey_file), "--db", db).exit_code == 0
+    common = ["--survey", SURVEY, "--db", db]
+    path = str(EXPORTS / name)
+    counted = {engine: cli("counts", *common, "--format", "csv", "--data", path, "--engine",
+                           engine) for engine in ("duckdb", "dask")}
+    reported = cli("report", *common, "--format", "json", "--data", path)
+    for result in (*counted.values(), reported):
+        assert result.exit_code == 0, result.output
+    assert cli("import", path, *common).exit_code == 0
+    stored = cli("counts", *common, "--format", "csv").output
+    assert counted["duckdb"].output == counted["dask"].output == stored
+    assert json.loads(reported.output) == json.loads(
+        cli("report", *common, "--format", "json").output)
+    assert counts_of(store.open_engine(db)) == EXPECTED

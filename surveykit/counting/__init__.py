@@ -1,8 +1,9 @@
-"""Counting response files where they lie: CSV, XLSX and Parquet, with DuckDB or Dask.
+"""Counting response files where they lie: CSV, workbooks and Parquet, with DuckDB or Dask.
 
 Estimation needs only counts per (question, group, response), so files need
-not be imported to be analyzed: :func:`count_files` counts them with the
-importer's rules (the same errors, with file and line) and returns what
+not be imported to be analyzed: :func:`count_files` reads them through the
+importer's reader (:mod:`surveykit.reading`: the same kinds, mapping, rules
+and errors, with file and line) and returns what
 :func:`surveykit.store.count_responses` returns for the same answers imported.
 Counts tables made anywhere (a warehouse, Spark, BigQuery) are read and
 written by :mod:`surveykit.counting.table`. See docs/scale.md.
@@ -45,8 +46,10 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
                 issued: IssuedIds | None = None) -> list[QuestionCounts]:
     """Counts per question (in survey order) of the answers in ``data``, without importing.
 
-    ``data``: files, globs and directories of CSV, XLSX and Parquet response
-    files (long or wide, as for ``surveykit import``). The files count as if
+    ``data``: files, globs and directories of response files, read as
+    ``surveykit import`` reads them (CSV, workbooks, zipped exports and
+    Parquet, told by their content; long or wide; the survey's ``[import]``
+    profile, group paths and tools' metadata columns). The files count as if
     imported one after the other into an empty survey: a bad row raises
     :class:`~surveykit.errors.CsvImportError` naming the file and its lines, a
     respondent answering a question in two files is a conflict unless
@@ -54,9 +57,9 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
     answered some question but not this one, as the store does.
     ``issued``: the survey's issued ids, when it issued questionnaires: only
     they are accepted, and they give answers their group, as on import (Dask
-    leaves such files to the row-by-row path). ``engine`` "dask" runs the counting on the cluster at
-    ``scheduler`` (an address such as ``tcp://10.0.0.5:8786``), or on local
-    threads without one.
+    leaves such files, and workbooks and zips, to the row-by-row path).
+    ``engine`` "dask" runs the counting on the cluster at ``scheduler`` (an
+    address such as ``tcp://10.0.0.5:8786``), or on local threads without one.
 
     >>> # count_files(survey, ["exports/*.parquet"], engine="dask",
     >>> #             scheduler="tcp://scheduler:8786")
@@ -75,9 +78,10 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
     _require("pyarrow", "duckdb")
     with open_sources(paths, survey) as sources, duckdb_engine.connect() as con:
         tally = None
-        if any(source.covariates for source in sources):
-            pass  # the row-by-row path checks covariate cells as import does
-        elif engine == "dask" and issued is None:
+        if any(source.exact_only for source in sources):
+            pass  # what only the row-by-row path reads as import does (sources.py says what)
+        elif engine == "dask" and issued is None and not any(source.written_here
+                                                             for source in sources):
             from surveykit.counting import dask_engine
 
             tally = dask_engine.fast_tally(sources, survey, scheduler)
@@ -88,8 +92,7 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
                                              issued=issued is not None)
         counts = None
         if tally is not None:
-            counts = counts_from_tally(survey, len(sources), tally,
-                                       [source.group is not None for source in sources])
+            counts = counts_from_tally(survey, sources, tally)
         if counts is None:
             counts = count_exactly(con, sources, survey, replace=replace,
                                    check_respondents=issued.check if issued else None)

@@ -1,26 +1,31 @@
 """Counting files with Dask: the same two GROUP BYs as DuckDB, run by a cluster's workers.
 
 Each worker reads its blocks of the CSV or Parquet files (Arrow's CSV reader:
-the importer's dialect, strict field counts), codes them as
+the importer's dialect, strict field counts; Parquet cells as the importer
+reads them, :mod:`surveykit.reading.parquet`), codes them as
 :mod:`surveykit.counting.tally` describes, and Dask combines the partial
 aggregations; only the distinct cells and two numbers come back. With a
 ``scheduler`` address the work goes to that ``dask.distributed`` cluster
 (whose workers must see the files at the same paths); without one, Dask's
 threads on this machine do it. Dask splits CSV files at line ends, so a
 quoted cell that spans lines makes the fast path give way to the exact one
-(:mod:`surveykit.counting.exact`), which runs here.
+(:mod:`surveykit.counting.exact`), which runs here; so do workbooks and
+zipped exports (:func:`surveykit.counting.count_files` sends them there: the
+workers could not see the CSV made of them on this machine).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 from surveykit.counting.sources import ResponseSource
 from surveykit.counting.tally import BITS_PER_WORD, RawTally, question_codes, word_count
-from surveykit.definition.cells import PYTHON_WHITESPACE
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
+from surveykit.reading.cells import PYTHON_WHITESPACE
+from surveykit.reading.parquet import float_text
 
 __all__ = ["BLOCKSIZE", "PARQUET_BLOCKSIZE", "fast_tally"]
 
@@ -28,6 +33,7 @@ __all__ = ["BLOCKSIZE", "PARQUET_BLOCKSIZE", "fast_tally"]
 # million rows of a long file each, so that a worker holds a few hundred MB at a time.
 BLOCKSIZE = "64MB"
 PARQUET_BLOCKSIZE = "16MB"
+_DASK_PARQUET_WARNING = r"The inplace keyword in DataFrame\.reset_index is deprecated"
 
 
 def _frame(source: ResponseSource):
@@ -40,26 +46,36 @@ def _frame(source: ResponseSource):
                                 split_row_groups="infer", blocksize=PARQUET_BLOCKSIZE)
         frame = frame[list(source.header)]
         frame.columns = names
-        return frame.map_partitions(_as_text, meta=dict.fromkeys(names, object))
+        return frame.map_partitions(_as_text, source.column_kinds,
+                                    meta=dict.fromkeys(names, object))
     return dd.read_csv(str(source.table), sep=source.delimiter, header=0, names=names,
                        dtype=str, keep_default_na=False, engine="pyarrow",
                        blocksize=BLOCKSIZE, encoding="utf-8")
 
 
-def _as_text(frame):
-    """Parquet cells as the text DuckDB makes of them (1 -> "1", true -> "true", 1.5 -> "1.5")."""
+def _as_text(frame, kinds: Sequence[str]):
+    """Parquet cells as the importer reads them (:mod:`surveykit.reading.parquet`: binary
+    decoded as UTF-8, 1.0 as "1", NaN empty; a column of another kind only as empty or not,
+    all that is read of it: its files' read columns are never of that kind)."""
+    import numpy as np
     import pandas as pd
     import pyarrow as pa
 
     columns = {}
-    for name in frame.columns:
+    for name, kind in zip(frame.columns, kinds, strict=True):
         column = frame[name]
-        kind = getattr(column.dtype, "pyarrow_dtype", None)
-        if kind is not None and pa.types.is_floating(kind):
-            text = column.map(lambda v: "" if pd.isna(v) else repr(float(v)))
-        elif kind is not None and pa.types.is_boolean(kind):
+        if kind == "bytes":
+            text = column.map(lambda v: "" if v is None or v is pd.NA else v.decode("utf-8"))
+        elif kind == "float":
+            arrow = getattr(column.dtype, "pyarrow_dtype", None)
+            single = arrow is not None and pa.types.is_float32(arrow)
+            text = column.map(lambda v, single=single: "" if pd.isna(v)
+                              else float_text(float(v), single=single))
+        elif kind == "boolean":
             text = column.map(lambda v: "" if pd.isna(v) else ("true" if v else "false"))
-        else:
+        elif kind == "other":
+            text = pd.Series(np.where(column.isna(), "", "x"), index=frame.index)
+        else:  # text, integer
             text = column.astype("string").fillna("")
         columns[name] = text.astype(object)
     return pd.DataFrame(columns, index=frame.index)
@@ -140,17 +156,17 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
         import pyarrow as pa
     except ImportError:
         raise ParameterError("--engine dask needs Dask: pip install 'surveykit[dask]'") from None
-    for source in sources:
-        if source.kind == "xlsx":
-            raise ParameterError(f"--engine dask reads CSV and Parquet; {source.path} is XLSX: "
-                                 "count it with --engine duckdb (a sheet holds at most "
-                                 "1,048,576 rows)")
     codes = question_codes(survey)
     words = word_count(survey)
     ids = [question.id for question in survey.questions]
+    if any(source.table_kind == "parquet" and ("" in source.header or len(
+            set(source.header)) < len(source.header)) for source in sources):
+        return None  # Dask selects Parquet columns by name: one unnamed or named twice
     parts = []
     for source in sources:
-        frame = _frame(source)
+        frame = _refused_as_none(lambda source=source: _frame(source))
+        if frame is None:
+            return None  # Dask reads a CSV file's first block at once: it may refuse it here
         text = pd.ArrowDtype(pa.string())
         meta = {"f": "int64", "r": text, "g": text, "q": text, "a": text,
                 "bad": "int64", "answered": bool, "qi": "int64",
@@ -188,13 +204,27 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
 
 def _compute(compute, *values):
     """The values computed together (one read of the files), or None when a file is refused."""
-    import pandas as pd
-    import pyarrow as pa
 
-    try:
+    def run():
         result = compute(list(values))
         if hasattr(result[0], "result"):  # distributed futures
             result = [future.result() for future in result]
         return result
+
+    return _refused_as_none(run)
+
+
+def _refused_as_none(read):
+    """What ``read()`` returns, or None when a file is refused by Dask's readers (the exact
+    path reads the file row by row and says where)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    try:
+        with warnings.catch_warnings():
+            # Dask's Parquet reader calls reset_index(inplace=True), which pandas 3.1
+            # deprecates: the user can do nothing about it (threads share this filter)
+            warnings.filterwarnings("ignore", message=_DASK_PARQUET_WARNING)
+            return read()
     except (pd.errors.ParserError, pa.ArrowInvalid, UnicodeDecodeError, ValueError):
-        return None  # the exact path reads the file row by row and says where
+        return None

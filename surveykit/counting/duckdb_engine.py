@@ -1,16 +1,32 @@
 """Counting files with DuckDB, the embedded engine: one scan, two GROUP BYs, bounded memory.
 
-The query reads every file as text (CSV with the importer's dialect: the
-delimiter its header uses, double quotes, strict field counts; Parquet cast
-to text), drops blank rows, and groups the same rows at once by (file,
-question cell, group cell, answer cell) and by respondent id (a CTE streamed
-to both GROUP BYs, or GROUPING SETS on DuckDB before 2.0), as
+The query reads every file as text, as the importer's reader reads it
+(:mod:`surveykit.reading`): CSV with the dialect its header uses (the
+delimiter, double quotes, strict field counts), Parquet cells by the kind of
+their column (:mod:`surveykit.reading.parquet`: binary decoded as UTF-8,
+``1.0`` as ``1``, NaN empty); it drops blank rows and groups the same rows at
+once by (file, question cell, group cell, answer cell) and by respondent id
+(a CTE streamed to both GROUP BYs, or GROUPING SETS on DuckDB before 2.0), as
 :mod:`surveykit.counting.tally` describes. Valid files, the common case, cost
 that one scan; only when it finds something off are the files read again,
 row by row, to say what and where (:mod:`surveykit.counting.exact`). DuckDB
 spills to a temporary directory beyond ``MEMORY_LIMIT``, so memory stays flat
 whatever the files' size. Only DuckDB's built-in readers are used (its sqlite, postgres and excel
 extensions are downloaded at run time, which a locked-down machine cannot do).
+
+Where DuckDB's CSV reader is laxer than the importer's, the scan makes the
+difference visible instead of counting it:
+
+* a row with more fields than the header whose extra fields are empty
+  (``a,b,c,`` under a three-column header) DuckDB reads as a whole row when
+  an empty field reads as NULL; so an empty field reads as '' and only a text
+  no file holds (:data:`NULL_TEXT`) as NULL, and then DuckDB refuses such a
+  row as it refuses every row of another length (and the exact path says
+  where);
+* a quote after a delimiter and a space (``a, "b"``) opens a quoted field
+  for DuckDB, and one after a closing quote and spaces (``"a" "b"``) opens it
+  again; both are text for the importer: files with either are counted row
+  by row (:func:`space_before_quote`, a scan for quotes at memchr speed).
 """
 
 from __future__ import annotations
@@ -18,17 +34,26 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 from surveykit.counting.sources import ResponseSource, quote_name, quote_text
 from surveykit.counting.tally import BITS_PER_WORD, RawTally, question_codes, word_count
-from surveykit.definition.cells import PYTHON_WHITESPACE
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
+from surveykit.reading.cells import PYTHON_WHITESPACE
+from surveykit.reading.parquet import WHOLE_LIMIT
 
-__all__ = ["MEMORY_LIMIT", "connect", "fast_tally", "load_issued", "strip_macro"]
+__all__ = ["MEMORY_LIMIT", "NULL_TEXT", "connect", "fast_tally", "load_issued", "parquet_cell",
+           "space_before_quote", "strip_macro"]
 
 # DuckDB keeps at most this much in memory and spills the rest to disk.
 MEMORY_LIMIT = "1GB"
+# What DuckDB reads as NULL in a CSV file: a text no file holds by chance, so that an empty
+# field reads '' (a cell holding this text reads NULL, which sends its file to the exact
+# path, where it reads as the text it is).
+NULL_TEXT = "\x01surveykit:null\x01"
+# Bytes looked at per step when a CSV file has quotes.
+_SCAN_BYTES = 1 << 22
 
 
 @contextmanager
@@ -51,6 +76,25 @@ def strip_macro() -> str:
     return f"CREATE MACRO sk_strip(x) AS trim(coalesce(x, ''), {quote_text(PYTHON_WHITESPACE)})"
 
 
+def parquet_cell(column: str, kind: str) -> str:
+    """The SQL of a Parquet cell as text, from the SQL of its ``column`` and the kind of the
+    column (:func:`surveykit.reading.parquet.text_kind`; the same text as
+    :mod:`surveykit.reading.parquet` gives).
+
+    >>> parquet_cell("#2", "bytes")
+    'decode(#2)'
+    """
+    if kind == "text":
+        return f"CAST({column} AS VARCHAR)"
+    if kind == "bytes":
+        return f"decode({column})"  # an error for bytes that are not UTF-8
+    if kind == "float":
+        return (f"CASE WHEN isnan({column}) THEN '' WHEN {column} = trunc({column}) AND "
+                f"abs({column}) < {WHOLE_LIMIT!r} THEN CAST(CAST({column} AS BIGINT) AS "
+                f"VARCHAR) ELSE CAST({column} AS VARCHAR) END")
+    return f"CAST({column} AS VARCHAR)"
+
+
 def _reader(sources: Sequence[ResponseSource]) -> tuple[str, list[str]]:
     """The table function reading files of one shape, and the SQL of each column as text."""
     first = sources[0]
@@ -58,13 +102,19 @@ def _reader(sources: Sequence[ResponseSource]) -> tuple[str, list[str]]:
               else "[" + ", ".join(quote_text(source.table) for source in sources) + "]")
     named = ", filename = true" if len(sources) > 1 else ""
     if first.table_kind == "parquet":
-        return (f"read_parquet({tables}{named})",
-                [f"CAST({quote_name(name)} AS VARCHAR)" for name in first.header])
+        # columns by position (#1, #2, ...): a name may be empty or repeated
+        cells = ", ".join(f"{parquet_cell(f'#{at + 1}', kind)} AS c{at}"
+                          for at, kind in enumerate(first.column_kinds))
+        filename = ", filename" if named else ""
+        return (f"(SELECT {cells}{filename} FROM read_parquet({tables}{named}))",
+                [f"c{at}" for at in range(len(first.header))])
     names = [f"c{i}" for i in range(len(first.header))]
     columns = ", ".join(f"'{name}': 'VARCHAR'" for name in names)
+    # empty fields read as '', not NULL: else DuckDB drops a row's extra empty fields
     return (f"read_csv({tables}, header = true, auto_detect = false, "
             f"columns = {{{columns}}}, delim = {quote_text(first.delimiter)}, quote = '\"', "
-            f"escape = '\"', strict_mode = true, null_padding = false{named})", names)
+            f"escape = '\"', strict_mode = true, null_padding = false, "
+            f"nullstr = {quote_text(NULL_TEXT)}, allow_quoted_nulls = false{named})", names)
 
 
 def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
@@ -74,7 +124,9 @@ def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
 
     A row is blank when every cell is empty; only rows without a respondent id
     are looked at closely (the others cannot be blank), which keeps string work
-    off the hot path.
+    off the hot path. A NULL cell of a CSV file (it held :data:`NULL_TEXT`) is
+    not blank; as a respondent id it makes its respondent suspicious, as a
+    question, group or answer cell the tally sends it to the exact path.
     """
     source = sources[0]
     reader, cells = _reader(sources)
@@ -85,7 +137,10 @@ def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
     else:
         index = str(source.index)
     respondent = cells[source.respondent]
-    blank = " AND ".join(f"sk_strip({cell}) = ''" for cell in cells)
+    if source.table_kind == "parquet":  # a null cell is an empty cell
+        blank = " AND ".join(f"sk_strip({cell}) = ''" for cell in cells)
+    else:  # a NULL cell held NULL_TEXT: not blank
+        blank = " AND ".join(f"sk_strip(coalesce({cell}, 'x')) = ''" for cell in cells)
     group = cells[source.group] if source.group is not None else "NULL::VARCHAR"
     head = f"{index} AS f, {respondent} AS r, {group} AS g"
     keep = (f"WHERE CASE WHEN {respondent} IS NULL OR {respondent} = '' THEN NOT ({blank}) "
@@ -113,8 +168,46 @@ def _shapes(sources: Sequence[ResponseSource]) -> list[list[ResponseSource]]:
     """Sources grouped by what one table function can read together."""
     shapes: dict[tuple, list[ResponseSource]] = {}
     for source in sources:
-        shapes.setdefault((source.table_kind, source.header, source.delimiter), []).append(source)
+        shapes.setdefault((source.table_kind, source.header, source.delimiter,
+                           source.column_kinds), []).append(source)
     return list(shapes.values())
+
+
+def space_before_quote(path: Path, delimiter: str) -> bool:
+    """Whether a quote follows spaces that follow a delimiter, a line end or another quote
+    somewhere in the file (``a, "b"``; ``"a" "b"``): DuckDB reads quoted text there, the
+    importer plain text (``a,"b"`` and ``"a"`` are read alike by both).
+
+    A file without quotes costs one memchr over its bytes; one with quotes a
+    look at the byte before each quote (numpy, a few MB at a time), and a walk
+    back over the spaces before the few quotes that follow one.
+    """
+    import mmap
+
+    import numpy as np
+
+    with path.open("rb") as handle:
+        size = handle.seek(0, 2)
+        if size < 2:
+            return False
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            start = data.find(b'"')
+            if start < 0:
+                return False
+            octets = np.frombuffer(data, dtype=np.uint8)
+            openers = frozenset((ord(delimiter), ord("\n"), ord("\r"), ord('"')))
+            try:
+                for begin in range(max(start, 1), size, _SCAN_BYTES):
+                    quotes = np.flatnonzero(octets[begin:begin + _SCAN_BYTES] == ord('"'))
+                    for at in (quotes[octets[quotes + begin - 1] == ord(" ")] + begin).tolist():
+                        before = at - 1
+                        while before >= 0 and data[before] == ord(" "):
+                            before -= 1
+                        if before < 0 or data[before] in openers:
+                            return True
+                return False
+            finally:
+                del octets  # the mmap closes only when no array holds its buffer
 
 
 def load_issued(con, batches: Iterable[Sequence[tuple[str, int | None]]]) -> None:
@@ -232,9 +325,13 @@ def _bits_sql(survey: Survey, word: int) -> str:
 def fast_tally(con, sources: Sequence[ResponseSource], survey: Survey, *,
                issued: bool = False, fanout: bool | None = None) -> RawTally | None:
     """Run the query (:func:`tally_sql`); None when DuckDB refuses a file (bad field
-    counts, bytes, ...)."""
+    counts, bytes, ...) or would read one otherwise than the importer
+    (:func:`space_before_quote`)."""
     import duckdb
 
+    if any(source.table_kind == "csv" and not source.written_here
+           and space_before_quote(source.table, source.delimiter) for source in sources):
+        return None
     try:
         result = con.execute(tally_sql(sources, survey, issued, fanout)).fetchall()
     except duckdb.Error:

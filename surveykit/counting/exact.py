@@ -2,11 +2,12 @@
 
 This is the path that every fast path (DuckDB, Dask) must agree with, and the
 one taken when a fast path cannot vouch for its counts: a bad cell, a
-respondent who may answer twice, issued ids to check. Each file is read by
-the importer's :class:`~surveykit.definition.responses.ResponseFile` (its
-rules, its problems with line, column, value and reason); the accepted
-answers are staged in DuckDB (which spills to disk), where SQL finds every
-respondent answering a question twice in a file, or in two files, and counts.
+respondent who may answer twice, issued ids to check. Each file is read as it
+is (CSV, workbook, zip, Parquet) by the importer's
+:class:`~surveykit.reading.responses.ResponseFile` (its rules, its problems
+with line, column, value and reason); the accepted answers are staged in
+DuckDB (which spills to disk), where SQL finds every respondent answering a
+question twice in a file, or in two files, and counts.
 
 Files count as successive imports would: a (respondent, question) that an
 earlier file answered is a conflict, unless ``replace``, when the later file's
@@ -16,22 +17,15 @@ answer (and group) wins, as ``surveykit import --replace`` does.
 from __future__ import annotations
 
 import gc
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from surveykit.counting.sources import (
-    ResponseSource,
-    counted_instead,
-    parquet_to_csv,
-    response_file,
-)
+from surveykit.counting.sources import ResponseSource, counted_instead
 from surveykit.counts import Counts, QuestionCounts
-from surveykit.definition.cells import duplicate_reason
-from surveykit.definition.responses import MAX_PROBLEMS_KEPT, inspect_file
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, CsvProblem
+from surveykit.reading.cells import duplicate_reason
+from surveykit.reading.responses import MAX_PROBLEMS_KEPT, ResponseFile, inspect_file
 
 __all__ = ["count_exactly"]
 
@@ -59,16 +53,11 @@ def count_exactly(con, sources: Sequence[ResponseSource], survey: Survey, *,
     was_enabled = gc.isenabled()
     gc.disable()  # as the importer does: millions of short-lived tuples, no cycles
     try:
-        with tempfile.TemporaryDirectory(prefix="surveykit-exact-") as scratch:
-            for source in sources:
-                table = source.table
-                if source.kind == "parquet":
-                    table = Path(scratch) / f"{source.index}.csv"
-                    parquet_to_csv(source.path, table)
-                rejected = _stage_file(con, source, table, survey, check_respondents, pa)
-                if rejected.bad_rows:  # no need to read on: this file is refused
-                    _refuse(source, rejected, *_database_problems(
-                        con, sources, names, replace, only=source.index))
+        for source in sources:
+            rejected = _stage_file(con, source, survey, check_respondents, pa)
+            if rejected.bad_rows:  # no need to read on: this file is refused
+                _refuse(source, rejected, *_database_problems(
+                    con, sources, names, replace, only=source.index))
     finally:
         if was_enabled:
             gc.enable()
@@ -97,15 +86,15 @@ class _Rejected:
     bad_rows: int = 0
 
 
-def _stage_file(con, source: ResponseSource, table: Path, survey: Survey,
-                check: IssuedCheck | None, pa) -> _Rejected:
+def _stage_file(con, source: ResponseSource, survey: Survey, check: IssuedCheck | None,
+                pa) -> _Rejected:
     """Read a file with the importer's reader; stage its answers; return its refused rows."""
     rejected = _Rejected()
     rows = 0
     try:
         if source.kind == "csv":
             inspect_file(source.path)  # empty, or bytes that are not UTF-8: said with lines
-        with response_file(source.path, table, survey) as reader:
+        with ResponseFile(source.path, survey, "auto", source.kind) as reader:
             for chunk in reader.chunks(check_respondents=check):
                 rows += chunk.rows
                 for _, problems in chunk.rejected:
@@ -131,7 +120,7 @@ def _stage_file(con, source: ResponseSource, table: Path, survey: Survey,
         raise counted_instead(error) from None
     if rows == 0:
         raise CsvImportError(str(source.path), [], summary=(
-            f"{source.path} has a header but no data rows; nothing was counted"))
+            f"{source.name} has a header but no data rows; nothing was counted"))
     return rejected
 
 
@@ -169,9 +158,11 @@ def _database_problems(con, sources: Sequence[ResponseSource], names: Sequence[s
             "GROUP BY f, qi, r HAVING count(*) > 1) "
             "SELECT f, qi, r, list(line ORDER BY line) FROM staged JOIN repeated "
             "USING (f, qi, r) GROUP BY f, qi, r").fetchall():
+        unit = sources[f].unit
         for line in lines:
-            found.setdefault(f, []).append(
-                CsvProblem(line, "respondent_id", r, duplicate_reason(names[qi], lines)))
+            found.setdefault(f, []).append(CsvProblem(
+                line, "respondent_id", r, duplicate_reason(names[qi], lines, unit),
+                kind="duplicate in this file", unit=unit))
     conflicts: set[int] = set()
     if replace or len(sources) < 2:
         return found, conflicts
@@ -188,9 +179,11 @@ def _database_problems(con, sources: Sequence[ResponseSource], names: Sequence[s
             same = ("the same answer" if label == first_label
                     else f"{first_label!r} (this file says {label!r})")
             conflicts.add(f)
+            first = sources[first_file]
             found.setdefault(f, []).append(CsvProblem(line, "respondent_id", r, (
                 f"this respondent already answered question {names[qi]!r} with {same} in "
-                f"{sources[first_file].path} (line {first_line})")))
+                f"{first.path} ({first.unit} {first_line})"),
+                kind="answered in an earlier file", unit=sources[f].unit))
     return found, conflicts
 
 

@@ -1,10 +1,22 @@
-"""Response files to count where they lie: find them (paths, globs, directories), read their
-headers with the importer's rules, and give every engine the same description of each.
+"""Response files to count where they lie: find them (paths, globs, directories), open each with
+the reader ``surveykit import`` uses (:mod:`surveykit.reading`), and describe it to every engine
+the same way.
 
-CSV files are read as they are. An XLSX file is turned into a CSV once (its first
-sheet, one line per spreadsheet row, so line numbers are Excel's row numbers);
-a Parquet file is read natively by the engines, and turned into a CSV only to
-locate bad rows (line = row number + 1, the header being line 1).
+A file's kind is told by its content, never its name, as on import. CSV and
+Parquet files are read by the engines where they lie; a workbook (.xlsx,
+.xls) or a zipped export is written once as a CSV of the rows the reader
+reads, so that the engines see exactly what an import sees. Which column is
+the respondent id, the group, each question (or question_id and answer) is
+the reader's column mapping (:mod:`surveykit.reading.columns`): the survey's
+``[import]`` profile, group paths, question texts, the tool's metadata
+columns, all as on import.
+
+Some files the fast engines cannot vouch for cheaply; ``exact_only`` then
+says why, and they are counted row by row (:mod:`surveykit.counting.exact`):
+columns of declared covariates (whose cells import checks by type), a
+rejects file (whose cells import un-neutralizes), a Parquet file whose read
+columns hold dates, decimals or nested values, a CSV header with a quote left
+open.
 """
 
 from __future__ import annotations
@@ -14,19 +26,20 @@ import glob
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from surveykit.definition.cells import question_lookup, read_question
-from surveykit.definition.responses import ResponseFile, inspect_file
-from surveykit.definition.spreadsheets import cell_as_text
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, InputError, ParameterError
+from surveykit.reading.responses import ResponseFile, inspect_file
+from surveykit.reading.spreadsheets import file_kind, not_a_response_file
 
-__all__ = ["KINDS", "ResponseSource", "expand_paths", "open_sources", "response_file"]
+__all__ = ["ENDINGS", "ResponseSource", "counted_instead", "expand_paths", "open_sources",
+           "quote_name", "quote_text"]
 
-# File name endings -> kind of file.
-KINDS = {".csv": "csv", ".txt": "csv", ".xlsx": "xlsx", ".parquet": "parquet", ".pq": "parquet"}
+# The file name endings a directory's response files have (a file named on its own, or by a
+# glob, is read whatever its name: its content tells its kind).
+ENDINGS = (".csv", ".txt", ".tsv", ".xlsx", ".xls", ".zip", ".parquet", ".pq")
 _GLOB_CHARACTERS = frozenset("*?[")
 
 
@@ -34,18 +47,27 @@ _GLOB_CHARACTERS = frozenset("*?[")
 class ResponseSource:
     """One response file as every engine reads it.
 
-    ``path``: as the user named it (messages say it); ``kind``: csv, xlsx or
-    parquet; ``table``: the file an engine reads (a CSV made from an XLSX
-    file, else ``path``); ``header``: column names as in the file;
-    ``delimiter``; ``layout``: long or wide; ``respondent``, ``question``,
-    ``answer``, ``group``: column positions (None when absent); ``wide``:
+    ``path``: as the user named it; ``name``: as messages name it (a zipped
+    export adds its member, a workbook its sheet); ``kind``: csv, xlsx, xls,
+    zip or parquet, from the content; ``table``: the file an engine reads
+    (``path``, or a CSV written from a workbook's or zip's rows), of kind
+    ``table_kind`` (csv or parquet); ``header``: the column names as the
+    engine reads them (Parquet: as written); ``column_kinds``: a Parquet
+    column's kind of cells (:func:`surveykit.reading.parquet.text_kind`);
+    ``delimiter``; ``unit``: what the reader numbers, "line" (CSV) or "row"
+    (workbooks and Parquet, whose first row is the header); ``layout``: long
+    or wide; ``respondent``, ``question``, ``answer``, ``group``: column
+    positions (None when absent); ``wide``:
     (position, question index) of each question column of a wide file;
-    ``covariates``: the file has columns of the survey's declared covariates
-    (checked only by the row-by-row path, as ``import`` checks them).
+    ``missing_labels``: the canonical spellings that mean "no answer" here
+    (the profile's, the tool's); ``exact_only``: why only the row-by-row path
+    can count this file (None: any engine can); ``written_here``: ``table``
+    was written by surveykit (its dialect is known).
     """
 
     index: int
     path: Path
+    name: str
     kind: str
     table: Path
     header: tuple[str, ...]
@@ -56,17 +78,27 @@ class ResponseSource:
     answer: int | None
     group: int | None
     wide: tuple[tuple[int, int], ...]
-    covariates: bool = False
+    column_kinds: tuple[str, ...] = ()
+    unit: str = "line"
+    missing_labels: frozenset[str] = frozenset()
+    exact_only: str | None = None
+    written_here: bool = False
 
     @property
     def table_kind(self) -> str:
         """What an engine reads: csv or parquet."""
         return "parquet" if self.kind == "parquet" else "csv"
 
+    @property
+    def read_columns(self) -> tuple[int, ...]:
+        """The positions of the columns whose cells are counted (id, group, questions)."""
+        return tuple(at for at in (self.respondent, self.question, self.answer, self.group)
+                     if at is not None) + tuple(at for at, _ in self.wide)
+
 
 def expand_paths(patterns: Sequence[str | Path]) -> list[Path]:
     """Files named by paths, globs (``exports/*.csv``, ``**`` too) and directories (their
-    CSV, XLSX and Parquet files), in the order given, each once.
+    files with a response file's ending, :data:`ENDINGS`), in the order given, each once.
 
     >>> expand_paths([])
     Traceback (most recent call last):
@@ -88,10 +120,10 @@ Parquet files, globs (exports/*.csv) or directories
                                      "(quote it so that the shell does not expand it)")
         elif Path(text).is_dir():
             matches = sorted(p for p in Path(text).iterdir()
-                             if p.is_file() and p.suffix.lower() in KINDS)
+                             if p.is_file() and p.suffix.lower() in ENDINGS)
             if not matches:
-                raise ParameterError(f"--data {text!r} is a directory without CSV, XLSX or "
-                                     "Parquet files")
+                raise ParameterError(f"--data {text!r} is a directory without response files "
+                                     f"({', '.join(ENDINGS)})")
         elif Path(text).is_file():
             matches = [Path(text)]
         else:
@@ -99,146 +131,97 @@ Parquet files, globs (exports/*.csv) or directories
         found += matches
     unique: dict[Path, Path] = {}
     for path in found:
-        if path.suffix.lower() not in KINDS:
-            raise ParameterError(f"--data {str(path)!r}: {path.suffix or 'no ending'} is not a "
-                                 "response file ending; use .csv, .xlsx or .parquet")
         unique.setdefault(path.resolve(), path)
     return list(unique.values())
 
 
-def response_file(shown: Path, actual: Path, survey: Survey) -> ResponseFile:
-    """The importer's reader on ``actual``, naming ``shown`` in its messages.
-
-    Until :class:`~surveykit.definition.responses.ResponseFile` takes an open
-    stream and a display name, a path whose ``open`` opens another file does it.
-    """
-
-    class _Shown(type(Path())):  # type: ignore[misc, valid-type]
-        def open(self, *args, **kwargs):  # noqa: D102 - redirects reads only
-            return actual.open(*args, **kwargs)
-
-    return ResponseFile(_Shown(shown) if actual != shown else shown, survey, "auto")
-
-
 def counted_instead(error: CsvImportError) -> CsvImportError:
-    """The importer's error, saying that nothing was counted (nothing is ever imported here)."""
+    """The reader's error, saying that nothing was counted (nothing is ever imported here)."""
     summary = error.summary.replace("nothing was imported", "nothing was counted")
     return CsvImportError(error.path, error.problems, problem_count=error.problem_count,
-                          summary=summary)
+                          summary=summary, kinds=error.kinds)
 
 
 @contextmanager
 def open_sources(paths: Sequence[Path], survey: Survey) -> Iterator[list[ResponseSource]]:
-    """Read every file's header (the importer's checks and messages); XLSX made into CSV.
+    """Open every file with the importer's reader (its checks and messages, naming the file):
+    its kind, header and column mapping; workbooks and zips written as CSV.
 
-    The CSV files made from XLSX files live until the block ends.
+    The CSV files written here live until the block ends.
     """
-    lookup = question_lookup(survey)
     with tempfile.TemporaryDirectory(prefix="surveykit-count-") as scratch:
-        sources = []
-        for index, path in enumerate(paths):
-            kind = KINDS[path.suffix.lower()]
-            table = path
+        yield [_open_source(index, path, survey, Path(scratch))
+               for index, path in enumerate(paths)]
+
+
+def _open_source(index: int, path: Path, survey: Survey, scratch: Path) -> ResponseSource:
+    try:
+        kind, description = file_kind(path)
+    except OSError as exc:
+        raise CsvImportError(str(path), [], summary=f"cannot read {path}: {exc.strerror}; "
+                                                    "nothing was counted") from None
+    if kind == "binary":
+        raise counted_instead(not_a_response_file(path, description))
+    try:
+        with ResponseFile(path, survey, "auto", kind) as reader:
+            source = _describe(index, path, kind, reader)
+            if kind in ("xlsx", "xls", "zip"):
+                table = scratch / f"{index}.csv"
+                _write_rows(reader, table)
+                source = replace(source, table=table, written_here=True)
+    except CsvImportError as error:
+        if kind == "csv":
+            # an empty or non-UTF-8 file is the more basic problem: say that first
+            # (inspect_file reads the whole file, so only when the header fails)
             try:
-                if kind == "csv":
-                    header_file = path
-                elif kind == "xlsx":
-                    table = header_file = Path(scratch) / f"{index}.csv"
-                    xlsx_to_csv(path, table)
-                else:
-                    header_file = Path(scratch) / f"{index}-header.csv"
-                    _write_parquet_header(path, header_file)
-                with response_file(path, header_file, survey) as reader:
-                    header, delimiter, layout = (tuple(reader.header), reader.delimiter,
-                                                 reader.file_format)
-                    covariates = {column.index for column in reader.mapping.covariates()}
-            except (CsvImportError, UnicodeDecodeError) as error:
-                if kind == "csv":
-                    # an empty or non-UTF-8 file is the more basic problem: say that first
-                    # (inspect_file hashes the whole file, so only when the header fails)
-                    try:
-                        inspect_file(path)
-                    except CsvImportError as basic:
-                        raise counted_instead(basic) from None
-                if isinstance(error, UnicodeDecodeError):
-                    raise
-                raise counted_instead(error) from None
-            columns = {name.casefold(): i for i, name in enumerate(header)
-                       if name and not name.startswith("_")}
-            wide = ()
-            if layout == "wide":
-                wide = tuple((i, read_question(lookup, name)) for i, name in enumerate(header)
-                             if name and not name.startswith("_") and i not in covariates
-                             and name.casefold() not in ("respondent_id", "group"))
-            sources.append(ResponseSource(
-                index=index, path=path, kind=kind, table=table, header=header,
-                delimiter=delimiter, layout=layout, respondent=columns["respondent_id"],
-                question=columns.get("question_id"), answer=columns.get("answer"),
-                group=columns.get("group"), wide=wide, covariates=bool(covariates)))
-        yield sources
+                inspect_file(path)
+            except CsvImportError as basic:
+                raise counted_instead(basic) from None
+        raise counted_instead(error) from None
+    return source
 
 
-def _write_parquet_header(path: Path, out: Path) -> None:
-    names = _parquet_names(path)
+def _describe(index: int, path: Path, kind: str, reader: ResponseFile) -> ResponseSource:
+    """What an engine needs to know of an open file, from the reader's mapping."""
+    mapping = reader.mapping
+    order = {question.id: number for number, question in enumerate(reader.survey.questions)}
+    wide = tuple((column.index, order[column.question]) for column in mapping.questions())
+    header = tuple(reader.column_names) if kind == "parquet" else tuple(reader.header)
+    source = ResponseSource(
+        index=index, path=path, name=reader.name, kind=kind, table=path, header=header,
+        delimiter=reader.delimiter, layout=reader.file_format,
+        respondent=mapping.index("respondent_id"), question=mapping.index("question_id"),
+        answer=mapping.index("answer"), group=mapping.index("group"), wide=wide,
+        column_kinds=tuple(reader.column_kinds), unit=reader.unit,
+        missing_labels=mapping.missing_labels)
+    return replace(source, exact_only=_exact_only(source, reader))
+
+
+def _exact_only(source: ResponseSource, reader: ResponseFile) -> str | None:
+    """Why only the row-by-row path can count this file, or None."""
+    if reader.mapping.covariates():
+        return "columns of declared covariates (import checks their cells by type)"
+    if reader.restores_formulas:
+        return "a rejects file (its cells are read without their leading quote)"
+    if any(source.column_kinds[at] == "other" for at in source.read_columns
+           if source.column_kinds):
+        return "Parquet columns of dates, decimals or nested values among those read"
+    if reader.header_line.count('"') % 2:
+        return "a quote in the header line that is not closed on it"
+    return None
+
+
+def _write_rows(reader: ResponseFile, out: Path) -> None:
+    """The reader's header and rows as a CSV an engine reads as the reader does (every cell
+    quoted; the header's line is skipped by the engines)."""
     with out.open("w", encoding="utf-8", newline="") as handle:
-        csv.writer(handle).writerow(names)
-
-
-def cell_text(value: object) -> str:
-    """A spreadsheet or Parquet cell as the text a CSV export would hold.
-
-    >>> cell_text(1.0), cell_text(True), cell_text(None), cell_text("a\\nb")
-    ('1', 'true', '', 'a b')
-    """
-    # one spreadsheet row stays one line, so line numbers stay row numbers
-    return cell_as_text(value).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
-
-
-def xlsx_to_csv(path: Path, out: Path) -> None:
-    """The first sheet of an XLSX file as a CSV, one line per row (empty rows too), streamed."""
-    try:
-        from openpyxl import load_workbook
-    except ImportError:
-        raise ParameterError(f"{path} is XLSX: reading it needs openpyxl: pip install "
-                             "'surveykit[duckdb]'") from None
-    try:
-        book = load_workbook(path, read_only=True, data_only=True)
-    except Exception as error:  # openpyxl raises many kinds for files that are not XLSX
-        raise CsvImportError(str(path), [], summary=f"cannot read {path} as XLSX: {error}; "
-                             "nothing was counted") from None
-    try:
-        sheet = book.worksheets[0]
-        with out.open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            width = None
-            for row in sheet.iter_rows(values_only=True):
-                cells = [cell_text(value) for value in row]
-                if width is None:
-                    while cells and not cells[-1]:
-                        cells.pop()
-                    width = len(cells)
-                while len(cells) > width and not cells[-1]:
-                    cells.pop()  # Excel keeps cells formatted but empty past the header
-                if not any(cells):
-                    handle.write("\n")
-                    continue
-                writer.writerow(cells + [""] * (width - len(cells)))
-    finally:
-        book.close()
-
-
-def parquet_to_csv(path: Path, out: Path) -> None:
-    """A Parquet file as a CSV, to locate bad rows: cells as DuckDB casts them to text (as the
-    counting query reads them), line ends inside cells made spaces (one row, one line)."""
-    import duckdb
-
-    names = _parquet_names(path)
-    cells = ", ".join(
-        f"regexp_replace(CAST({quote_name(name)} AS VARCHAR), '\\r\\n|\\n|\\r', ' ', 'g') "
-        f"AS {quote_name(name)}" for name in names)
-    with duckdb.connect() as con:
-        con.execute(f"COPY (SELECT {cells} FROM read_parquet({quote_text(path)})) "
-                    f"TO {quote_text(out)} (FORMAT csv, HEADER true, DELIMITER ',')")
+        writer = csv.writer(handle, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        writer.writerow(reader.header)
+        for _, fields in reader.rows():
+            if fields:
+                writer.writerow(fields)
+            else:
+                handle.write("\n")
 
 
 def quote_name(name: str) -> str:
@@ -249,13 +232,3 @@ def quote_name(name: str) -> str:
 def quote_text(value: object) -> str:
     """A path or text as an SQL string literal."""
     return "'" + str(value).replace("'", "''") + "'"
-
-
-def _parquet_names(path: Path) -> list[str]:
-    import pyarrow.parquet as pq
-
-    try:
-        return pq.read_schema(path).names
-    except (OSError, ValueError) as error:
-        raise CsvImportError(str(path), [], summary=f"cannot read {path} as Parquet: {error}; "
-                             "nothing was counted") from None

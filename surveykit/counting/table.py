@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import TextIO
 
 from surveykit.counts import Counts, QuestionCounts
-from surveykit.definition.cells import (
+from surveykit.definition.survey import Survey
+from surveykit.errors import CsvImportError, CsvProblem, InputError, ParameterError
+from surveykit.reading.cells import (
     NOT_A_GROUP,
     group_lookup,
     is_blank,
@@ -53,8 +55,6 @@ from surveykit.definition.cells import (
     read_question,
     unknown_question_reason,
 )
-from surveykit.definition.survey import Survey
-from surveykit.errors import CsvImportError, CsvProblem, InputError, ParameterError
 
 __all__ = ["COLUMNS", "MISSING", "read_counts_file", "read_counts_table",
            "survey_of_counts_file", "write_counts_table"]

@@ -13,7 +13,7 @@ the files, in one scan:
   or needs trimming, or a question cell of theirs could not be coded.
 
 The distinct cells are few, so each is read here with the importer's own
-rules (:mod:`surveykit.definition.cells`). When every cell reads and no
+rules (:mod:`surveykit.reading.cells`). When every cell reads and no
 respondent may repeat a question, the counts are exact; otherwise
 :func:`counts_from_tally` returns None and the caller counts exactly, row by
 row (:mod:`surveykit.counting.exact`), which either finds the bad rows with
@@ -25,8 +25,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from surveykit.counting.sources import ResponseSource
 from surveykit.counts import Counts, QuestionCounts
-from surveykit.definition.cells import (
+from surveykit.definition.survey import Survey
+from surveykit.reading.cells import (
     NOT_A_GROUP,
     group_lookup,
     is_blank,
@@ -35,7 +37,7 @@ from surveykit.definition.cells import (
     read_group,
     read_question,
 )
-from surveykit.definition.survey import Survey
+from surveykit.vocabulary import canonical_spelling
 
 __all__ = ["BITS_PER_WORD", "RawTally", "counts_from_tally", "question_codes", "word_count"]
 
@@ -74,13 +76,15 @@ def word_count(survey: Survey) -> int:
     return max(1, -(-len(survey.questions) // BITS_PER_WORD))
 
 
-def counts_from_tally(survey: Survey, files: int, tally: RawTally,
-                      has_group_column: Sequence[bool]) -> list[QuestionCounts] | None:
+def counts_from_tally(survey: Survey, sources: Sequence[ResponseSource],
+                      tally: RawTally) -> list[QuestionCounts] | None:
     """Counts per question, or None when some row needs the exact path.
 
-    ``files`` is the number of files counted (a file without data rows is an
-    error the exact path reports); ``has_group_column[f]`` whether file f has
-    a group column.
+    ``sources`` are the files counted (a file without data rows is an error
+    the exact path reports). A CSV cell the engine read as NULL (it held the
+    engine's null text) goes to the exact path, and so does a label that
+    means "no answer" in a file (its profile's or its tool's): the engines
+    took its row for an answer.
     """
     if tally.suspicious:
         return None
@@ -89,13 +93,18 @@ def counts_from_tally(survey: Survey, files: int, tally: RawTally,
     spellings = [question.answer_spellings() for question in survey.questions]
     one_group = len(survey.groups) == 1
     tables: list[dict[str, dict[str, int]]] = [{} for _ in survey.questions]
-    rows = [0] * files
+    rows = [0] * len(sources)
     for file, question_cell, group_cell, answer_cell, n, issued_group in tally.cells:
+        source = sources[file]
         rows[file] += n
+        has_group = source.group is not None
+        if source.table_kind == "csv" and (question_cell is None or answer_cell is None
+                                           or (has_group and group_cell is None)):
+            return None  # a cell the engine took for NULL: read it as the text it is
         question = read_question(questions, question_cell or "")
         if question is None:
             return None
-        group = read_group(groups, group_cell) if has_group_column[file] else None
+        group = read_group(groups, group_cell) if has_group else None
         if group is NOT_A_GROUP:
             return None
         if group is not None and issued_group is not None and group != issued_group:
@@ -110,6 +119,8 @@ def counts_from_tally(survey: Survey, files: int, tally: RawTally,
             if answer_cell:
                 return None  # only spaces: the engines took it for an answer
             continue  # a missing answer: counted through the respondents, never stored
+        if source.missing_labels and canonical_spelling(answer_cell) in source.missing_labels:
+            return None  # "no answer": the engines took it for an answer
         label = read_answer(spellings[question], answer_cell)
         if label is None:
             return None

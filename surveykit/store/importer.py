@@ -55,17 +55,8 @@ from sqlalchemy import (
 )
 from sqlalchemy import exc as sa_exc
 
-from surveykit.definition.cells import duplicate_reason
 from surveykit.definition.covariates import COVARIATE_NAME_LENGTH, COVARIATE_VALUE_LENGTH
 from surveykit.definition.limits import ANSWER_LENGTH, RESPONDENT_ID_LENGTH
-from surveykit.definition.responses import (
-    FORMATS,
-    MAX_PROBLEMS_KEPT,
-    ResponseFile,
-    inspect_file,
-    neutralize_formula,
-    open_responses,
-)
 from surveykit.definition.survey import Survey
 from surveykit.errors import (
     CsvImportError,
@@ -76,6 +67,15 @@ from surveykit.errors import (
     summarize_kinds,
 )
 from surveykit.files import output_file
+from surveykit.reading.cells import duplicate_reason
+from surveykit.reading.responses import (
+    FORMATS,
+    MAX_PROBLEMS_KEPT,
+    ResponseFile,
+    inspect_file,
+    neutralize_formula,
+    open_responses,
+)
 from surveykit.store import answer_counts
 from surveykit.store import database as store
 

@@ -53,9 +53,9 @@ from sqlalchemy import exc as sa_exc
 
 from surveykit.collection.respondent_ids import diagnose_unknown_id
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
-from surveykit.definition.responses import canonical_respondent_id
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError
+from surveykit.reading.responses import canonical_respondent_id
 from surveykit.store import answer_counts
 from surveykit.store import database as store
 

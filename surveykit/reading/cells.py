@@ -1,6 +1,6 @@
 """How one cell of a response file is read: question ids, group cells, answers, respondent ids.
 
-The rules of :mod:`surveykit.definition.responses` (the importer's reader),
+The rules of :mod:`surveykit.reading.responses` (the importer's reader),
 written once as functions on single values so that every reader applies them
 the same way: the importer row by row, and file counting
 (:mod:`surveykit.counting`) on the distinct values a GROUP BY returns.

@@ -3,9 +3,11 @@
 :func:`sniff` tells a file's kind from its first bytes (its "magic number"),
 never from its name: ``csv`` (text), ``xlsx`` (Excel 2007+, read with
 openpyxl), ``xls`` (Excel 97-2003, read with xlrd), ``zip`` (ODK Central's
-"all data" download: one CSV per form and per repeat group), or a binary
-kind that no import reads (PDF, images, archives, databases, UTF-16 text),
-refused in one line that says what to export instead.
+"all data" download: one CSV per form and per repeat group), ``parquet``
+(:mod:`surveykit.reading.parquet`), or a binary kind that no import reads
+(PDF, images, archives, databases, UTF-16 text), refused in one line that
+says what to export instead (:func:`file_kind` reads the first bytes of a
+file and looks inside a zip).
 
 Spreadsheet cells come back as the text a CSV export would hold: numbers
 without a spurious ".0", TRUE/FALSE as true/false, dates in ISO 8601, and
@@ -23,9 +25,13 @@ from pathlib import Path
 
 from surveykit.errors import CsvImportError
 
-__all__ = ["SheetRows", "cell_as_text", "sniff", "open_sheet", "zip_members"]
+__all__ = ["SNIFF_BYTES", "SheetRows", "cell_as_text", "file_kind", "not_a_response_file",
+           "open_sheet", "sniff", "zip_members"]
 
+# The first bytes that tell a file's kind.
+SNIFF_BYTES = 8192
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_PARQUET = b"PAR1"
 # Other formats people pick by mistake: magic number -> what it is.
 _BINARY = (
     (b"%PDF", "a PDF document"),
@@ -44,8 +50,8 @@ _BINARY = (
 def sniff(head: bytes) -> tuple[str, str | None]:
     """(kind, description) of a file from its first bytes (a few KB).
 
-    kind is "csv", "xlsx", "xls", "zip" or "binary" (description then says
-    what it looks like).
+    kind is "csv", "xlsx", "xls", "zip", "parquet" or "binary" (description
+    then says what it looks like).
 
     >>> sniff(b"respondent_id,q1\\r\\nr1,yes\\r\\n")
     ('csv', None)
@@ -56,6 +62,8 @@ def sniff(head: bytes) -> tuple[str, str | None]:
         return "zip", None  # refined by zip_kind once the whole file can be opened
     if head.startswith(_OLE2):
         return "xls", None
+    if head.startswith(_PARQUET):
+        return "parquet", None
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "binary", ("UTF-16 text (save it as UTF-8: Excel 'CSV UTF-8', LibreOffice "
                           "character set 'Unicode (UTF-8)')")
@@ -65,6 +73,21 @@ def sniff(head: bytes) -> tuple[str, str | None]:
     if b"\x00" in head:
         return "binary", "a binary file (it contains NUL bytes)"
     return "csv", None
+
+
+def file_kind(path: Path) -> tuple[str, str | None]:
+    """(kind, description) of the file at ``path`` from its first bytes (:func:`sniff`), a zip
+    told apart by what it holds (:func:`zip_kind`). Raises OSError when it cannot be read."""
+    with path.open("rb") as binary:
+        kind, description = sniff(binary.read(SNIFF_BYTES))
+    return zip_kind(path) if kind == "zip" else (kind, description)
+
+
+def not_a_response_file(path: Path | str, description: str | None) -> CsvImportError:
+    """The one-line refusal of a file of a kind no reader reads (``description`` says what)."""
+    return CsvImportError(str(path), [], summary=(
+        f"{path} is {description}, not a response file: export the responses as CSV "
+        "(UTF-8), as an Excel workbook (.xlsx) or as Parquet; nothing was imported"))
 
 
 def zip_kind(path: Path) -> tuple[str, str | None]:
@@ -145,8 +168,14 @@ def open_sheet(path: Path, kind: str) -> SheetRows:
 def _open_xlsx(path: Path) -> SheetRows:
     import openpyxl
 
-    # read_only streams the sheet; data_only gives formulas' stored values
-    book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    # read_only streams the sheet; data_only gives formulas' stored values. The workbook is
+    # given as an open file: given a name, openpyxl refuses one that does not end in .xlsx
+    stream = path.open("rb")
+    try:
+        book = openpyxl.load_workbook(stream, read_only=True, data_only=True)
+    except BaseException:
+        stream.close()
+        raise
     sheet = book.worksheets[0]
     if sheet.max_row == 1 and sheet.max_column == 1:
         sheet.reset_dimensions()  # some writers store a wrong size ("A1"): read every cell
@@ -157,8 +186,12 @@ def _open_xlsx(path: Path) -> SheetRows:
                                         start=1):
             yield number, [cell_as_text(value) for value in values]
 
+    def close() -> None:
+        book.close()
+        stream.close()
+
     return SheetRows(sheet=sheet.title, others=tuple(s.title for s in book.worksheets[1:]),
-                     total=total, rows=rows(), _close=book.close)
+                     total=total, rows=rows(), _close=close)
 
 
 def _open_xls(path: Path) -> SheetRows:

@@ -1,5 +1,5 @@
-"""Reading and validating response files (CSV, Excel, zipped exports), in chunks, with errors
-that say where.
+"""Reading and validating response files (CSV, Excel, zipped exports, Parquet), in chunks, with
+errors that say where: the reader of ``surveykit import`` and of file counting alike.
 
 Two layouts are accepted and told apart by their header:
 
@@ -13,15 +13,17 @@ designs, and columns of the covariates the survey declares (``[covariates]``:
 age, faculty, ...), read and checked by their declared type. Without a group
 column the group comes from the issued id; a one-group survey needs none.
 Which column is which is decided by
-:func:`surveykit.definition.profile.map_columns`: column names, paths such as
+:func:`surveykit.reading.columns.map_columns`: column names, paths such as
 ``group/question``, question texts, the tool's metadata columns, and the
 survey's ``[import]`` profile.
 
-CSV files are UTF-8 with or without a byte-order mark, separated by commas,
-semicolons or tabs (whichever splits the header into the most columns).
-Excel workbooks (.xlsx, and .xls) are read from their first sheet; a zip of
-CSV files (ODK Central's download) from its main file, the repeat-group
-files being set aside with a note. Answers are normalized
+A file's kind is told by its content (:func:`inspect_file`). CSV files are
+UTF-8 with or without a byte-order mark, separated by commas, semicolons or
+tabs (whichever splits the header into the most columns), every row with as
+many fields as the header. Excel workbooks (.xlsx, and .xls) are read from
+their first sheet; a zip of CSV files (ODK Central's download) from its main
+file, the repeat-group files being set aside with a note; Parquet cells as
+:mod:`surveykit.reading.parquet` turns them into text. Answers are normalized
 (:func:`surveykit.definition.survey.canonical_spelling`, built-in spellings,
 the survey's aliases and ``[import.labels]``). An empty cell, or a label the
 tool or the profile uses for "no answer", is *missing*: it is counted, never
@@ -49,12 +51,25 @@ from surveykit.collection.respondent_ids import (
     diagnose_unknown_id,
     normalize_respondent_id,
 )
-from surveykit.definition.cells import bad_answer_reason, no_group_reason, not_a_group_reason
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
-from surveykit.definition.profile import ColumnMapping, QuestionResolver, map_columns
-from surveykit.definition.spreadsheets import open_sheet, sniff, zip_kind
 from surveykit.definition.survey import Survey, canonical_spelling
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
+from surveykit.reading.cells import (
+    bad_answer_reason,
+    group_lookup,
+    no_group_reason,
+    not_a_group_reason,
+    question_lookup,
+)
+from surveykit.reading.columns import ColumnMapping, QuestionResolver, map_columns
+from surveykit.reading.parquet import open_parquet
+from surveykit.reading.spreadsheets import (
+    SNIFF_BYTES,
+    not_a_response_file,
+    open_sheet,
+    sniff,
+    zip_kind,
+)
 
 __all__ = [
     "FORMATS",
@@ -117,7 +132,7 @@ def canonical_respondent_id(typed: str) -> str:
 @dataclass(frozen=True)
 class FileFacts:
     """What one binary pass over the file found: its sha256, size in bytes and kind
-    (csv, xlsx, xls or zip; see :func:`surveykit.definition.spreadsheets.sniff`)."""
+    (csv, xlsx, xls, zip or parquet; see :func:`surveykit.reading.spreadsheets.sniff`)."""
 
     sha256: str
     size: int
@@ -142,7 +157,7 @@ def inspect_file(path: str | Path) -> FileFacts:
         with path.open("rb") as binary:
             while block := binary.read(_BLOCK):
                 if size == 0:
-                    kind, description = sniff(block[:8192])
+                    kind, description = sniff(block[:SNIFF_BYTES])
                 digest.update(block)
                 size += len(block)
                 if kind == "csv" and not bad_utf8:
@@ -162,9 +177,7 @@ def inspect_file(path: str | Path) -> FileFacts:
     if kind == "zip":
         kind, description = zip_kind(path)
     if kind == "binary":
-        raise CsvImportError(str(path), [], summary=(
-            f"{path} is {description}, not a response file: export the responses as CSV "
-            "(UTF-8) or as an Excel workbook (.xlsx); nothing was imported"))
+        raise not_a_response_file(path, description)
     if bad_utf8:
         problems, count = _locate_bad_utf8(path)
         raise CsvImportError(
@@ -277,8 +290,13 @@ class ResponseFile:
         self.survey = survey
         self.kind = kind
         self.name = str(path)
-        self.unit = "row" if kind in ("xlsx", "xls") else "line"
+        self.unit = "row" if kind in ("xlsx", "xls", "parquet") else "line"
         self.delimiter = ","
+        # a CSV file's first line as read; a Parquet file's column names as written, and
+        # the kind of each (surveykit.reading.parquet.text_kind)
+        self.header_line = ""
+        self.column_names: tuple[str, ...] = ()
+        self.column_kinds: tuple[str, ...] = ()
         self.notes: list[str] = []
         # unknown ids of this file for which the nearest issued id is looked up
         self._suggestions_left = 100
@@ -286,15 +304,10 @@ class ResponseFile:
         self._size = path.stat().st_size if size is None else size
         self._position: Callable[[], int] = lambda: 0
         self._spellings = [question.answer_spellings() for question in survey.questions]
-        self._questions = {q.id.casefold(): index for index, q in enumerate(survey.questions)}
-        for index, question in enumerate(survey.questions):
-            self._questions[question.id] = index
+        self._questions = question_lookup(survey)
         self._resolver = QuestionResolver(survey)
         # group cell -> group number; an empty cell means "take it from the issued id"
-        self._groups: dict[str, int | None] = {"": None}
-        for number, name in enumerate(survey.groups, start=1):
-            for spelling in (str(number), name, name.casefold(), name.upper()):
-                self._groups[spelling] = number
+        self._groups = group_lookup(survey)
         try:
             header, self._rows = self._open()
             self.header = header
@@ -312,8 +325,9 @@ class ResponseFile:
             declared = {covariate.name: covariate for covariate in survey.covariates}
             self._covariates = [(column.index, declared[column.covariate], column.header)
                                 for column in self.mapping.covariates()]
-            if any(name.casefold() == "_reason" for name in header):
-                # a rejects file: its cells were written with neutralize_formula
+            # a rejects file: its cells were written with neutralize_formula
+            self.restores_formulas = any(name.casefold() == "_reason" for name in header)
+            if self.restores_formulas:
                 rows = self._rows
                 self._rows = ((line, [_restore_formula(cell) for cell in fields])
                               for line, fields in rows)
@@ -331,6 +345,12 @@ class ResponseFile:
         while self._closers:
             self._closers.pop()()
 
+    def rows(self) -> Iterator[tuple[int, list[str]]]:
+        """The data rows as read, (line, cells), before any check: what :meth:`chunks`
+        checks, for a reader that checks them elsewhere (counting gives workbooks to DuckDB
+        as CSV). The rows are streamed once, by this or by :meth:`chunks`."""
+        return self._rows
+
     # -- opening each kind of file ------------------------------------------------------
 
     def _open(self) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
@@ -339,6 +359,8 @@ class ResponseFile:
             return self._open_sheet()
         if self.kind == "zip":
             return self._open_zip()
+        if self.kind == "parquet":
+            return self._open_parquet()
         binary = self.path.open("rb")
         self._closers.append(binary.close)
         # kept open here: a wrapper freed with its exhausted reader would close the file
@@ -349,9 +371,10 @@ class ResponseFile:
     def _open_text(self, text: io.TextIOWrapper
                    ) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
         try:
-            self.delimiter, header = _split_header(text.readline())
+            self.header_line = text.readline()
         except UnicodeDecodeError:
             raise self._not_utf8(1) from None
+        self.delimiter, header = _split_header(self.header_line)
         return header, self._csv_rows(text)
 
     def _csv_rows(self, text: io.TextIOWrapper) -> Iterator[tuple[int, list[str]]]:
@@ -411,6 +434,15 @@ class ResponseFile:
         self._position = lambda: self._size * raw.tell() // total
         self._text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
         return self._open_text(self._text)
+
+    def _open_parquet(self) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+        table = open_parquet(self.path, self.name)
+        self._closers.append(table.close)
+        self.column_names = table.names
+        self.column_kinds = table.kinds
+        total = max(table.total + 1, 1)
+        self._position = lambda: self._size * table.reached() // total
+        return [name.strip() for name in table.names], table.rows
 
     def _open_sheet(self) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
         sheet = open_sheet(self.path, self.kind)
