@@ -45,9 +45,11 @@ import numpy as np
 
 from surveykit.estimation.likelihood import _ascent_step
 
-__all__ = ["LatentModel", "Maximum", "Outcome", "maximize"]
+__all__ = ["LatentModel", "Maximum", "Outcome", "TwoStateModel", "maximize"]
 
 _CHUNK = 131072
+# A row likelihood below this is computed on the log scale (TwoStateModel).
+_TINY = 1e-280
 # A linear predictor this large means a probability of exp(-500): estimates running away.
 _DIVERGED = 500.0
 _LOG_2PI = math.log(2 * math.pi)
@@ -83,7 +85,15 @@ class LatentModel:
     def __init__(self, *, Z: np.ndarray, states: tuple[str, ...], categories: tuple[str, ...],
                  reference: str, M: np.ndarray, A: np.ndarray, low: np.ndarray,
                  high: np.ndarray, outcome: Outcome | None = None) -> None:
-        self.Z = np.ascontiguousarray(Z, dtype=float)
+        self.M, self.A = M, A
+        self._setup(np.ascontiguousarray(Z, dtype=float), states, categories, reference,
+                    A.shape[0], low, high, outcome)
+
+    def _setup(self, Z: np.ndarray, states: tuple[str, ...], categories: tuple[str, ...],
+               reference: str, J: int, low: np.ndarray, high: np.ndarray,
+               outcome: Outcome | None) -> None:
+        """The parts of the model every likelihood path shares: sizes, names and the box."""
+        self.Z = Z
         self.n, self.q = self.Z.shape
         self.states = states
         self.category_states = np.array([states.index(c) for c in categories])
@@ -92,8 +102,7 @@ class LatentModel:
         self.K = len(categories)
         self.reference = categories.index(reference)
         self.free_categories = [c for c in range(self.K) if c != self.reference]
-        self.M, self.A = M, A
-        self.J = A.shape[0]
+        self.J = J
         self.B = len(self.behavioural_states)
         self.outcome = outcome
         self.n_alpha = self.q * (self.K - 1)
@@ -130,6 +139,13 @@ class LatentModel:
 
     def loglik(self, x: np.ndarray) -> float:
         return self.evaluate(x, derivatives=False)[0]
+
+    def evaluate_points(self, points: np.ndarray, derivatives: bool = True,
+                        hessian: bool = True) -> list[tuple]:
+        """:meth:`evaluate` at each row of ``points`` (points, parameters). The general path
+        makes one pass over the rows per point; :class:`TwoStateModel` makes one in all, and
+        with ``hessian=False`` skips the Hessians (their entries are then zero)."""
+        return [self.evaluate(x, derivatives) for x in np.atleast_2d(points)]
 
     def evaluate(self, x: np.ndarray, derivatives: bool = True):
         """(loglik, gradient, Hessian, largest |linear predictor|); -inf where some row has
@@ -301,6 +317,144 @@ class LatentModel:
         return H
 
 
+class TwoStateModel(LatentModel):
+    """The likelihood of a yes/no question as the outcome, without a sum over states.
+
+    With two true states, the modelled category (yes) and the reference (no),
+    and no behavioural states, row i's likelihood is a two-term mixture
+
+        L_i = a_i p_i + c_i (1 - p_i) = c_i + d_i expit(z_i' beta),   p_i = expit(z_i' beta)
+
+    where a_i = P(r_i | yes, g_i) and c_i = P(r_i | no, g_i), d_i = a_i - c_i,
+    are the entries of the row's (group, answer) cell of the design's matrix,
+    don't-know branch included, and affine in the nuisance parameters eta (the
+    SLD's t, the unrelated question's innocuous prevalence): a = a0 + eta' a1,
+    c = c0 + eta' c1. With the posterior weight of yes w_i = a_i p_i / L_i
+    (Fisher's and Louis' identities, or differentiating L_i directly):
+
+        d l / d beta          = sum_i (w_i - p_i) z_i
+        d2 l / d beta2        = Z' diag(w_i (1 - w_i) - p_i (1 - p_i)) Z
+        d l / d eta_j         = sum_i e_ij,   e_ij = (a1_ij p_i + c1_ij (1 - p_i)) / L_i
+        d2 l / d eta_j d eta_k = -sum_i e_ij e_ik
+        d2 l / d beta d eta_j = sum_i (a1_ij p_i / L_i - w_i e_ij) z_i
+
+    so one pass over the rows gives the log-likelihood, the gradient and the
+    Hessian, the beta block as one BLAS product Z' (v * Z) per chunk of rows.
+    Rows whose likelihood is below 1e-280 (linear predictors in the hundreds)
+    are evaluated on the log scale, so the values agree with
+    :class:`LatentModel`, the general path and this class's test oracle, up
+    to rounding.
+
+    ``cells`` (rows,) indexes ``base`` (cells, 2 states), the design's column of
+    each (group, answer) cell, and ``slopes`` (nuisance, cells, 2 states).
+    """
+
+    def __init__(self, *, Z: np.ndarray, states: tuple[str, ...], categories: tuple[str, ...],
+                 reference: str, cells: np.ndarray, base: np.ndarray, slopes: np.ndarray,
+                 low: np.ndarray, high: np.ndarray) -> None:
+        self._setup(np.asarray(Z, dtype=float), states, categories, reference,
+                    slopes.shape[0], low, high, None)
+        if self.K != 2 or self.B:
+            raise ValueError("TwoStateModel needs two categories and no behavioural states")
+        yes = self.category_states[self.free_categories[0]]
+        no = self.category_states[self.reference]
+        self.cells = np.asarray(cells, dtype=np.intp)
+        base = np.asarray(base, dtype=float)
+        slopes = np.asarray(slopes, dtype=float)
+        self.base_yes, self.base_no = base[:, yes], base[:, no]
+        self.slopes_yes, self.slopes_no = slopes[:, :, yes], slopes[:, :, no]
+
+    def evaluate(self, x: np.ndarray, derivatives: bool = True):
+        return self.evaluate_points(np.asarray(x, dtype=float)[None, :], derivatives)[0]
+
+    def evaluate_points(self, points: np.ndarray, derivatives: bool = True,
+                        hessian: bool = True) -> list[tuple]:
+        points = np.atleast_2d(np.asarray(points, dtype=float))
+        count, q, size = points.shape[0], self.q, self.size
+        coefficients = np.ascontiguousarray(points[:, :q].T)     # (terms, points)
+        eta = points[:, q:]                                       # (points, nuisance)
+        a_cells = (self.base_yes[None, :] + eta @ self.slopes_yes).T   # (cells, points)
+        c_cells = (self.base_no[None, :] + eta @ self.slopes_no).T
+        totals = np.zeros(count)
+        largest = np.zeros(count)
+        gradient = np.zeros((count, size))
+        hessians = np.zeros((count, size, size))
+        for start in range(0, self.n, _CHUNK):
+            rows = slice(start, min(start + _CHUNK, self.n))
+            with np.errstate(over="ignore", invalid="ignore", under="ignore",
+                             divide="ignore"):
+                self._chunk_points(rows, coefficients, a_cells, c_cells, derivatives, hessian,
+                                   totals, largest, gradient, hessians)
+        out = []
+        for k in range(count):
+            if not math.isfinite(totals[k]):
+                out.append((-math.inf, None, None, math.inf))
+            elif not derivatives:
+                out.append((float(totals[k]), None, None, float(largest[k])))
+            else:
+                h = hessians[k]
+                h[q:, :q] = h[:q, q:].T
+                if not (np.all(np.isfinite(gradient[k])) and np.all(np.isfinite(h))):
+                    out.append((-math.inf, None, None, math.inf))
+                else:
+                    out.append((float(totals[k]), gradient[k], h, float(largest[k])))
+        return out
+
+    def _chunk_points(self, rows: slice, coefficients, a_cells, c_cells, derivatives,
+                      with_hessian, totals, largest, gradient, hessian) -> None:
+        from scipy.special import expit, log_expit
+
+        Z = self.Z[rows]
+        k = self.cells[rows]
+        q = self.q
+        # one point: matrix-vector products (OpenBLAS is slow on an (m, 1) matrix product)
+        single = coefficients.shape[1] == 1
+        linear = (Z @ coefficients[:, 0])[:, None] if single else Z @ coefficients
+        np.maximum(largest, np.abs(linear).max(axis=0), out=largest)
+        a, c = a_cells[k], c_cells[k]
+        p, p_no = expit(linear), expit(-linear)
+        L = a * p + c * p_no
+        log_L = np.log(L)
+        small = ~(L >= _TINY)
+        if small.any():
+            # far out in the tails: the two terms on the log scale
+            lin = linear[small]
+            log_p, log_no = log_expit(lin), log_expit(-lin)
+            log_L[small] = np.logaddexp(np.log(a[small]) + log_p, np.log(c[small]) + log_no)
+        totals += log_L.sum(axis=0)
+        if not derivatives:
+            return
+        ratio_yes, ratio_no = p / L, p_no / L                   # p / L and (1 - p) / L
+        w, w_no = a * ratio_yes, c * ratio_no                   # posteriors of yes and no
+        if small.any():
+            log_L = log_L[small]
+            ratio_yes[small] = np.exp(log_p - log_L)
+            ratio_no[small] = np.exp(log_no - log_L)
+            w[small] = np.exp(np.log(a[small]) + log_p - log_L)
+            w_no[small] = np.exp(np.log(c[small]) + log_no - log_L)
+        residual = w - p
+        gradient[:, :q] += (Z.T @ residual[:, 0])[None, :] if single else (Z.T @ residual).T
+        if with_hessian:
+            weight = w * w_no - p * p_no
+            for j in range(linear.shape[1]):
+                hessian[j, :q, :q] += Z.T @ (weight[:, j:j + 1] * Z)
+        for j in range(self.J):
+            slope_yes, slope_no = self.slopes_yes[j, k], self.slopes_no[j, k]
+            e_j = slope_yes[:, None] * ratio_yes + slope_no[:, None] * ratio_no
+            gradient[:, q + j] += e_j.sum(axis=0)
+            if not with_hessian:
+                continue
+            cross = slope_yes[:, None] * ratio_yes - w * e_j
+            hessian[:, :q, q + j] += (Z.T @ cross[:, 0])[None, :] if single else (Z.T @ cross).T
+            for i in range(j + 1):
+                slope_yes_i, slope_no_i = self.slopes_yes[i, k], self.slopes_no[i, k]
+                e_i = slope_yes_i[:, None] * ratio_yes + slope_no_i[:, None] * ratio_no
+                block = -(e_i * e_j).sum(axis=0)
+                hessian[:, q + i, q + j] += block
+                if i != j:
+                    hessian[:, q + j, q + i] += block
+
+
 @dataclass(frozen=True)
 class Maximum:
     """Where :func:`maximize` stopped: parameters, log-likelihood, gradient and Hessian there."""
@@ -312,18 +466,24 @@ class Maximum:
     converged: bool
     iterations: int
     diverging: bool
+    stopped: bool = False
 
 
 def maximize(model: LatentModel, start: np.ndarray, *, fixed: np.ndarray | None = None,
-             max_iterations: int = 200, on_iteration: Callable[[int], None] | None = None
-             ) -> Maximum:
+             max_iterations: int = 200, on_iteration: Callable[[int], None] | None = None,
+             polish: bool = True, stop: Callable[..., bool] | None = None) -> Maximum:
     """Newton's method with a line search on the model's box, from ``start``.
 
     ``fixed`` marks parameters held at their starting values (likelihood-ratio
     tests). Converged means the Newton decrement g'(-H)^-1 g on the free
     parameters fell below 1e-11 (relative to |loglik|), after which one more
-    Newton step is taken. ``diverging`` reports a linear predictor beyond 500:
-    estimates running off to infinity (perfect separation).
+    Newton step is taken (``polish=False`` skips it: a restricted fit for a
+    likelihood-ratio test needs the maximum's value, which that step changes by
+    less than the decrement). ``diverging`` reports a linear predictor beyond 500:
+    estimates running off to infinity (perfect separation). ``stop(x, value,
+    gradient, hessian, direction, limit)``, called before each step, ends the
+    search when it returns True (``stopped``; the likelihood-ratio tests' starts that
+    have reached a maximum found before).
     """
     low, high = model.low, model.high
     fixed = np.zeros(model.size, dtype=bool) if fixed is None else np.asarray(fixed, bool)
@@ -332,7 +492,7 @@ def maximize(model: LatentModel, start: np.ndarray, *, fixed: np.ndarray | None 
     if not math.isfinite(value):
         return Maximum(x, value, np.zeros(model.size), np.zeros((model.size,) * 2), False, 0,
                        False)
-    converged = diverging = False
+    converged = diverging = stopped = False
     iteration = 0
     while iteration < max_iterations:
         iteration += 1
@@ -342,12 +502,17 @@ def maximize(model: LatentModel, start: np.ndarray, *, fixed: np.ndarray | None 
         decrement = float(g @ d)
         scale = max(1.0, abs(value))
         if decrement <= 1e-11 * scale:
+            converged = True
+            if not polish:
+                break
             step = min(1.0, limit)
             trial = np.clip(x + step * d, low, high)
             trial_value, tg, tH, tl = model.evaluate(trial)
             if math.isfinite(trial_value) and trial_value >= value - 1e-12 * scale:
                 x, value, g, H, largest = trial, trial_value, tg, tH, tl
-            converged = True
+            break
+        if stop is not None and stop(x, value, g, H, d, limit):
+            stopped = True
             break
         step = min(1.0, limit)
         accepted = False
@@ -367,7 +532,7 @@ def maximize(model: LatentModel, start: np.ndarray, *, fixed: np.ndarray | None 
             diverging = True
             break
     return Maximum(x=x, loglik=value, gradient=g, hessian=H, converged=converged,
-                   iterations=iteration, diverging=diverging)
+                   iterations=iteration, diverging=diverging, stopped=stopped)
 
 
 def _direction(x, g, H, fixed, low, high) -> tuple[np.ndarray, float]:
