@@ -128,7 +128,7 @@ def test_refits_in_a_process_pool_equal_refits_in_this_process():
     steps = []
     serial = term_tests.lr_tests(*args, workers=1)
     pooled = term_tests.lr_tests(*args, workers=2, progress=steps.append)
-    assert steps == [1] * 4
+    assert sum(steps) == 4       # one step per parameter, reported as each worker finishes
     assert serial.keys() == pooled.keys()
     for index, (statistic, _) in serial.items():
         assert pooled[index][0] == pytest.approx(statistic, rel=1e-9, abs=1e-9)

@@ -31,13 +31,20 @@ likelihood ratio, Wald, and Lagrange multiplier tests"):
   approximation's restricted maximum (warm: it converges in a few Newton
   steps), the full fit with the parameter at its null value, the null model
   (the data-based start without covariates), and the quadratic point moved by
-  +-1 standard error in an alternating pattern. A start stops as soon as its
-  next Newton step lands on a maximum already found (within 0.01 in the metric
-  of that maximum's information, where the log-likelihood differs from it by
-  about 0.005), so starts that agree cost one or two passes over the rows.
-  Refits of different parameters run in a process pool when the rows are many
-  and the machine has cores; each parameter's refits are the same computation
-  in a worker as in the calling process, so the results do not depend on it.
+  +-1 standard error in an alternating pattern. The warm start climbs first;
+  the others are then judged from their values and gradients (one pass for
+  all of them): a start whose Newton step with the found maximum's
+  information lands on that maximum (d' I d below 0.1, or below 5% of the
+  start's own d' I d) and whose value the maximum's quadratic bowl predicts
+  (to 0.1 + 10% of the drop) lies in that bowl and climbs no further; the
+  others climb, each stopping as soon as its own Newton step passes the same
+  test. Starts that agree so cost one pass over the rows, not a climb. The
+  refits of all parameters climb together
+  (:func:`~surveykit.estimation.latent.climb_together`): the points they need
+  in a round are evaluated in one pass over the rows. Refits run in a process
+  pool (one BLAS thread per worker) when the rows are many and the machine has
+  cores; each parameter's refits are the same computation in a worker as in
+  the calling process, up to rounding, so the results do not depend on it.
 
 A null value on the boundary of the parameter space (the SLD's t = 1, the
 cheaters' share 0) gives the 50:50 mixture of chi2(0) and chi2(1) (Self and
@@ -52,17 +59,22 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from surveykit.estimation.latent import LatentModel, Maximum, maximize
+from surveykit.estimation.latent import LatentModel, Maximum, climb_together, climber
 
-__all__ = ["Restriction", "lr_tests", "restricted_maximum", "score_statistic", "score_tests"]
+__all__ = ["Restriction", "lr_tests", "restricted_climb", "restricted_maximum",
+           "score_statistic", "score_tests"]
 
-# Two Newton points closer than this in a maximum's information metric ((d' I d), about twice
-# the log-likelihood difference) are the same maximum.
-_SAME_MAXIMUM = 1e-2
+# A Newton point closer than this to a maximum in its information metric (d' I d, about twice
+# the log-likelihood difference) climbs to that maximum.
+_SAME_MAXIMUM = 0.1
+# ... or closer than this share of the climb's own distance to it (d' I d): the log-likelihood
+# is that close to quadratic between them.
+_SAME_SHARE = 0.05
 # The process pool pays for itself from about this many rows x parameters per restricted fit
 # (a worker starts in about a second and receives the rows once).
 _PARALLEL_WORK = 4_000_000
@@ -199,19 +211,41 @@ class _Maxima:
                 information = H
         self.found.append((best, information))
 
-    def reached(self, newton_point: np.ndarray) -> bool:
-        """Whether a Newton point lands on a maximum found before."""
+    def leads_to(self, point: np.ndarray, value: float, landing: np.ndarray) -> bool:
+        """Whether a climb at ``point`` (log-likelihood ``value``) whose next Newton step goes
+        to ``landing`` is in the bowl of a maximum found before: the step lands on it (d' I d
+        below 0.1, or below 5% of the point's own d' I d), and the value is the one the
+        bowl's quadratic predicts to 0.1 + 10% of the drop."""
+        for best, information in self.found:
+            if information is not None and _in_bowl(best, information, self.free, point,
+                                                    value, landing):
+                return True
+        return False
+
+    def near(self, start: np.ndarray, value: float, gradient: np.ndarray) -> bool:
+        """:meth:`leads_to` from a start's value and gradient alone, stepping with each known
+        maximum's information instead of the start's own Hessian."""
         for best, information in self.found:
             if information is None:
                 continue
-            d = (newton_point - best.x)[self.free]
-            if float(d @ information @ d) <= _SAME_MAXIMUM:
+            landing = start.copy()
+            landing[self.free] += np.linalg.solve(information, gradient[self.free])
+            if _in_bowl(best, information, self.free, start, value, landing):
                 return True
         return False
 
     def highest(self) -> Maximum | None:
         converged = [b for b, _ in self.found if b.converged and math.isfinite(b.loglik)]
         return max(converged, key=lambda b: b.loglik) if converged else None
+
+
+def _in_bowl(best: Maximum, information: np.ndarray, free: np.ndarray, point: np.ndarray,
+             value: float, landing: np.ndarray) -> bool:
+    d = (point - best.x)[free]
+    drop = 0.5 * float(d @ information @ d)
+    e = (landing - best.x)[free]
+    return (float(e @ information @ e) <= max(_SAME_MAXIMUM, _SAME_SHARE * 2 * drop)
+            and abs(best.loglik - drop - value) <= 0.1 + 0.1 * drop)
 
 
 def _positive_definite(matrix: np.ndarray) -> bool:
@@ -222,11 +256,16 @@ def _positive_definite(matrix: np.ndarray) -> bool:
     return True
 
 
-def restricted_maximum(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
-                       data_start: np.ndarray, held: np.ndarray, r: Restriction, *,
-                       max_iterations: int = 200) -> Maximum | None:
-    """The highest maximum of the likelihood with parameter ``r.index`` held at ``r.null``
-    from the deterministic starts (module docstring); None if no start converged."""
+def restricted_climb(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
+                     data_start: np.ndarray, held: np.ndarray, r: Restriction, *,
+                     max_iterations: int = 200, starts: str = "several"):
+    """The restricted fit of one parameter as a generator for
+    :func:`~surveykit.estimation.latent.climb_together`: the warm start climbs first; the
+    other starts are judged together from their values and gradients (one pass) and those
+    not in a known maximum's bowl climb one after another, each stopping when its Newton
+    step lands on a known maximum. Returns the highest maximum (None if none converged).
+    ``starts="warm"`` climbs from the warm start alone (cheaper, blind to other maxima: for
+    measuring what the other starts cost)."""
     fixed = np.asarray(held, dtype=bool).copy()
     fixed[r.index] = True
     free = ~fixed
@@ -234,41 +273,57 @@ def restricted_maximum(model: LatentModel, x: np.ndarray, covariance: np.ndarray
 
     def seen(x_now, value, g, H, d, limit) -> bool:
         # the full Newton step is defined (negative definite Hessian, inside the box) and
-        # lands on a maximum found before: this start climbs to it
+        # leads to a maximum found before: this start climbs to it
         if limit < 1.0 or not _positive_definite(-H[np.ix_(free, free)]):
             return False
-        return maxima.reached(x_now + d)
+        return maxima.leads_to(x_now, value, x_now + d)
 
-    for k, start in enumerate(_starts(model, x, covariance, data_start, held, r)):
-        if not math.isfinite(model.loglik(start)):
-            continue
-        best = maximize(model, start, fixed=fixed, max_iterations=max_iterations,
-                        polish=False, stop=None if k == 0 else seen)
+    warm, *others = _starts(model, x, covariance, data_start, held, r)
+    if starts == "warm":
+        others = []
+    best = yield from climber(model, warm, fixed=fixed, max_iterations=max_iterations,
+                              polish=False)
+    maxima.add(best)
+    if others:
+        answers = yield (np.stack(others), False)
+        others = [start for start, (value, gradient, _, _) in zip(others, answers, strict=True)
+                  if math.isfinite(value) and not maxima.near(start, value, gradient)]
+    for start in others:
+        best = yield from climber(model, start, fixed=fixed, max_iterations=max_iterations,
+                                  polish=False, stop=seen)
         if not best.stopped:
             maxima.add(best)
     return maxima.highest()
 
 
+def restricted_maximum(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
+                       data_start: np.ndarray, held: np.ndarray, r: Restriction, *,
+                       max_iterations: int = 200) -> Maximum | None:
+    """The highest maximum of the likelihood with parameter ``r.index`` held at ``r.null``
+    from the deterministic starts (module docstring); None if no start converged."""
+    return climb_together(model, [restricted_climb(model, x, covariance, data_start, held, r,
+                                                   max_iterations=max_iterations)])[0]
+
+
 def lr_tests(model: LatentModel, x: np.ndarray, loglik: float, covariance: np.ndarray,
              data_start: np.ndarray, held: np.ndarray, restrictions: Sequence[Restriction], *,
              max_iterations: int = 200, workers: int | None = None,
-             progress: Callable[[int], None] | None = None
+             progress: Callable[[int], None] | None = None, starts: str = "several"
              ) -> dict[int, tuple[float, float] | None]:
     """deltaG2 and its p-value per restriction's index (None where no restricted fit
-    converged). ``workers``: processes for the refits (None: as many as the machine has cores
-    when the rows are many enough to pay for starting them; 1: in this process)."""
+    converged). The refits of all parameters climb together, sharing each pass over the
+    rows. ``workers``: processes (None: as many as the machine has cores when the rows are
+    many enough to pay for starting them; 1: in this process), each given a share of the
+    parameters."""
     restrictions = list(restrictions)
     if workers is None:
         workers = _auto_workers(model, len(restrictions))
-    arguments = (model, x, covariance, data_start, held, max_iterations)
-    if workers > 1 and len(restrictions) > 1:
+    workers = max(1, min(workers, len(restrictions)))
+    arguments = (model, x, covariance, data_start, held, max_iterations, starts)
+    if workers > 1:
         found = _in_pool(arguments, restrictions, workers, progress)
     else:
-        found = {}
-        for r in restrictions:
-            found[r.index] = _restricted_loglik(arguments, r)
-            if progress is not None:
-                progress(1)
+        found = _restricted_logliks(arguments, restrictions, progress)
     out: dict[int, tuple[float, float] | None] = {}
     for r in restrictions:
         value = found[r.index]
@@ -280,11 +335,17 @@ def lr_tests(model: LatentModel, x: np.ndarray, loglik: float, covariance: np.nd
     return out
 
 
-def _restricted_loglik(arguments, r: Restriction) -> float | None:
-    model, x, covariance, data_start, held, max_iterations = arguments
-    best = restricted_maximum(model, x, covariance, data_start, held, r,
-                              max_iterations=max_iterations)
-    return None if best is None else float(best.loglik)
+def _restricted_logliks(arguments, restrictions: list[Restriction],
+                        progress: Callable[[int], None] | None = None
+                        ) -> dict[int, float | None]:
+    model, x, covariance, data_start, held, max_iterations, starts = arguments
+    climbs = [restricted_climb(model, x, covariance, data_start, held, r,
+                               max_iterations=max_iterations, starts=starts)
+              for r in restrictions]
+    done = None if progress is None else (lambda _: progress(1))
+    found = climb_together(model, climbs, on_done=done)
+    return {r.index: None if best is None else float(best.loglik)
+            for r, best in zip(restrictions, found, strict=True)}
 
 
 def _auto_workers(model: LatentModel, tests: int) -> int:
@@ -303,25 +364,45 @@ def _start_worker(arguments) -> None:
     _WORKER["arguments"] = arguments
 
 
-def _work(r: Restriction) -> tuple[int, float | None]:
-    return r.index, _restricted_loglik(_WORKER["arguments"], r)
+def _work(restrictions: list[Restriction]) -> dict[int, float | None]:
+    return _restricted_logliks(_WORKER["arguments"], restrictions)
 
 
 def _in_pool(arguments, restrictions: list[Restriction], workers: int,
              progress: Callable[[int], None] | None) -> dict[int, float | None]:
     """The refits in ``workers`` fresh processes ("spawn": no fork of a process whose BLAS runs
-    threads), each given the model once."""
+    threads), each given the model once and every workers-th parameter."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     context = multiprocessing.get_context("spawn")
+    shares = [restrictions[k::workers] for k in range(workers)]
     found: dict[int, float | None] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=context,
                              initializer=_start_worker, initargs=(arguments,)) as pool:
-        futures = [pool.submit(_work, r) for r in restrictions]
+        with _one_blas_thread():
+            # the workers start here, and read the variable before loading BLAS: one thread
+            # each, as many workers as cores
+            futures = {pool.submit(_work, share): len(share) for share in shares}
         for future in as_completed(futures):
-            index, value = future.result()
-            found[index] = value
+            found.update(future.result())
             if progress is not None:
-                progress(1)
+                progress(futures[future])
     return found
+
+
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextmanager
+def _one_blas_thread():
+    saved = {name: os.environ.get(name) for name in _BLAS_THREADS}
+    os.environ.update({name: "1" for name in _BLAS_THREADS})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
