@@ -23,8 +23,12 @@ Both are maximum likelihood over the latent true answer
 and, with Louis' identity, the observed information; Newton's method climbs
 it from deterministic starting values taken from the data (the prevalence
 model without covariates, fitted by :func:`surveykit.estimation.likelihood.maximize`),
-so no seed can make a fit fail. Standard errors are the inverse observed
-information; likelihood-ratio tests refit the model with one parameter fixed
+so no seed can make a fit fail. A yes/no answer as the outcome takes the
+closed form P(answer | x, group) = c + d expit(x'beta)
+(:class:`~surveykit.estimation.latent.TwoStateModel`); other models the general
+mixture over states. Standard errors are the inverse observed information;
+Wald, score and likelihood-ratio tests of each parameter
+(:mod:`surveykit.estimation.term_tests`) are on the result
 (:class:`~surveykit.estimation.regression_results.RegressionResult`).
 
 This module is pure math: it imports nothing from storage, rendering or the CLI.
