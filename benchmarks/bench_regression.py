@@ -93,7 +93,7 @@ def main() -> None:
         times["ours"].append(seconds)
         seconds, logit = _timed(theirs)
         times["theirs"].append(seconds)
-        restrictions = [term_tests.Restriction(p.index, p.null, p.boundary)
+        restrictions = [term_tests.Restriction(index=p.index, null=p.null, boundary=p.boundary)
                         for p in fit.parameters if p.null is not None and not fit.held[p.index]]
         seconds, scores = _timed(term_tests.score_tests, fit.model, fit.maximum.x,
                                  fit.covariance, fit.held, restrictions)

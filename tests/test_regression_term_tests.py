@@ -30,8 +30,8 @@ SLD = make_design("sld", p=[0.2, 0.8], dont_know=0.1)
 
 
 def _restrictions(fit):
-    return [term_tests.Restriction(p.index, p.null, p.boundary) for p in fit.parameters
-            if p.null is not None and not fit.held[p.index]]
+    return [term_tests.Restriction(index=p.index, null=p.null, boundary=p.boundary)
+            for p in fit.parameters if p.null is not None and not fit.held[p.index]]
 
 
 def test_score_statistic_at_the_restricted_maximum_is_raos_from_statsmodels():

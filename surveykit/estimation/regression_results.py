@@ -329,8 +329,8 @@ class RegressionResult:
 
     def _restrictions(self, parameters=None) -> list[term_tests.Restriction]:
         chosen = self.parameters if parameters is None else parameters
-        return [term_tests.Restriction(p.index, p.null, p.boundary) for p in chosen
-                if p.null is not None and not self.held[p.index]]
+        return [term_tests.Restriction(index=p.index, null=p.null, boundary=p.boundary)
+                for p in chosen if p.null is not None and not self.held[p.index]]
 
     @cached_property
     def score_tests(self) -> dict[int, tuple[float, float] | None]:

@@ -75,12 +75,12 @@ _SAME_MAXIMUM = 0.1
 # ... or closer than this share of the climb's own distance to it (d' I d): the log-likelihood
 # is that close to quadratic between them.
 _SAME_SHARE = 0.05
-# The process pool pays for itself from about this many rows x parameters per restricted fit
-# (a worker starts in about a second and receives the rows once).
+# The process pool pays for itself from about this many rows x parameters of the model (a
+# worker starts in about a second and receives the rows once).
 _PARALLEL_WORK = 4_000_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Restriction:
     """One tested parameter: its place in the parameter vector, its null value, and whether
     that value is on the boundary of its range."""
@@ -119,7 +119,12 @@ def score_statistic(gradient: np.ndarray, hessian: np.ndarray, index: int, free:
                     ) -> tuple[float, float] | None:
     """Neyman's effective score U and its variance V for parameter ``index`` from the gradient
     and Hessian at a point (``free``: the parameters estimated). None where V is not positive
-    (the point is too far from a maximum for the test)."""
+    (the point is too far from a maximum for the test). The statistic is U^2 / V.
+
+    >>> score_statistic(np.array([0.0, 3.0]), np.array([[-2.0, 1.0], [1.0, -2.0]]), 1,
+    ...                 np.array([True, True]))
+    (3.0, 1.5)
+    """
     others = np.asarray(free, dtype=bool).copy()
     others[index] = False
     h_jo = hessian[index, others]
