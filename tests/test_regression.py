@@ -57,6 +57,49 @@ def test_direct_question_logistic_regression_equals_statsmodels_logit():
     assert lr == pytest.approx(2 * (reference.llf - smaller.llf), abs=1e-6)
 
 
+def test_statsmodels_names_equal_statsmodels_logit_on_a_direct_question():
+    """A notebook user's statsmodels names give statsmodels' numbers where the models are the
+    same (the direct question: no randomization); the current names stay."""
+    frame = _direct_rows()
+    fit = regress(frame, "rrt ~ x1 * x2 + C(f)", sensitive="rrt", design=make_design("direct"))
+    X = fit.state_matrix.values
+    y = (frame.rrt == "yes").astype(float).to_numpy()
+    reference = sm.Logit(y, X).fit(disp=0, tol=1e-12, maxiter=100)
+    terms = list(fit.params.index)
+    for ours, theirs in ((fit.params, reference.params), (fit.bse, reference.bse),
+                         (fit.zvalues, reference.tvalues), (fit.tvalues, reference.tvalues),
+                         (fit.pvalues, reference.pvalues)):
+        assert list(ours.index) == terms
+        np.testing.assert_allclose(ours.to_numpy(), theirs, rtol=1e-6, atol=1e-9)
+    for alpha in (0.05, 0.1):
+        ours = fit.conf_int(alpha=alpha)
+        assert list(ours.columns) == [0, 1] and list(ours.index) == terms
+        np.testing.assert_allclose(ours.to_numpy(), reference.conf_int(alpha=alpha),
+                                   rtol=1e-6, atol=1e-9)
+    covariance = fit.cov_params()
+    assert list(covariance.index) == list(covariance.columns) == terms
+    np.testing.assert_allclose(covariance.to_numpy(), reference.cov_params(), rtol=1e-6,
+                               atol=1e-12)
+    assert fit.llf == fit.loglik == pytest.approx(reference.llf, abs=1e-8)
+    assert fit.nobs == fit.n == reference.nobs
+    assert (fit.df_model, fit.df_resid) == (reference.df_model, reference.df_resid)
+    assert (fit.aic, fit.bic) == (pytest.approx(reference.aic), pytest.approx(reference.bic))
+    new = frame.iloc[:7]
+    np.testing.assert_allclose(fit.predict(new).prevalence,
+                               reference.predict(fit.state_matrix.for_data(new)), rtol=1e-7)
+    text = fit.summary()
+    assert isinstance(text, str) and text.as_text() == text
+    assert text._repr_html_().startswith("<pre>")
+
+
+def test_df_model_counts_nuisance_parameters_and_not_intercepts():
+    rng = np.random.default_rng(24)
+    frame = simulate_rows(SLD, n=3000, beta=[0.3, 0.8, -0.6], rng=rng, nuisance=[0.7])
+    fit = regress(frame, "rrt ~ x1 + x2", sensitive="rrt", design=SLD, group="group")
+    assert (fit.k_params, fit.df_model, fit.df_resid) == (4, 3, fit.nobs - 4)
+    assert fit.aic == pytest.approx(-2 * fit.llf + 2 * 4)
+
+
 def test_direct_question_as_predictor_equals_statsmodels_ols():
     rng = np.random.default_rng(5)
     frame = simulate_rows(make_design("direct"), n=2000, beta=[-0.3, 0.7, 0.4], rng=rng,

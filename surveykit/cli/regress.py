@@ -76,6 +76,10 @@ def _at_rows(texts: tuple[str, ...]):
               help="Also predict the prevalence at these covariate values (repeatable).")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Confidence level of the intervals.")
+@click.option("--lr", "lr", type=click.Choice(["auto", "all", "none"]), default="auto",
+              show_default=True,
+              help="Likelihood-ratio tests (one refit per parameter): auto = where the Wald "
+                   "and score tests disagree at the 5% level; all; none.")
 @click.option("--max-iterations", type=click.IntRange(1, 10000), default=200, show_default=True,
               help="Newton iterations before the fit counts as not converged.")
 @click.option("--allow-unconverged", is_flag=True,
@@ -83,15 +87,16 @@ def _at_rows(texts: tuple[str, ...]):
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 @db_option
 def regress_command(data, survey_name, formula, sensitive, design_name, params, group, family,
-                    sensitive_formula, fixed, at, level, max_iterations, allow_unconverged, fmt,
-                    db_url):
+                    sensitive_formula, fixed, at, level, lr, max_iterations, allow_unconverged,
+                    fmt, db_url):
     """Regression with a randomized-response variable as the outcome or a predictor.
 
     If --sensitive is the response of --formula the model is a logistic
     regression of the true answer (multinomial for k categories); if it is
     among the terms, --family is the outcome's model. Coefficients come with
-    standard errors, Wald and likelihood-ratio tests; nuisance parameters
-    (e.g. the SLD's t) are estimated jointly ('surveykit docs regression').
+    standard errors, Wald and score tests, and likelihood-ratio tests where
+    those two disagree (--lr all: everywhere); nuisance parameters (e.g. the
+    SLD's t) are estimated jointly ('surveykit docs regression').
 
     Example: surveykit regress minarets.csv --formula "rrt ~ age.c * leftRight.c"
     --sensitive rrt --design sld --param p=0.1667,0.8333 --group condition
@@ -115,16 +120,18 @@ def regress_command(data, survey_name, formula, sensitive, design_name, params, 
         raise EstimationError(
             f"the fit did not converge in {result.iterations} iterations; the estimates may be "
             "off (rerun with --allow-unconverged to print them anyway)")
-    # one likelihood-ratio refit per term: seconds each on a million rows
-    with progress_bar(len(result.parameters), "Likelihood-ratio tests") as advance:
-        result.run_lr_tests(advance)
+    # one likelihood-ratio refit per term asked for: seconds each on a million rows
+    wanted = result.lr_parameters(lr)
+    if wanted:
+        with progress_bar(len(wanted), "Likelihood-ratio tests") as advance:
+            result.run_lr_tests(advance, which=lr)
     predictions = None
     if at:
         newdata = _at_rows(at)
         predictions = [result.predict(newdata, level=level, category=category)
                        for category in _categories(result)]
     if fmt == "json":
-        out = result.to_dict(level=level)
+        out = result.to_dict(level=level, lr=lr)
         if predictions is not None:
             out["predictions"] = [
                 {"at": row, "category": category,
@@ -133,7 +140,7 @@ def regress_command(data, survey_name, formula, sensitive, design_name, params, 
                 for i, row in enumerate(_at_rows(at).to_dict("records"))]
         print_json(out)
         return
-    click.echo(result.summary(level=level), nl=False)
+    click.echo(result.summary(level=level, lr=lr), nl=False)
     if predictions is not None:
         click.echo("")
         click.echo(f"Predicted prevalence ({level:.0%} CI):")

@@ -23,8 +23,12 @@ Both are maximum likelihood over the latent true answer
 and, with Louis' identity, the observed information; Newton's method climbs
 it from deterministic starting values taken from the data (the prevalence
 model without covariates, fitted by :func:`surveykit.estimation.likelihood.maximize`),
-so no seed can make a fit fail. Standard errors are the inverse observed
-information; likelihood-ratio tests refit the model with one parameter fixed
+so no seed can make a fit fail. A yes/no answer as the outcome takes the
+closed form P(answer | x, group) = c + d expit(x'beta)
+(:class:`~surveykit.estimation.latent.TwoStateModel`); other models the general
+mixture over states. Standard errors are the inverse observed information;
+Wald, score and likelihood-ratio tests of each parameter
+(:mod:`surveykit.estimation.term_tests`) are on the result
 (:class:`~surveykit.estimation.regression_results.RegressionResult`).
 
 This module is pure math: it imports nothing from storage, rendering or the CLI.
@@ -52,7 +56,13 @@ from surveykit.estimation.formulas import (
     drop_missing,
     parse_formula,
 )
-from surveykit.estimation.latent import LatentModel, Maximum, Outcome, maximize
+from surveykit.estimation.latent import (
+    LatentModel,
+    Maximum,
+    Outcome,
+    TwoStateModel,
+    maximize,
+)
 from surveykit.estimation.regression_results import Parameter, RegressionResult
 
 __all__ = ["FAMILIES", "regress"]
@@ -264,14 +274,26 @@ def _binary_outcome(values: pd.Series, column: str) -> np.ndarray:
     return out
 
 
-def _model(design: Design, rows: RowAnswers, Z: np.ndarray, outcome: Outcome | None
-           ) -> LatentModel:
+def _model(design: Design, rows: RowAnswers, Z: np.ndarray, outcome: Outcome | None, *,
+           general: bool = False) -> LatentModel:
+    """The likelihood of the rows: in closed form for a two-state design whose answer is the
+    outcome (:class:`~surveykit.estimation.latent.TwoStateModel`), else the general mixture
+    over states (``general=True`` forces it: the fast path's test oracle)."""
     s = design.structure
     reference = NO if design.is_binary else s.categories[0]
+    low = np.array([p.low for p in s.nuisance])
+    high = np.array([p.high for p in s.nuisance])
+    if not general and outcome is None and len(s.states) == len(s.categories) == 2:
+        groups, responses = rows.base.shape[:2]
+        return TwoStateModel(
+            Z=Z, states=s.states, categories=s.categories, reference=reference,
+            cells=rows.groups * responses + rows.responses,
+            base=rows.base.reshape(groups * responses, len(s.states)),
+            slopes=rows.slopes.reshape(len(s.nuisance), groups * responses, len(s.states)),
+            low=low, high=high)
     return LatentModel(
         Z=Z, states=s.states, categories=s.categories, reference=reference,
-        M=rows.row_matrix(np.zeros(len(s.nuisance))), A=rows.row_slopes(),
-        low=np.array([p.low for p in s.nuisance]), high=np.array([p.high for p in s.nuisance]),
+        M=rows.row_matrix(np.zeros(len(s.nuisance))), A=rows.row_slopes(), low=low, high=high,
         outcome=outcome)
 
 
@@ -285,8 +307,9 @@ def _start(model: LatentModel, rows: RowAnswers, states: ModelMatrix, outcome: O
     least-squares fit given the posterior of the true answer there (one EM step).
     """
     s = design.structure
-    counts = np.zeros((len(rows.group_labels), len(s.responses)))
-    np.add.at(counts, (rows.groups, rows.responses), 1)
+    cells = len(rows.group_labels), len(s.responses)
+    counts = np.bincount(rows.groups * cells[1] + rows.responses,
+                         minlength=cells[0] * cells[1]).reshape(cells).astype(float)
     problem = likelihood.LikelihoodProblem(rows.base, rows.slopes, counts,
                                            model.low[model.size - model.J:],
                                            model.high[model.size - model.J:])

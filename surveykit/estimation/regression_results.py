@@ -4,18 +4,27 @@
 (:mod:`surveykit.estimation.latent`) and answers what a methodologist asks of
 it, with R's and statsmodels' names:
 
-* ``params``, ``bse`` (pandas Series by term), :meth:`~RegressionResult.to_frame`
-  (every parameter with its standard error, Wald z and p, likelihood-ratio
-  deltaG2 and p), ``loglik``, ``aic``, ``bic``, ``converged``, ``iterations``;
+* statsmodels' names: ``params``, ``bse``, ``zvalues`` (also ``tvalues``),
+  ``pvalues`` (pandas Series by term), :meth:`~RegressionResult.conf_int`,
+  :meth:`~RegressionResult.cov_params`, ``llf``, ``nobs``, ``df_model``,
+  ``df_resid``, ``aic``, ``bic``, :meth:`~RegressionResult.summary` (printable,
+  ``as_text()``, HTML in a notebook), :meth:`~RegressionResult.predict`; R's:
+  ``loglik``, ``n``, :meth:`~RegressionResult.to_frame` (every parameter with
+  its standard error and its Wald, score and likelihood-ratio tests),
+  ``converged``, ``iterations``;
 * standard errors: the inverse observed information at the maximum;
-* likelihood-ratio tests: the model refitted with one parameter at its null
-  value (0 for a coefficient, t = 1 for the SLD's honesty, gamma = 0 for the
-  CDM's cheaters), deltaG2 = 2 (l_full - l_restricted) on 1 degree of freedom;
-  a null value on the boundary of the parameter space (t = 1, gamma = 0) gives
-  the 50:50 mixture of chi2(0) and chi2(1) (Self and Liang 1987), so its p-value
-  is half the chi2(1) one. RRreg fits the nested models once from its own
-  start; here each refit starts at the full model's estimate with the one
-  parameter moved, and is checked to converge;
+* three tests of each parameter at its null value (0 for a coefficient, t = 1
+  for the SLD's honesty, gamma = 0 for the CDM's cheaters), each on 1 degree of
+  freedom (:mod:`surveykit.estimation.term_tests`): Wald z from the fit, the
+  score (Rao) test of every parameter from the full fit in one pass over the
+  rows, and the likelihood-ratio test deltaG2 = 2 (l_full - l_restricted) from
+  refits with warm starts. A null value on the boundary of the parameter space
+  (t = 1, gamma = 0) gives the 50:50 mixture of chi2(0) and chi2(1) (Self and
+  Liang 1987), so its p-values are half the chi2(1) ones. The summary shows Wald
+  and score for every parameter and the likelihood ratio where those two
+  disagree at the 5% level or where asked for (``lr="all"``), as RRreg refits
+  when its Wald and likelihood-ratio tests disagree; :meth:`to_frame` and
+  :meth:`to_dict` carry all three by default;
 * :meth:`~RegressionResult.predict`: the prevalence of the true answer for given
   covariate values, and :meth:`~RegressionResult.prevalence` its average over the
   sample, with delta-method intervals on the log-odds scale (as RRreg's
@@ -28,6 +37,7 @@ This module is pure math and text: it imports nothing from storage or the CLI.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,9 +48,15 @@ import pandas as pd
 
 from surveykit.designs.base import YES, Design
 from surveykit.errors import ParameterError
-from surveykit.estimation.latent import maximize
+from surveykit.estimation import term_tests
 
-__all__ = ["Parameter", "RegressionResult"]
+__all__ = ["LR_CHOICES", "Parameter", "RegressionResult", "Summary"]
+
+#: Which likelihood-ratio tests a summary shows: "auto" (where Wald and score disagree at the
+#: 5% level, and any already computed), "all", "none".
+LR_CHOICES = ("auto", "all", "none")
+# Wald and score "disagree" when one rejects at this level and the other does not.
+_DISAGREE_AT = 0.05
 
 _WIDTH = 80
 _SIGNIF = "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1"
@@ -80,6 +96,28 @@ def _z(level: float) -> float:
 
 def _expit(x):
     return 1 / (1 + np.exp(-x))
+
+
+class Summary(str):
+    """A printed summary: text (``print`` it, search it, write it) with statsmodels'
+    ``as_text()``, and HTML where a notebook shows it.
+
+    >>> text = Summary("(Intercept) 1.0 < 2")
+    >>> text.as_text() == text, text.as_html()
+    (True, '<pre>(Intercept) 1.0 &lt; 2</pre>')
+    """
+
+    def as_text(self) -> str:
+        return str(self)
+
+    def as_html(self) -> str:
+        return f"<pre>{html.escape(str(self))}</pre>"
+
+    def _repr_html_(self) -> str:
+        return self.as_html()
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -130,17 +168,41 @@ class RegressionResult:
         return int(self.maximum.iterations)
 
     @property
-    def df_model(self) -> int:
-        """Estimated parameters (coefficients and nuisance parameters not held fixed)."""
+    def llf(self) -> float:
+        """statsmodels' name of :attr:`loglik`."""
+        return self.loglik
+
+    @property
+    def nobs(self) -> int:
+        """statsmodels' name of :attr:`n`."""
+        return self.n
+
+    @property
+    def k_params(self) -> int:
+        """Estimated parameters (coefficients and nuisance parameters not held fixed): R's
+        ``logLik`` df, the "df" of the summary and the JSON."""
         return int(np.sum(~self.held))
 
     @property
+    def df_model(self) -> int:
+        """Estimated parameters other than intercepts (statsmodels' ``df_model``: for a
+        direct question, the covariates of the logistic regression)."""
+        intercepts = sum(1 for p in self.parameters
+                         if p.name == "(Intercept)" and not self.held[p.index])
+        return self.k_params - intercepts
+
+    @property
+    def df_resid(self) -> int:
+        """Rows less estimated parameters (statsmodels' ``df_resid``)."""
+        return self.n - self.k_params
+
+    @property
     def aic(self) -> float:
-        return -2 * self.loglik + 2 * self.df_model
+        return -2 * self.loglik + 2 * self.k_params
 
     @property
     def bic(self) -> float:
-        return -2 * self.loglik + math.log(self.n) * self.df_model
+        return -2 * self.loglik + math.log(self.n) * self.k_params
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -222,6 +284,39 @@ class RegressionResult:
         return {p.name: {"estimate": self._estimate(p), "se": self._se(p)}
                 for p in self.parameters if p.part == "nuisance"}
 
+    @property
+    def zvalues(self) -> pd.Series:
+        """Wald z of :attr:`params` (estimate / standard error)."""
+        return self._series("coefficients", lambda p: _none_nan(self._wald(p)[0]))
+
+    @property
+    def tvalues(self) -> pd.Series:
+        """statsmodels' name of :attr:`zvalues` (the Wald statistics; normal, not t)."""
+        return self.zvalues
+
+    @property
+    def pvalues(self) -> pd.Series:
+        """Two-sided Wald p-values of :attr:`params`."""
+        return self._series("coefficients", lambda p: _none_nan(self._wald(p)[1]))
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Wald intervals of :attr:`params` at level 1 - ``alpha``: columns 0 (lower) and 1
+        (upper), as statsmodels gives them."""
+        if not 0 < alpha < 1:
+            raise ParameterError(f"alpha ({alpha!r}) must be between 0 and 1, e.g. 0.05")
+        z = _z(1 - alpha)
+        estimate, se = self.params, self.bse
+        return pd.DataFrame({0: estimate - z * se, 1: estimate + z * se})
+
+    def cov_params(self) -> pd.DataFrame:
+        """The covariance of :attr:`params` (inverse observed information), labelled like
+        them; :meth:`covariance_matrix` has every parameter's."""
+        chosen = [p for p in self.parameters if p.part == "coefficients"]
+        index = self.params.index
+        positions = [p.index for p in chosen]
+        return pd.DataFrame(self.covariance[np.ix_(positions, positions)], index=index,
+                            columns=index)
+
     def covariance_matrix(self) -> pd.DataFrame:
         """The inverse observed information of all parameters, labelled."""
         labels = [p.name if p.category is None else f"{p.category}:{p.name}"
@@ -232,69 +327,90 @@ class RegressionResult:
 
     # -- tests -----------------------------------------------------------------------------
 
+    def _restrictions(self, parameters=None) -> list[term_tests.Restriction]:
+        chosen = self.parameters if parameters is None else parameters
+        return [term_tests.Restriction(index=p.index, null=p.null, boundary=p.boundary)
+                for p in chosen if p.null is not None and not self.held[p.index]]
+
     @cached_property
+    def score_tests(self) -> dict[int, tuple[float, float] | None]:
+        """Score (Rao) statistic and p-value per parameter index (None where untested or where
+        the observed information at the null is not positive), every parameter from the full
+        fit in one pass over the rows (:func:`surveykit.estimation.term_tests.score_tests`)."""
+        found = term_tests.score_tests(self.model, self.maximum.x, self.covariance, self.held,
+                                       self._restrictions())
+        return {p.index: found.get(p.index) for p in self.parameters}
+
+    @property
+    def _lr_found(self) -> dict[int, tuple[float, float] | None]:
+        return self.__dict__.setdefault("_lr_cache", {})
+
+    @property
     def lr_tests(self) -> dict[int, tuple[float, float] | None]:
         """deltaG2 and its p-value per parameter index (None where untested), computed on
-        first use: one refit per parameter."""
-        return self._lr_tests(None)
+        first use: one restricted fit (from several starts) per parameter."""
+        self.run_lr_tests()
+        return {p.index: self._lr_found.get(p.index) for p in self.parameters}
 
-    def run_lr_tests(self, progress: Callable[[int], None] | None = None) -> None:
-        """Run the likelihood-ratio refits now (they are otherwise run on first use), calling
-        ``progress(1)`` after each parameter: on a million rows each refit takes seconds, and
-        the CLI shows a progress bar. The results are those of :attr:`lr_tests`."""
-        if "lr_tests" not in self.__dict__:
-            self.__dict__["lr_tests"] = self._lr_tests(progress)
+    def run_lr_tests(self, progress: Callable[[int], None] | None = None, which: str = "all",
+                     workers: int | None = None) -> None:
+        """Run likelihood-ratio refits now, calling ``progress(1)`` after each parameter: on
+        a million rows each takes seconds, and the CLI shows a progress bar. ``which``:
+        "all" parameters or "auto" (those whose Wald and score tests disagree); ``workers``:
+        processes (None: the machine's cores when the rows are many; 1: none). Refits are
+        run once; :attr:`lr_tests` and the outputs use them."""
+        chosen = [p for p in self.parameters if p.index in self._lr_indices(which)]
+        missing = [p for p in chosen if p.index not in self._lr_found]
+        restrictions = self._restrictions(missing)
+        testable = {r.index for r in restrictions}
+        for p in missing:
+            if p.index not in testable:
+                self._lr_found[p.index] = None
+                if progress is not None:
+                    progress(1)
+        found = term_tests.lr_tests(self.model, self.maximum.x, self.loglik, self.covariance,
+                                    self.start, self.held, restrictions,
+                                    max_iterations=self.max_iterations, workers=workers,
+                                    progress=progress)
+        self._lr_found.update(found)
 
-    def _lr_tests(self, progress: Callable[[int], None] | None
-                  ) -> dict[int, tuple[float, float] | None]:
-        out: dict[int, tuple[float, float] | None] = {}
-        for p in self.parameters:
-            out[p.index] = self._lr_test(p)
-            if progress is not None:
-                progress(1)
-        return out
+    @property
+    def disagreeing(self) -> tuple[Parameter, ...]:
+        """Parameters whose Wald and score tests disagree at the 5% level (one rejects, the
+        other does not, or one cannot be computed): where the summary adds the
+        likelihood-ratio test."""
+        out = []
+        for r in self._restrictions():
+            p = next(q for q in self.parameters if q.index == r.index)
+            wald = self._wald(p)[1]
+            score = self.score_tests.get(p.index)
+            if wald is None or score is None or (wald < _DISAGREE_AT) != (
+                    score[1] < _DISAGREE_AT):
+                out.append(p)
+        return tuple(out)
 
-    def _lr_test(self, p: Parameter) -> tuple[float, float] | None:
-        """deltaG2 of one parameter at its null value, and its p-value (halved on a boundary)."""
-        from scipy import stats
+    def lr_parameters(self, which: str = "all") -> tuple[Parameter, ...]:
+        """The parameters whose likelihood-ratio test ``which`` ("auto", "all", "none") asks
+        for (computing the score tests for "auto")."""
+        indices = self._lr_indices(which)
+        return tuple(p for p in self.parameters if p.index in indices)
 
-        if p.null is None or self.held[p.index]:
-            return None
-        fixed = self.held.copy()
-        fixed[p.index] = True
-        best, found = None, []
-        for start in self._restricted_starts(p):
-            if len(found) == 2 and abs(found[0] - found[1]) <= 1e-7 * max(
-                    1.0, abs(found[0])):
-                break     # the first two starts agree: no third refit
-            refit = maximize(self.model, start, fixed=fixed,
-                             max_iterations=self.max_iterations)
-            found.append(refit.loglik if refit.converged else -math.inf)
-            if refit.converged and math.isfinite(refit.loglik) and (
-                    best is None or refit.loglik > best.loglik):
-                best = refit
-        if best is None:
-            return None
-        chi2 = max(0.0, 2 * (self.loglik - best.loglik))
-        pvalue = float(stats.chi2.sf(chi2, 1))
-        return chi2, pvalue / 2 if p.boundary else pvalue
+    def _lr_indices(self, which: str) -> set[int]:
+        """Parameter indices whose likelihood-ratio test ``which`` asks for."""
+        if which not in LR_CHOICES:
+            raise ParameterError(f"lr ({which!r}) must be one of {', '.join(LR_CHOICES)}")
+        if which == "none":
+            return set()
+        if which == "all":
+            return {p.index for p in self.parameters}
+        return {p.index for p in self.disagreeing} | set(self._lr_found)
 
-    def _restricted_starts(self, p: Parameter) -> list[np.ndarray]:
-        """Deterministic starting points of a restricted fit (its likelihood can have several
-        maxima, as the minarets example shows): the full estimate with the parameter at its
-        null value, the quadratic approximation's restricted maximum, and, when those two
-        disagree, the data-based start of the full fit with the parameter at its null value."""
-        x = self.maximum.x
-        moved = x.copy()
-        shift = self.covariance[:, p.index] * (p.null - x[p.index]) / max(
-            self.covariance[p.index, p.index], 1e-300)
-        projected = np.clip(x + shift, self.model.low, self.model.high)
-        starts = []
-        for start in (moved, projected, self.start.copy()):
-            start[p.index] = p.null
-            if math.isfinite(self.model.loglik(start)):
-                starts.append(start)
-        return starts
+    def _lr_shown(self, which: str) -> dict[int, tuple[float, float] | None]:
+        """The likelihood-ratio tests an output shows, computed if needed."""
+        indices = self._lr_indices(which)
+        if indices:
+            self.run_lr_tests(which=which)
+        return {i: self._lr_found.get(i) for i in indices}
 
     def _wald(self, p: Parameter) -> tuple[float | None, float | None]:
         from scipy import stats
@@ -305,19 +421,25 @@ class RegressionResult:
         z = (self._estimate(p) - p.null) / se
         return z, float(2 * stats.norm.sf(abs(z)))
 
-    def to_frame(self) -> pd.DataFrame:
-        """Every parameter: part, category, term, estimate, se, z, p_value, lr_chi2,
-        lr_p_value (one likelihood-ratio refit per parameter on first use)."""
-        records = []
-        for p in self.parameters:
-            z, pvalue = self._wald(p)
-            lr = self.lr_tests.get(p.index)
-            records.append({
-                "part": p.part, "category": p.category, "term": p.name,
-                "estimate": self._estimate(p), "se": self._se(p), "null": p.null,
-                "z": z, "p_value": pvalue,
-                "lr_chi2": None if lr is None else lr[0],
-                "lr_p_value": None if lr is None else lr[1]})
+    def _tests(self, p: Parameter, lr: dict) -> dict:
+        """The three tests of one parameter as plain numbers (None where not computed)."""
+        z, pvalue = self._wald(p)
+        score = self.score_tests.get(p.index)
+        ratio = lr.get(p.index)
+        return {"z": z, "p_value": pvalue,
+                "score_chi2": None if score is None else score[0],
+                "score_p_value": None if score is None else score[1],
+                "lr_chi2": None if ratio is None else ratio[0],
+                "lr_p_value": None if ratio is None else ratio[1]}
+
+    def to_frame(self, lr: str = "all") -> pd.DataFrame:
+        """Every parameter: part, category, term, estimate, se, null, z, p_value (Wald),
+        score_chi2, score_p_value, lr_chi2, lr_p_value (``lr`` as in :meth:`summary`; by
+        default every parameter's, one restricted fit each on first use)."""
+        shown = self._lr_shown(lr)
+        records = [{"part": p.part, "category": p.category, "term": p.name,
+                    "estimate": self._estimate(p), "se": self._se(p), "null": p.null,
+                    **self._tests(p, shown)} for p in self.parameters]
         frame = pd.DataFrame.from_records(records)
         if all(p.category is None for p in self.parameters):
             frame = frame.drop(columns="category")
@@ -405,34 +527,41 @@ class RegressionResult:
 
     # -- output ----------------------------------------------------------------------------
 
-    def _coefficient_records(self, part: str) -> list[dict]:
+    def _coefficient_records(self, part: str, lr: dict) -> list[dict]:
         out = []
         for p in self.parameters:
             if p.part != part:
                 continue
-            z, pvalue = self._wald(p)
-            lr = self.lr_tests.get(p.index)
             record = {"term": p.name, "estimate": self._estimate(p), "se": self._se(p),
-                      "z": z, "p_value": pvalue,
-                      "lr_chi2": None if lr is None else lr[0],
-                      "lr_p_value": None if lr is None else lr[1]}
+                      **self._tests(p, lr)}
             if p.category is not None:
                 record = {"category": p.category, **record}
             out.append(record)
         return out
 
-    def to_dict(self, level: float = 0.95) -> dict:
-        """Plain numbers for JSON: the CLI's ``--format json``."""
+    def _tests_note(self, lr: str, shown: dict) -> dict:
+        """Which tests an output shows, and why (the JSON's ``tests``)."""
+        if lr == "all":
+            why = "asked for every parameter"
+        elif lr == "none":
+            why = "not asked for"
+        else:
+            why = "where Wald and score disagree at the 5% level, or computed before"
+        names = [p.label for p in self.parameters if p.index in shown and shown[p.index]]
+        return {"wald": "every parameter", "score": "every parameter",
+                "likelihood_ratio": why, "likelihood_ratio_for": names}
+
+    def to_dict(self, level: float = 0.95, lr: str = "all") -> dict:
+        """Plain numbers for JSON: the CLI's ``--format json``. Every parameter has its Wald
+        and score tests; ``lr`` says whose likelihood-ratio test is computed (as in
+        :meth:`summary`; by default all of them, None where not computed)."""
+        shown = self._lr_shown(lr)
         nuisance = {}
         for p in self.parameters:
             if p.part != "nuisance":
                 continue
-            z, pvalue = self._wald(p)
-            lr = self.lr_tests.get(p.index)
             nuisance[p.name] = {"estimate": self._estimate(p), "se": self._se(p),
-                                "null": p.null, "z": z, "p_value": pvalue,
-                                "lr_chi2": None if lr is None else lr[0],
-                                "lr_p_value": None if lr is None else lr[1],
+                                "null": p.null, **self._tests(p, shown),
                                 "fixed": bool(self.held[p.index])}
         prevalence = self.prevalence(level)
         data = {
@@ -443,24 +572,29 @@ class RegressionResult:
             "n": self.n, "n_dropped": self.n_dropped,
             "dont_know": self.rows.dont_know_count(),
             "dont_know_left_out": self.rows.dont_know_left_out,
-            "coefficients": self._coefficient_records("coefficients"),
+            "coefficients": self._coefficient_records("coefficients", shown),
         }
         if self.mode == "predictor":
-            data["sensitive_coefficients"] = self._coefficient_records("sensitive")
+            data["sensitive_coefficients"] = self._coefficient_records("sensitive", shown)
         data.update({
             "parameters": nuisance,
+            "tests": self._tests_note(lr, shown),
             "prevalence": {c: {"estimate": float(r.prevalence), "se": float(r.se),
                                "ci_low": float(r.ci_low), "ci_high": float(r.ci_high)}
                            for c, r in prevalence.iterrows()},
             "level": level,
-            "loglik": self.loglik, "df": self.df_model, "aic": self.aic, "bic": self.bic,
+            "loglik": self.loglik, "df": self.k_params, "aic": self.aic, "bic": self.bic,
             "converged": self.converged, "iterations": self.iterations,
             "warnings": list(self.warnings),
         })
         return _finite(data)
 
-    def summary(self, level: float = 0.95) -> str:
-        """The fit as R's ``summary()`` prints it, in 80 columns."""
+    def summary(self, level: float = 0.95, lr: str = "auto") -> Summary:
+        """The fit as R's ``summary()`` prints it, in 80 columns: Wald and score tests of
+        every parameter, and likelihood-ratio tests (deltaG2) where ``lr`` asks: "auto" (where
+        Wald and score disagree at the 5% level, and any already computed), "all", "none".
+        A line under the tables says which tests are shown and why."""
+        shown = self._lr_shown(lr)
         lines = []
         if self.mode == "outcome":
             lines.append(f"Logistic regression of the true answer to {self.sensitive!r} "
@@ -490,25 +624,27 @@ class RegressionResult:
         lines.append(rows_line + (f" ({'; '.join(extras)})" if extras else ""))
         stars = False
         if self.mode == "outcome":
-            blocks = self._blocks("coefficients", self._outcome_title())
+            blocks = self._blocks("coefficients", self._outcome_title(), shown)
         else:
-            blocks = self._blocks("coefficients", "Coefficients (outcome model):")
-            blocks += self._blocks("sensitive", self._outcome_title(sensitive=True))
+            blocks = self._blocks("coefficients", "Coefficients (outcome model):", shown)
+            blocks += self._blocks("sensitive", self._outcome_title(sensitive=True), shown)
         for title, table, starred in blocks:
             lines += ["", title, *table]
             stars |= starred
         nuisance = [p for p in self.parameters if p.part == "nuisance"]
         if nuisance:
-            table, starred = self._table(nuisance, nuisance=True)
+            table, starred = self._table(nuisance, shown, nuisance=True)
             lines += ["", "Nuisance parameters:", *table]
             stars |= starred
-            if any(p.boundary and self.lr_tests.get(p.index) for p in nuisance):
-                lines.append("(H0 on the boundary of the range: deltaG2's p-value is half the "
-                             "chi2(1) one)")
+            if any(p.boundary and (self.score_tests.get(p.index) or shown.get(p.index))
+                   for p in nuisance):
+                lines.append("(H0 on the boundary of the range: the p-values of Score and "
+                             "deltaG2 are half the chi2(1) ones)")
         if stars:
             lines += ["---", _SIGNIF]
         lines.append("")
-        lines.append(f"Log-likelihood: {self.loglik:.3f} (df = {self.df_model}), "
+        lines += self._tests_lines(lr, shown)
+        lines.append(f"Log-likelihood: {self.loglik:.3f} (df = {self.k_params}), "
                      f"AIC: {self.aic:.2f}, BIC: {self.bic:.2f}")
         prevalence = self.prevalence(level)
         for category, row in prevalence.iterrows():
@@ -525,7 +661,38 @@ class RegressionResult:
         for note in self.warnings:
             if "converge" not in note:
                 lines.append(f"Note: {note}")
-        return "\n".join(_wrap(line) for line in lines) + "\n"
+        return Summary("\n".join(_wrap(line) for line in lines) + "\n")
+
+    def _tests_lines(self, lr: str, shown: dict) -> list[str]:
+        """Which tests the tables show, and why."""
+        tested = [p for p in self.parameters if p.null is not None and not self.held[p.index]]
+        if not tested:
+            return []
+        if lr == "all":
+            text = ("Tests: Wald z, score chi2 and likelihood ratio deltaG2 (1 df each) for "
+                    "every parameter.")
+        else:
+            text = "Tests: Wald z and score chi2 (1 df) for every parameter; "
+            if lr == "none":
+                text += "no likelihood-ratio refits (not asked for)."
+            else:
+                disagree = {p.index for p in self.disagreeing}
+                named = [p.name for p in tested if p.index in disagree]
+                before = [p.name for p in tested if p.index in shown and p.index not in disagree]
+                if named:
+                    text += ("deltaG2 (likelihood ratio) where those two disagree at the 5% "
+                             f"level: {', '.join(named)}")
+                else:
+                    text += "they agree at the 5% level everywhere, so no deltaG2"
+                if before:
+                    text += f"; deltaG2 computed before: {', '.join(before)}"
+                text += ". --lr all (Python: summary(lr=\"all\")) adds deltaG2 everywhere."
+        missing = [p.name for p in tested if self.score_tests.get(p.index) is None]
+        lines = [text]
+        if missing:
+            lines.append(f"Score: none for {', '.join(missing)} (the observed information "
+                         "at the null value is not positive there).")
+        return lines
 
     def _outcome_title(self, sensitive: bool = False) -> str:
         model = "Sensitive-answer model" if sensitive else "Coefficients"
@@ -534,43 +701,57 @@ class RegressionResult:
         reference = self.design.category_labels[self.model.reference]
         return f"{model} (log-odds against category {reference!r}):"
 
-    def _blocks(self, part: str, title: str) -> list[tuple[str, list[str], bool]]:
+    def _blocks(self, part: str, title: str, shown: dict
+                ) -> list[tuple[str, list[str], bool]]:
         chosen = [p for p in self.parameters if p.part == part]
         categories = list(dict.fromkeys(p.category for p in chosen))
         out = []
         for category in categories:
             rows = [p for p in chosen if p.category == category]
             heading = title if category is None else f"{title[:-1]}, category {category!r}:"
-            table, starred = self._table(rows)
+            table, starred = self._table(rows, shown)
             out.append((heading, table, starred))
         return out
 
-    def _table(self, chosen: list[Parameter], nuisance: bool = False
+    def _table(self, chosen: list[Parameter], shown: dict, nuisance: bool = False
                ) -> tuple[list[str], bool]:
+        """One table of parameters; deltaG2 columns when one of them has it."""
+        with_lr = any(shown.get(p.index) is not None for p in chosen)
         estimates = [self._estimate(p) for p in chosen]
         ses = [self._se(p) for p in chosen]
         decimals = _decimals([abs(s) for s in ses if s] or [abs(e) for e in estimates])
         header = ["", "Estimate", "Std. Error"]
         if nuisance:
             header.append("H0")
-        header += ["z value", "Pr(>|z|)", "deltaG2", "Pr(>deltaG2)", ""]
+        header += ["z value", "Pr(>|z|)", "Score", "Pr(>Score)"]
+        if with_lr:
+            header += ["deltaG2", "Pr(>deltaG2)"]
+        header.append("")
         body = []
         starred = False
         for p, estimate, se in zip(chosen, estimates, ses, strict=True):
             z, pvalue = self._wald(p)
-            lr = self.lr_tests.get(p.index)
+            score = self.score_tests.get(p.index)
+            lr = shown.get(p.index)
             row = [p.name, f"{estimate:.{decimals}f}",
                    "fixed" if self.held[p.index] else _num(se, decimals)]
             if nuisance:
                 row.append("" if p.null is None else f"{p.null:g}")
-            row += [_num(z, 3), _pvalue(pvalue), _num(None if lr is None else lr[0], 3),
-                    _pvalue(None if lr is None else lr[1])]
+            row += [_num(z, 3), _pvalue(pvalue), _num(None if score is None else score[0], 3),
+                    _pvalue(None if score is None else score[1])]
+            if with_lr:
+                row += [_num(None if lr is None else lr[0], 3),
+                        _pvalue(None if lr is None else lr[1])]
             last = lr[1] if lr is not None else pvalue
             mark = _stars(last)
             starred |= bool(mark.strip())
             row.append(mark)
             body.append(row)
         return _columns(header, body), starred
+
+
+def _none_nan(value: float | None) -> float:
+    return math.nan if value is None else float(value)
 
 
 def _decimals(values: list[float]) -> int:
