@@ -8,9 +8,9 @@ also :class:`ValueError`, so plain Python code can catch them the usual way.
 import re
 from dataclasses import dataclass, field
 
-# C0 and C1 control characters, DEL, and the bidirectional overrides that can
-# reorder what a terminal shows (CVE-2021-42574): printed as escapes, never raw.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 control characters, DEL, and the bidirectional marks, embeddings, overrides and
+# isolates that can reorder what a terminal shows (CVE-2021-42574): printed as escapes.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
@@ -21,6 +21,8 @@ def printable(text: str) -> str:
 
     >>> printable("ok\x1b[2Jcleared\tend")
     'ok\\x1b[2Jcleared\\tend'
+    >>> printable("abc\u200fdef")
+    'abc\\u200fdef'
     """
     return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"),
                         text)
