@@ -29,6 +29,7 @@ TOPICS: dict[str, str] = {
     "complex-samples": "weights, strata, clusters, fpc, replicate weights: design-based "
                        "estimates, variances, domains and regression",
     "store": "the database: tables, versions, write paths",
+    "security": "who is trusted with what; what every surface accepts and how it is tested",
     "errata": "where surveykit departs from the paper, and why",
     "reproduction": "reproduce: the paper's figures and the verification table",
 }
