@@ -490,6 +490,25 @@ def _start(args: list[str], cwd: Path) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has a handler for SIGTERM (the SigCgt mask of /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(mask, 16) >> (signal.SIGTERM - 1) & 1)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time the process has used so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _wait_for(condition, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -527,7 +546,13 @@ def test_an_interrupted_import_changes_nothing(place):
     before = snapshot(place)
     process = _start(["import", "big.csv", "--survey", SURVEY], place)
     try:
-        time.sleep(0.8)  # imports, then stops mid-way
+        # Signal once the command has taken over SIGTERM and spent a while importing: a fixed
+        # sleep signalled a slow-starting process (a loaded machine) before its handler was
+        # there, and the default action killed it (-15) instead of interrupting the import.
+        _wait_for(lambda: process.poll() is not None or _catches_sigterm(process.pid))
+        started = _cpu_seconds(process.pid)
+        _wait_for(lambda: process.poll() is not None
+                  or _cpu_seconds(process.pid) - started > 0.3)
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=60)
     finally:
