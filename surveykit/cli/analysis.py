@@ -13,6 +13,7 @@ from surveykit.cli.app import (
     echo_table,
     format_number,
     main,
+    open_store,
     print_json,
 )
 from surveykit.designs.registry import (
@@ -413,9 +414,8 @@ class Prevalence(click.ParamType):
 def _estimate_counts_file(counts_file, db_url, level, method, fmt) -> None:
     """One line per question of a counts table: n, pi_hat, its standard error and interval."""
     from surveykit.counting.workflows import report_for_counts_file
-    from surveykit.store import open_engine
 
-    report = report_for_counts_file(open_engine(db_url), counts_file, level=level,
+    report = report_for_counts_file(open_store(db_url), counts_file, level=level,
                                     method=method)
     if fmt == "json":
         print_json({"survey": report.survey,

@@ -50,6 +50,19 @@ def db_option(command: Callable) -> Callable:
     return click.option("--db", "db_url", default=None, metavar="URL", help=DB_HELP)(command)
 
 
+
+def open_store(db_url: str | None):
+    """The engine of ``--db`` for this command; its connections close when the command ends,
+    also when it fails (a CLI run inside a notebook or a test leaves no connection open)."""
+    from surveykit.store import open_engine
+
+    engine = open_engine(db_url)
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.find_root().call_on_close(engine.dispose)
+    return engine
+
+
 def data_paths(data: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
     """The files of ``--data PATH...``: the option's values and the paths that follow it
     (a shell expands ``--data exports/*.csv`` into one --data and more paths)."""

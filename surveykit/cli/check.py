@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, echo_table, main, print_json
+from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, echo_table, main, open_store, print_json
 from surveykit.errors import clip, printable
 
 
@@ -28,10 +28,9 @@ def check_command(survey_name, repair, db_url, fmt):
 
     Example: surveykit check --survey academic_integrity
     """
-    from surveykit.store import open_engine
     from surveykit.store.answer_counts import CountsMismatch, check_counts, rebuild_counts
 
-    engine = open_engine(db_url)
+    engine = open_store(db_url)
     result = rebuild_counts(engine, survey_name) if repair else check_counts(engine, survey_name)
     repaired = repair and result.repairable
     if fmt == "json":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json
+from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, open_store, print_json
 from surveykit.errors import printable
 
 
@@ -43,9 +43,8 @@ def export_xlsform_command(survey_name, out, randomize, acknowledge_risk, templa
     Example: surveykit export xlsform --survey academic_integrity --out form.xlsx
     """
     from surveykit.collection.xlsform import export_xlsform
-    from surveykit.store import open_engine
 
-    result = export_xlsform(open_engine(db_url), survey_name, out=out, randomize=randomize,
+    result = export_xlsform(open_store(db_url), survey_name, out=out, randomize=randomize,
                             acknowledge_risk=acknowledge_risk, templates_dir=templates_dir)
     if fmt == "json":
         print_json(result.to_dict())

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json, progress_bar
+from surveykit.cli.app import (
+    FORMAT_TEXT_JSON,
+    db_option,
+    main,
+    open_store,
+    print_json,
+    progress_bar,
+)
 
 
 @main.command("generate")
@@ -62,7 +69,7 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     from surveykit.collection.randomizer import SEED_WARNING
     from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
     from surveykit.files import output_folder
-    from surveykit.store import display_url, open_engine
+    from surveykit.store import display_url
 
     # paths first: a mistyped folder fails before any warning or work
     output_folder(out_dir, "--out")
@@ -72,7 +79,7 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
         click.echo(SEED_WARNING, err=True)
     if key_file is not None:
         click.echo(KEY_FILE_WARNING.format(path=key_file), err=True)
-    engine = open_engine(db_url)
+    engine = open_store(db_url)
     options = {"respondents": respondents, "out_dir": out_dir, "mode": mode, "fmt": fmt,
                "key_file": key_file, "templates_dir": templates_dir, "per_file": per_file,
                "seed": seed}

@@ -15,7 +15,14 @@ import math
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, print_json, progress_bar
+from surveykit.cli.app import (
+    FORMAT_TEXT_JSON,
+    db_option,
+    main,
+    open_store,
+    print_json,
+    progress_bar,
+)
 from surveykit.errors import EstimationError, ParameterError
 
 
@@ -175,7 +182,6 @@ def _regress_file(data, formula, sensitive, design_name, params, group, family,
 def _regress_survey(data, survey_name, formula, sensitive, design_name, params, group, family,
                     sensitive_formula, held, max_iterations, db_url):
     from surveykit.reporting.models import regress_survey
-    from surveykit.store import open_engine
 
     if data is not None:
         raise click.UsageError(f"give DATA ({data}) or --survey {survey_name}, not both")
@@ -184,7 +190,7 @@ def _regress_survey(data, survey_name, formula, sensitive, design_name, params, 
     if given:
         raise click.UsageError(f"{', '.join(given)}: with --survey the design and the groups "
                                "come from the stored survey; leave them out")
-    return regress_survey(open_engine(db_url), survey_name, formula, sensitive=sensitive,
+    return regress_survey(open_store(db_url), survey_name, formula, sensitive=sensitive,
                           family=family, sensitive_formula=sensitive_formula, fixed=held,
                           max_iterations=max_iterations)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from surveykit.cli.app import data_paths, db_option, echo_user_text, main
+from surveykit.cli.app import data_paths, db_option, echo_user_text, main, open_store
 from surveykit.counting import ENGINES
 from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD
 from surveykit.reporting.report import REPORT_FORMATS
@@ -51,7 +51,6 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
     """
     from surveykit.files import output_file, write_atomically
     from surveykit.reporting.report import render_report, report_for_survey
-    from surveykit.store import open_engine
 
     if out_file is not None:
         output_file(out_file, "--out")
@@ -63,17 +62,17 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
     if counts_file:
         from surveykit.counting.workflows import report_for_counts_file
 
-        report = report_for_counts_file(open_engine(db_url), counts_file, survey_name,
+        report = report_for_counts_file(open_store(db_url), counts_file, survey_name,
                                         level=level, method=method)
         survey_name = report.survey
     elif data:
         from surveykit.counting.workflows import report_for_files
 
-        report = report_for_files(open_engine(db_url), survey_name, data,
+        report = report_for_files(open_store(db_url), survey_name, data,
                                   engine_name=engine_name, scheduler=scheduler,
                                   replace=replace, level=level, method=method)
     else:
-        report = report_for_survey(open_engine(db_url), survey_name, level=level,
+        report = report_for_survey(open_store(db_url), survey_name, level=level,
                                    method=method)
     text = render_report(report, fmt)
     if out_file is None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import click
 
-from surveykit.cli.app import db_option, main
+from surveykit.cli.app import db_option, main, open_store
 from surveykit.errors import ParameterError, SurveykitError
 
 _TLS_WARNING = ("Warning: --public serves plain HTTP. Put a reverse proxy with TLS (HTTPS) in "
@@ -84,7 +84,7 @@ def serve_command(survey_name, db_url, host, port, public, allowed_hosts, close_
 
     import logging
 
-    from surveykit.store import display_url, open_engine
+    from surveykit.store import display_url
     from surveykit.web.app import LOOPBACK_HOSTS, create_app
     from surveykit.web.server import bind_socket, run_server
 
@@ -94,7 +94,7 @@ def serve_command(survey_name, db_url, host, port, public, allowed_hosts, close_
         logger = logging.getLogger("surveykit.web.access")
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
-    engine = open_engine(db_url)
+    engine = open_store(db_url)
     if public:
         hosts = tuple(allowed_hosts) or None
     else:

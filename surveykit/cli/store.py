@@ -13,6 +13,7 @@ from surveykit.cli.app import (
     db_option,
     echo_table,
     main,
+    open_store,
     print_json,
     progress_bar,
 )
@@ -39,11 +40,11 @@ def init_command(db_url, example, fmt):
       surveykit init --example     # and the example files, to follow the README
     """
     from surveykit.example import check_example, write_example
-    from surveykit.store import display_url, init_database, open_engine
+    from surveykit.store import display_url, init_database
 
     if example:
         check_example(".")  # before the database: a conflict leaves everything as it was
-    engine = open_engine(db_url)
+    engine = open_store(db_url)
     revision = init_database(engine)
     written = [str(path) for path in write_example(".")] if example else []
     if fmt == "json":
@@ -78,11 +79,11 @@ def survey_add_command(file, db_url, fmt):
     """
     from surveykit.definition.survey import load_survey_file
     from surveykit.readiness import check_survey
-    from surveykit.store import add_survey, display_url, open_engine
+    from surveykit.store import add_survey, display_url
 
     survey = load_survey_file(file)
     check_survey(survey, str(file))
-    engine = open_engine(db_url)
+    engine = open_store(db_url)
     added = add_survey(engine, survey)
     if fmt == "json":
         print_json({"survey": survey.name, "questions": [q.id for q in survey.questions],
@@ -111,11 +112,11 @@ def survey_update_command(file, db_url, fmt):
     """
     from surveykit.definition.survey import load_survey_file
     from surveykit.readiness import check_survey
-    from surveykit.store import display_url, open_engine, update_survey
+    from surveykit.store import display_url, update_survey
 
     survey = load_survey_file(file)
     check_survey(survey, str(file))
-    engine = open_engine(db_url)
+    engine = open_store(db_url)
     update = update_survey(engine, survey)
     if fmt == "json":
         print_json({**update.to_dict(), "database": display_url(engine)})
@@ -134,9 +135,9 @@ def survey_update_command(file, db_url, fmt):
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 def survey_list_command(db_url, fmt):
     """List the stored surveys with their questions, issued ids and answers."""
-    from surveykit.store import list_surveys, open_engine
+    from surveykit.store import list_surveys
 
-    summaries = list_surveys(open_engine(db_url))
+    summaries = list_surveys(open_store(db_url))
     if fmt == "json":
         print_json({"surveys": [summary.to_dict() for summary in summaries]})
         return
@@ -189,14 +190,13 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
 
     Example: surveykit import answers.csv --survey academic_integrity --dry-run
     """
-    from surveykit.store import open_engine
     from surveykit.store.importer import describe_columns, import_responses
 
     if skip_invalid and rejects is None and not dry_run:
         raise click.UsageError("--skip-invalid needs --rejects FILE for the rows it leaves out")
     if rejects is not None and not skip_invalid:
         raise click.UsageError("--rejects is only used with --skip-invalid")
-    engine = open_engine(db_url)
+    engine = open_store(db_url)
     if dry_run and fmt == "text":
         # the mapping first: it is what a dry run is for, even when rows are bad
         click.echo(f"Dry run: {printable(file)} into {survey_name!r}; nothing will be changed.")
@@ -286,12 +286,12 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
 
     Example: surveykit counts --survey academic_integrity --data exports/*.csv --format csv
     """
-    from surveykit.store import count_responses, open_engine
+    from surveykit.store import count_responses
 
     data = data_paths(data, more_data)
     if not data and (engine_name != "duckdb" or scheduler or replace):
         raise click.UsageError("--engine, --scheduler and --replace count files: add --data")
-    engine = open_engine(db_url)
+    engine = open_store(db_url)
     if data:
         from surveykit.counting.workflows import count_survey_files
 

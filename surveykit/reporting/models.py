@@ -99,14 +99,14 @@ def regress_survey(database: Engine | str | PathLike, survey_name: str, formula:
     """
     from surveykit import store
 
-    engine = store.open_engine(database) if isinstance(database, str | PathLike) else database
-    survey = store.load_survey(engine, survey_name)
-    spec = model_spec(survey, formula, family=family, sensitive_formula=sensitive_formula)
-    if sensitive is not None and sensitive.casefold() != spec.question.casefold():
-        raise ParameterError(f"sensitive ({sensitive!r}): the formula's randomized answers are "
-                             f"those of question {spec.question!r}; leave it out or name that "
-                             "question")
-    return fit_model(engine, survey, spec, fixed=fixed, max_iterations=max_iterations)
+    with store.engine_for(database) as engine:
+        survey = store.load_survey(engine, survey_name)
+        spec = model_spec(survey, formula, family=family, sensitive_formula=sensitive_formula)
+        if sensitive is not None and sensitive.casefold() != spec.question.casefold():
+            raise ParameterError(f"sensitive ({sensitive!r}): the formula's randomized answers "
+                                 f"are those of question {spec.question!r}; leave it out or name "
+                                 "that question")
+        return fit_model(engine, survey, spec, fixed=fixed, max_iterations=max_iterations)
 
 
 def fit_declared_models(engine: Engine, survey: Survey) -> tuple[ModelFit, ...]:

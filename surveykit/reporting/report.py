@@ -37,7 +37,6 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from os import PathLike
 
 from markupsafe import Markup
 
@@ -501,16 +500,16 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
     """
     from surveykit import store
 
-    engine = store.open_engine(database) if isinstance(database, str | PathLike) else database
-    survey = store.load_survey(engine, survey_name)
-    counts = store.count_responses(engine, survey_name, survey=survey)
-    issued = store.issued_respondent_count(engine, survey_name)
-    tallies = store.code_tallies(engine, survey_name) if issued else None
-    models = ()
-    if survey.models:
-        from surveykit.reporting.models import fit_declared_models
+    with store.engine_for(database) as engine:
+        survey = store.load_survey(engine, survey_name)
+        counts = store.count_responses(engine, survey_name, survey=survey)
+        issued = store.issued_respondent_count(engine, survey_name)
+        tallies = store.code_tallies(engine, survey_name) if issued else None
+        models = ()
+        if survey.models:
+            from surveykit.reporting.models import fit_declared_models
 
-        models = fit_declared_models(engine, survey)
+            models = fit_declared_models(engine, survey)
     return build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
                         method=method, models=models)
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from os import PathLike
 from pathlib import Path
 
 from sqlalchemy import (
@@ -73,6 +74,7 @@ __all__ = [
     "issued_respondent_count",
     "list_surveys",
     "load_survey",
+    "engine_for",
     "open_engine",
     "record_generation",
     "resolve_url",
@@ -156,6 +158,28 @@ def open_engine(url: str | None = None) -> Engine:
     problems.install(engine, busy_timeout=busy_timeout)
     return engine
 
+
+
+@contextmanager
+def engine_for(database: Engine | str | PathLike) -> Iterator[Engine]:
+    """``database`` itself when it is an engine; else an engine opened on it (an SQLite path or
+    any SQLAlchemy URL) whose connections close when the block ends.
+
+    A library function that takes a URL and opens its own engine must close it: an engine left
+    to the garbage collector leaves PostgreSQL connections open until then.
+
+    >>> with engine_for("sqlite://") as engine:
+    ...     engine.dialect.name
+    'sqlite'
+    """
+    if isinstance(database, Engine):
+        yield database
+        return
+    engine = open_engine(str(database))
+    try:
+        yield engine
+    finally:
+        engine.dispose()
 
 def _busy_timeout(url) -> float:
     """Seconds a writer waits for another: ``?timeout=S`` in an SQLite URL, else 600."""
