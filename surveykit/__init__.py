@@ -39,6 +39,7 @@ _LAZY = {
     "joint": "surveykit.estimation.joint",
     "joint_from_counts": "surveykit.estimation.joint",
     "JointCounts": "surveykit.joint_counts",
+    "joint_for_survey": "surveykit.workflows.joint",
     "correlate": "surveykit.estimation.correlation",
 }
 
@@ -73,6 +74,7 @@ __all__ = [
     "estimate",
     "estimate_from_labels",
     "joint",
+    "joint_for_survey",
     "joint_from_counts",
     "load_survey_file",
     "make_design",

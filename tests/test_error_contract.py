@@ -200,10 +200,12 @@ ADD = ("survey", "add", "second.toml")
 UPDATE = ("survey", "update", "academic_integrity.toml")
 LIST = ("survey", "list")
 CHECK = ("check", "--survey", SURVEY)
+JOINT = ("joint", "--survey", SURVEY, "--questions", "exam_cheating,plagiarism")
 # every command that reads or writes the database, with arguments that work on a good one
 STORE_COMMANDS = {"generate": GENERATE, "export xlsform": EXPORT, "serve": SERVE,
                   "import": IMPORT, "counts": COUNTS, "report": REPORT, "survey add": ADD,
-                  "survey update": UPDATE, "survey list": LIST, "check": CHECK}
+                  "survey update": UPDATE, "survey list": LIST, "check": CHECK,
+                  "joint": JOINT}
 WRITERS = {"generate": GENERATE, "import": IMPORT, "survey add": ADD}
 
 CASES: list[Case] = []
@@ -363,6 +365,11 @@ CASES += [
                                           "--design", "warner", "--param", "p=0.7", "--with",
                                           "age"), 2, r"^Error: .*nope"),
     Case("check: an unknown survey", ("check", "--survey", "nope"), 1, r"^Error: .*nope"),
+    Case("joint: an unknown survey", ("joint", "--survey", "nope", "--questions", "a,b"), 1,
+         r"^Error: no survey named 'nope'"),
+    Case("joint: a misspelt question", ("joint", "--survey", SURVEY, "--questions",
+                                        "exam_cheating,plagiarsm"), 2,
+         r"^Error: question 'plagiarsm' is not in survey .*did you mean 'plagiarism'\?"),
     Case("docs: an unknown guide", ("docs", "nope"), 2, r"^Error: no guide 'nope'"),
     Case("serve: a host on the network without --public",
          ("serve", "--survey", SURVEY, "--host", "0.0.0.0"), 2,

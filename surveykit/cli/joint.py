@@ -1,5 +1,7 @@
-"""``surveykit correlate``: correlations of a randomized answer with other variables of a file
-(RRreg's ``RRcor``; one library call: :func:`surveykit.estimation.correlation.correlate`)."""
+"""``surveykit joint``: what several sensitive questions of a stored survey say together (one
+library call: :func:`surveykit.workflows.joint.joint_for_survey`), and ``surveykit correlate``:
+correlations of a randomized answer with other variables of a file (RRreg's ``RRcor``; one
+library call: :func:`surveykit.estimation.correlation.correlate`)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,16 @@ import textwrap
 import click
 
 from surveykit.cli.analysis import _parameter_texts
-from surveykit.cli.app import FORMAT_TEXT_JSON, echo_table, main, print_json, progress_bar
+from surveykit.cli.app import (
+    FORMAT_TEXT_JSON,
+    db_option,
+    echo_table,
+    format_number,
+    main,
+    open_store,
+    print_json,
+    progress_bar,
+)
 from surveykit.errors import ParameterError, printable
 
 
@@ -92,3 +103,103 @@ def correlate_command(ctx, data, sensitive, design_name, params, group, with_col
     click.echo("")
     for note in notes:
         click.echo(textwrap.fill(note, 80, break_on_hyphens=False))
+
+
+# the named quantities of a yes/no pair, in the order they are printed, with their labels
+_PAIR_LINES = (
+    ("both", "{a} and {b}"),
+    ("a_not_b", "{a}, not {b}"),
+    ("b_not_a", "{b}, not {a}"),
+    ("neither", "neither"),
+    ("b_given_a", "{b} among {a}"),
+    ("a_given_b", "{a} among {b}"),
+    ("b_given_not_a", "{b} among not {a}"),
+    ("odds_ratio", "odds ratio"),
+    ("phi", "correlation (phi)"),
+)
+
+
+@main.command("joint")
+@click.option("--survey", "survey_name", required=True, metavar="NAME",
+              help="The stored survey.")
+@click.option("--questions", required=True, metavar="A,B[,C[,D]]",
+              help="2 to 4 of its questions, asked of the same respondents.")
+@click.option("--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
+              help="Confidence level of the intervals.")
+@db_option
+@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+def joint_command(survey_name, questions, level, db_url, fmt):
+    """What several sensitive questions say together: the joint distribution of their true
+    answers (each question with its own design and groups; RRreg's Kronecker product), the
+    shares "a and b", "b among a", odds ratios and correlations with standard errors, a
+    test of independence, and the privacy loss of answering them all.
+
+    Respondents who left one of the questions unanswered are left out and
+    counted. 'surveykit docs joint' explains the estimator.
+
+    Example: surveykit joint --survey academic_integrity --questions exam_cheating,plagiarism
+    """
+    from surveykit.workflows.joint import joint_for_survey
+
+    names = [name.strip() for name in questions.split(",") if name.strip()]
+    result = joint_for_survey(open_store(db_url), survey_name, names)
+    if fmt == "json":
+        print_json(result.to_dict(level=level))
+        return
+    _echo_joint(result, level)
+
+
+def _echo_joint(result, level: float) -> None:
+    estimate = result.estimate
+    shown = [printable(q) for q in estimate.questions]
+    click.echo(textwrap.fill(
+        f"Joint analysis of {', '.join(shown)} (survey {printable(result.survey)}): "
+        f"{estimate.n:,} respondent{'s' if estimate.n != 1 else ''} answered "
+        f"{'both' if len(shown) == 2 else 'all of them'}.", 80, break_on_hyphens=False))
+    for reason, count in estimate.left_out.items():
+        click.echo(f"Left out: {count:,} respondent{'s' if count != 1 else ''} ({reason}).")
+    percent = f"{level:.0%}" if round(level * 100, 6) == round(level * 100) else f"{level:.1%}"
+    click.echo("")
+    table = estimate.table()
+    rows = []
+    for _, row in table.iterrows():
+        states = " ".join(printable(str(row[q])) for q in estimate.questions)
+        rows.append((states, format_number(row["share"]),
+                     "-" if row["se"] is None else format_number(row["se"]), ""))
+    echo_table(("true answers (" + ", ".join(shown) + ")", "share", "se", ""), rows)
+    for pair in estimate.pairs(level=level):
+        a, b = printable(pair.a), printable(pair.b)
+        click.echo("")
+        click.echo(f"{a} and {b}:")
+        if pair.quantities:
+            lines = []
+            for key, label in _PAIR_LINES:
+                q = pair[key]
+                interval = ("" if q.low is None or q.high is None
+                            else f"[{format_number(q.low)}, {format_number(q.high)}]")
+                lines.append(("  " + label.format(a=a, b=b),
+                              "-" if q.estimate is None else format_number(q.estimate),
+                              "-" if q.se is None else format_number(q.se), interval))
+            echo_table(("", "estimate", "se", f"{percent} interval"), lines)
+        test = pair.independence
+        click.echo(f"  independence: LR = {test.lr:.2f}, df = {test.df}, "
+                   f"p = {test.p_value:.3g}")
+    if len(estimate.questions) > 2:
+        test = estimate.independence
+        click.echo("")
+        click.echo(f"Independence of all {len(estimate.questions)}: LR = {test.lr:.2f}, "
+                   f"df = {test.df}, p = {test.p_value:.3g}")
+    if estimate.nuisance:
+        click.echo("")
+        click.echo("Estimated with them: " + ", ".join(
+            f"{printable(k)} = {v:.4f}" for k, v in estimate.nuisance.items()))
+    for warning in estimate.warnings:
+        click.echo(textwrap.fill(f"Warning: {printable(warning)}", 80))
+    together = result.composed
+    click.echo("")
+    click.echo(textwrap.fill(
+        "Privacy: answering all of them costs each respondent at most "
+        + ", ".join(f"{semantics} epsilon {format_number(value, 3)}"
+                    for semantics, value in together.items())
+        + " (the sum of the questions' losses: losses compose); the joint analysis "
+        "does not change it.", 80))
