@@ -89,6 +89,7 @@ from surveykit.designs.registry import (
     ALIASES,
     PRESETS,
     RR_NAMES,
+    accepted_parameters,
     design_class,
     make_design,
     parameter_names,
@@ -129,7 +130,6 @@ _QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wor
 _INNOCUOUS_DESIGNS = frozenset({"uqtknown", "uqtunknown", "crosswise", "triangular"})
 # For "did you mean": every design name the reader takes, and every parameter of any design.
 _DESIGN_SPELLINGS = (*PRESETS, *ALIASES, *RR_NAMES)
-_RR_PARAMETERS = {"forced_known": ("p0", "p1"), "unrelated_known": ("q",)}
 _ALL_PARAMETERS = tuple(sorted({name for cls in PRESETS.values()
                                 for name in parameter_names(cls)}))
 #: The largest survey file read (a survey of a thousand questions is about 200 KB).
@@ -353,10 +353,6 @@ def _position(text: str, key: str, value: str | None = None) -> tuple[int, int] 
     return line, start - (text.rfind("\n", 0, start) + 1) + 1
 
 
-def _normal_name(name: str) -> str:
-    return "_".join(name.strip().casefold().replace("-", " ").split())
-
-
 def _too_deep(data: object) -> str | None:
     """The key path where ``data`` nests deeper than MAX_DEPTH, or None (no recursion)."""
     stack: list[tuple[object, str, int]] = [(data, "top level", 1)]
@@ -531,8 +527,7 @@ class _Validator:
                 message = message.replace(f"{model!r}; the designs", f"{model!r}{hint} The "
                                                                      "designs", 1)
             raise self.fail_at(f"{where}.model", message, "model", model) from None
-        self.unknown_keys(value, ["model", "innocuous", *parameter_names(cls),
-                                  *_RR_PARAMETERS.get(_normal_name(model), ())],
+        self.unknown_keys(value, ["model", "innocuous", *accepted_parameters(model)],
                           where, f"model, innocuous and the parameters of {cls.model} "
                                  f"({', '.join(parameter_names(cls))})")
         parameters = {k: v for k, v in value.items() if k not in ("model", "innocuous")}

@@ -28,17 +28,27 @@ from functools import lru_cache
 from pathlib import Path
 
 from surveykit.definition.covariates import COVARIATE_KINDS
-from surveykit.designs.registry import ALIASES, PRESETS, RR_NAMES, parameter_names
+from surveykit.definition.survey import _INNOCUOUS_DESIGNS, wording_keys
+from surveykit.designs.registry import (
+    ALIASES,
+    PRESETS,
+    RR_NAMES,
+    accepted_parameters,
+    parameter_names,
+)
 
-__all__ = ["KEYS", "Key", "SCHEMA_PATH", "design_parameters_markdown", "keys_markdown",
-           "model_names", "schema_text", "survey_schema", "table_keys"]
+__all__ = ["INNOCUOUS_DESIGNS", "KEYS", "SCHEMA_PATH", "Key", "design_parameters_markdown",
+           "keys_markdown", "model_names", "schema_text", "survey_schema", "table_keys"]
 
 #: The shipped JSON Schema (``surveykit schema`` prints it).
 SCHEMA_PATH = Path(__file__).with_name("survey.schema.json")
-# The designs that ask an innocuous question (the reader's _INNOCUOUS_DESIGNS).
-INNOCUOUS_DESIGNS = ("uqtknown", "uqtunknown", "crosswise", "triangular")
+#: The designs that ask an innocuous question (the reader's list).
+INNOCUOUS_DESIGNS = tuple(sorted(_INNOCUOUS_DESIGNS))
 # rr's parameter names, per rr design name (besides the preset's own).
-_RR_EXTRA = {"forced_known": ("p0", "p1"), "unrelated_known": ("q",)}
+_RR_EXTRA = {rr_name: tuple(n for n in accepted_parameters(rr_name)
+                            if n not in parameter_names(PRESETS[target]))
+             for rr_name, target in RR_NAMES.items()}
+_RR_EXTRA = {rr_name: extra for rr_name, extra in _RR_EXTRA.items() if extra}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -254,8 +264,6 @@ def survey_schema() -> dict:
     It checks what a schema can: the keys, their types, each design's parameters, the
     wording keys. The reader checks the rest (values against each other and the designs).
     """
-    from surveykit.definition.survey import wording_keys
-
     design = _design_schema()
     mechanism = {"type": "object", "description": _about("mechanism"),
                  "required": ["p", "q"], "additionalProperties": False,
