@@ -54,6 +54,12 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'surveykit' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """The loaded names and the lazy ones, so a notebook's tab completion offers
+    ``report_for_survey`` before its first use."""
+    return sorted({*globals(), *_LAZY})
+
+
 __all__ = [
     "ConfidenceInterval",
     "Counts",

@@ -20,7 +20,7 @@ import numpy as np
 
 from surveykit.errors import ParameterError
 
-__all__ = ["Counts", "QuestionCounts"]
+__all__ = ["Counts", "QuestionCounts", "plain_counts"]
 
 
 def _check_count(where: str, value: object) -> int:
@@ -83,6 +83,55 @@ class Counts:
     def to_dict(self) -> dict[str, dict[str, int]]:
         """Plain nested dicts, for JSON."""
         return {group: dict(row) for group, row in self.table.items()}
+
+
+def plain_counts(table: object) -> Mapping:
+    """Counts as a mapping: a mapping stays as it is; a pandas Series indexed by response
+    (one group) or by (group, response), or a DataFrame with a row per group and a column
+    per response (``pd.crosstab(df.group, df.answer)``), becomes nested dicts; anything
+    else is refused. pandas is recognized by shape (``ndim``, ``index``), so this module
+    does not import it.
+
+    >>> import pandas as pd
+    >>> plain_counts(pd.Series({"yes": 30, "no": 50}))
+    {'yes': 30, 'no': 50}
+    >>> plain_counts(pd.DataFrame({"yes": [60, 35], "no": [40, 65]}, index=[1, 2]))
+    {1: {'yes': 60, 'no': 40}, 2: {'yes': 35, 'no': 65}}
+    """
+    if isinstance(table, Mapping):
+        return table
+    ndim = getattr(table, "ndim", None)
+    if ndim not in (1, 2) or not hasattr(table, "index") or not hasattr(table, "items"):
+        raise ParameterError(
+            f"counts ({type(table).__name__}) must be {{group: {{response: n}}}}, "
+            "{response: n}, a pandas Series or a DataFrame (a row per group, a column per "
+            "response)")
+    if ndim == 1:
+        levels = table.index.nlevels
+        if levels == 1:
+            return {label: _cell(value, f"count of {label!r}")
+                    for label, value in table.items()}
+        if levels != 2:
+            raise ParameterError(
+                f"a Series of counts ({levels} index levels) is indexed by response, or by "
+                "(group, response)")
+        nested: dict[object, dict[object, object]] = {}
+        for (group, label), value in table.items():
+            nested.setdefault(group, {})[label] = _cell(
+                value, f"count of {label!r} in group {group}")
+        return nested
+    return {group: {label: _cell(value, f"count of {label!r} in group {group}")
+                    for label, value in row.items()}
+            for group, row in table.to_dict(orient="index").items()}
+
+
+def _cell(value: object, where: str) -> object:
+    """A pandas cell; a missing one (NaN, as unstack leaves it) is refused with the fix."""
+    if isinstance(value, float | np.floating) and value != value:
+        raise ParameterError(
+            f"{where} is missing (NaN); fill the missing cells with 0, e.g. "
+            ".unstack(fill_value=0) or .fillna(0)")
+    return value
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ can turn all of them into one-line messages. Errors about bad parameters are
 also :class:`ValueError`, so plain Python code can catch them the usual way.
 """
 
+import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # C0 and C1 control characters, DEL, and the bidirectional marks, embeddings, overrides and
@@ -26,6 +28,33 @@ def printable(text: str) -> str:
     """
     return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"),
                         text)
+
+
+def did_you_mean(name: str, known: Iterable[object]) -> str:
+    """", did you mean 'x'?" for the closest of ``known`` to a misspelt ``name``, or "".
+
+    >>> did_you_mean("modle", ["model", "innocuous"])
+    ", did you mean 'model'?"
+    >>> did_you_mean("zzz", ["model"])
+    ''
+    """
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f", did you mean {printable(repr(close[0]))}?" if close else ""
+
+
+def allowed_keys(key: str, allowed: Iterable[str], listed: str | None = None) -> str:
+    """What follows "unknown key 'x'": the closest allowed key, then the allowed keys
+    (``listed`` instead of their names when given).
+
+    >>> "unknown key 'famly'" + allowed_keys("famly", ["family", "formula"])
+    "unknown key 'famly', did you mean 'family'? Allowed keys are family, formula"
+    >>> "unknown key 'zzz'" + allowed_keys("zzz", ["family", "formula"])
+    "unknown key 'zzz'; allowed keys are family, formula"
+    """
+    allowed = sorted(allowed)
+    names = listed or ", ".join(allowed)
+    hint = did_you_mean(key, allowed)
+    return f"{hint} Allowed keys are {names}" if hint else f"; allowed keys are {names}"
 
 
 class SurveykitError(Exception):

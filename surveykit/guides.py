@@ -30,6 +30,8 @@ TOPICS: dict[str, str] = {
                        "estimates, variances, domains and regression",
     "store": "the database: tables, versions, write paths",
     "security": "who is trusted with what; what every surface accepts and how it is tested",
+    "from-r": "RRreg and rr calls beside surveykit's, and what differs by how much",
+    "survey-file": "every key of the survey file (TOML), and its JSON Schema (surveykit schema)",
     "errata": "where surveykit departs from the paper, and why",
     "reproduction": "reproduce: the paper's figures and the verification table",
 }

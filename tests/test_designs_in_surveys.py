@@ -155,9 +155,11 @@ def test_counts_command_shows_groups_and_other_answers(tmp_path, survey):
      r"questions\[4\]\.design: groups \['1', '2'\] differ from the groups "
      r"\['short', 'long'\] of questions\[0\]"),
     (('innocuous = "Is your mother', 'question = "Is your mother'),
-     r"questions\[1\]\.design: design 'crosswise' has no parameter 'question'"),
+     r"questions\[1\]\.design: unknown key 'question'; allowed keys are model, innocuous and "
+     r"the parameters of crosswise \(p, dont_know\)"),
     (('model = "kuk"', 'model = "kukk"'),
-     r"questions\[3\]\.design\.model: unknown design 'kukk'; the designs are warner, "
+     r"questions\[3\]\.design\.model: unknown design 'kukk', did you mean 'kuk'\? The designs "
+     r"are warner, "
      r"generalized_warner, fr"),
     (('"same" = "yes"', '"same" = "maybe"'),
      r"questions\[1\]\.aliases\.\"same\": 'maybe' must be one of the design's answers: "

@@ -371,6 +371,8 @@ CASES += [
                                         "exam_cheating,plagiarsm"), 2,
          r"^Error: question 'plagiarsm' is not in survey .*did you mean 'plagiarism'\?"),
     Case("docs: an unknown guide", ("docs", "nope"), 2, r"^Error: no guide 'nope'"),
+    Case("schema: --out in a folder that does not exist", ("schema", "--out", "no/such/s.json"),
+         1, r"^Error: --out no/such/s.json: the folder no/such does not exist"),
     Case("serve: a host on the network without --public",
          ("serve", "--survey", SURVEY, "--host", "0.0.0.0"), 2,
          r"^Error: --host 0.0.0.0 is not a loopback address"),

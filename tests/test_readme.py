@@ -265,6 +265,14 @@ def test_the_installed_copy_has_every_guide(installed, tmp_path):
     assert command.stdout == shown["designs"][1]
 
 
+def test_the_installed_copy_ships_the_survey_file_schema(installed, tmp_path):
+    """'surveykit schema' prints the JSON Schema from the installed package (issue 22)."""
+    command = subprocess.run(["surveykit", "schema"], cwd=tmp_path, env=installed.env,
+                             capture_output=True, text=True, check=True)
+    shipped = ROOT / "surveykit" / "definition" / "survey.schema.json"
+    assert command.stdout == shipped.read_text(encoding="utf-8")
+
+
 def test_readme_walkthrough_runs_in_an_empty_folder_with_the_output_shown(installed,
                                                                        tmp_path):
     """Every block of the README after the Quick start, in order, in one new folder."""

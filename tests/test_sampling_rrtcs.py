@@ -33,8 +33,8 @@ lambda_g = p_g pi + (1 - p_g) alpha for both groups, whose solution
 is not used by RRTCS's transform either).
 
 Not equal by construction, though surveykit expresses the design: **Kuk**(p1, p2, k) (the
-number of red cards in k draws: surveykit's kuk with ``repetitions = k``, or for the bundled
-k = 25, beyond the preset's 15 draws, a custom matrix of binomial probabilities) and
+number of red cards in k draws: surveykit's kuk with ``repetitions = k``, the bundled k = 25
+included) and
 **Christofides**(mm, pm) (m numbered cards: a custom m x 2 matrix) have more answers than
 parameters, so the maximum-likelihood estimate uses the whole distribution of the answers
 while RRTCS's is the moment estimator (the mean of r); they coincide only for one draw or
@@ -163,18 +163,20 @@ def test_most_rrtcs_cases_are_interior_so_the_comparison_is_made():
 
 
 def _kuk_design(case: dict):
-    """Kuk's k draws with replacement: the number of red cards is binomial(k, p1) for
-    carriers, binomial(k, p2) for the others (k = 25 here, beyond the kuk preset's 15 draws,
-    so the matrix is given as a custom design)."""
+    """Kuk's k draws with replacement (k = 25 here): the kuk preset, whose answers are
+    binomial(k, p1) red cards for carriers and binomial(k, p2) for the others (checked
+    against scipy's binomial)."""
     from scipy import stats
 
     a = case["arguments"]
     k = int(a["k"])
+    design = make_design("kuk", p=[a["p1"], a["p2"]], repetitions=k)
     counts = np.arange(k + 1)
     matrix = np.column_stack([stats.binom.pmf(counts, k, a["p1"]),
                               stats.binom.pmf(counts, k, a["p2"])])
-    return make_design("custom", matrix=matrix.tolist(), states=["yes", "no"],
-                       responses=[str(j) for j in counts])
+    assert design.response_labels[:-1] == tuple(str(j) for j in counts)
+    np.testing.assert_allclose(design.matrix()[0, :-1], matrix, rtol=1e-12, atol=1e-300)
+    return design
 
 
 @pytest.mark.parametrize("function", ["Kuk", "Christofides"])

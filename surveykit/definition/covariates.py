@@ -42,6 +42,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from surveykit.errors import allowed_keys
 from surveykit.vocabulary import canonical_spelling
 
 __all__ = ["COVARIATE_KINDS", "COVARIATE_NAME_LENGTH", "COVARIATE_VALUE_LENGTH", "Covariate",
@@ -202,8 +203,8 @@ def _covariate(name: str, spec: object, where: str,
     allowed = {"type", "levels"} if kind == "category" else {"type", "min", "max"}
     unknown = sorted(set(spec) - allowed)
     if unknown:
-        raise fail(f"{where}.{unknown[0]}", f"unknown key for a {kind}; allowed keys are "
-                                            f"{', '.join(sorted(allowed))}")
+        raise fail(f"{where}.{unknown[0]}",
+                   f"unknown key for a {kind}{allowed_keys(unknown[0], allowed)}")
     if kind == "category":
         levels = spec.get("levels")
         if levels is None:
@@ -261,8 +262,8 @@ def parse_models(value: object, questions: Sequence[str], covariates: Sequence[C
         where = f"models[{index}]"
         unknown = sorted(set(entry) - _MODEL_KEYS)
         if unknown:
-            raise fail(f"{where}.{unknown[0]}", "unknown key; allowed keys are "
-                                                f"{', '.join(sorted(_MODEL_KEYS))}")
+            raise fail(f"{where}.{unknown[0]}",
+                       f"unknown key{allowed_keys(unknown[0], _MODEL_KEYS)}")
         formula = entry.get("formula")
         if not isinstance(formula, str) or not formula.strip():
             raise fail(f"{where}.formula", f"{formula!r} must be a formula in quotes, e.g. "

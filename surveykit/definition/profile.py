@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from surveykit.errors import allowed_keys, did_you_mean
 from surveykit.vocabulary import canonical_spelling
 
 __all__ = ["MISSING", "ImportProfile", "parse_profile"]
@@ -101,8 +102,8 @@ def parse_profile(value: object, question_ids: Sequence[str],
                              "and [import.columns], [import.labels]")
     unknown = sorted(set(value) - _PROFILE_KEYS)
     if unknown:
-        raise fail("import", f"unknown key {unknown[0]!r}; allowed keys are "
-                             f"{', '.join(sorted(_PROFILE_KEYS))}")
+        raise fail("import", f"unknown key {unknown[0]!r}"
+                             f"{allowed_keys(unknown[0], _PROFILE_KEYS)}")
     names = {}
     for key in ("respondent_id", "group"):
         if key in value:
@@ -128,7 +129,11 @@ def parse_profile(value: object, question_ids: Sequence[str],
         if folded not in by_folded and folded not in covariate_by_folded:
             declared = (f"; or a covariate it declares ({', '.join(covariates)})"
                         if covariates else "")
-            raise fail(key, f"{question!r} must be a question id of this survey "
+            hint = did_you_mean(question, [*question_ids, *covariates]) \
+                if isinstance(question, str) else ""
+            raise fail(key, f"{question!r}{hint} It must be a question id of this survey "
+                            f"({', '.join(question_ids)}){declared}" if hint else
+                            f"{question!r} must be a question id of this survey "
                             f"({', '.join(question_ids)}){declared}")
         if not canonical_spelling(header):
             raise fail(key, "an empty header cannot be mapped")

@@ -85,9 +85,23 @@ from surveykit.definition.covariates import (
 )
 from surveykit.definition.profile import ImportProfile, parse_profile
 from surveykit.designs.base import Design, check_identifiable
-from surveykit.designs.registry import design_class, make_design
+from surveykit.designs.registry import (
+    ALIASES,
+    PRESETS,
+    RR_NAMES,
+    accepted_parameters,
+    design_class,
+    make_design,
+    parameter_names,
+)
 from surveykit.designs.warner import GeneralizedWarner
-from surveykit.errors import ParameterError, SurveyDefinitionError, printable
+from surveykit.errors import (
+    ParameterError,
+    SurveyDefinitionError,
+    allowed_keys,
+    did_you_mean,
+    printable,
+)
 from surveykit.resources import locate_resource
 from surveykit.vocabulary import BUILTIN_SPELLINGS, canonical_spelling, response_spellings
 
@@ -114,6 +128,10 @@ _TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "word
 _QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wording"})
 # Designs whose respondents answer an innocuous question need its text.
 _INNOCUOUS_DESIGNS = frozenset({"uqtknown", "uqtunknown", "crosswise", "triangular"})
+# For "did you mean": every design name the reader takes, and every parameter of any design.
+_DESIGN_SPELLINGS = (*PRESETS, *ALIASES, *RR_NAMES)
+_ALL_PARAMETERS = tuple(sorted({name for cls in PRESETS.values()
+                                for name in parameter_names(cls)}))
 #: The largest survey file read (a survey of a thousand questions is about 200 KB).
 MAX_FILE_BYTES = 1_000_000
 #: How deeply tables and arrays may nest (a survey needs 7: a custom design's matrices).
@@ -308,7 +326,31 @@ def parse_survey(text: str, source_name: str = "<survey>") -> Survey:
     if where is not None:
         raise SurveyDefinitionError(f"{source_name}: {where}: nested more than {MAX_DEPTH} "
                                     "levels deep; no survey field needs that")
-    return _Validator(source_name).survey(data, text)
+    return _Validator(source_name, text).survey(data, text)
+
+
+def _position(text: str, key: str, value: str | None = None) -> tuple[int, int] | None:
+    r"""(line, column), from 1, of the one line that sets ``key`` (to ``value``), or None
+    when no line or several do (tomllib keeps no positions; this finds the common case,
+    ``key = ...`` or ``"key" = ...`` on its own line).
+
+    >>> _position('name = "s"\n[design]\n  modle = "fr"\n', "modle")
+    (3, 3)
+    >>> _position('model = "sdl"\n', "model", "sdl")
+    (1, 9)
+    """
+    name = re.escape(key)
+    pattern = rf'^[ \t]*(?:{name}|"{name}"|\'{name}\')[ \t]*=[ \t]*'
+    if value is not None:
+        pattern += rf'(?:"{re.escape(value)}"|\'{re.escape(value)}\')'
+    found = list(re.finditer(pattern, text, flags=re.MULTILINE))
+    if len(found) != 1:
+        return None
+    match = found[0]
+    start = match.end() - len(value) - 2 if value is not None else \
+        match.start() + len(match.group(0)) - len(match.group(0).lstrip(" \t"))
+    line = text.count("\n", 0, start) + 1
+    return line, start - (text.rfind("\n", 0, start) + 1) + 1
 
 
 def _too_deep(data: object) -> str | None:
@@ -329,11 +371,21 @@ def _too_deep(data: object) -> str | None:
 class _Validator:
     """Turns parsed TOML into a Survey, raising errors that name file and field."""
 
-    def __init__(self, source_name: str) -> None:
+    def __init__(self, source_name: str, text: str = "") -> None:
         self.source_name = source_name
+        self.source_text = text
 
     def fail(self, where: str, message: str) -> SurveyDefinitionError:
         return SurveyDefinitionError(f"{self.source_name}: {where}: {message}")
+
+    def fail_at(self, where: str, message: str, key: str,
+                value: str | None = None) -> SurveyDefinitionError:
+        """:meth:`fail`, with the line and column of ``key`` (of its ``value`` when given)
+        after the file's name when the text has exactly one such line."""
+        position = _position(self.source_text, key, value)
+        place = f"{self.source_name}:{position[0]}:{position[1]}" if position \
+            else self.source_name
+        return SurveyDefinitionError(f"{place}: {where}: {message}")
 
     def survey(self, data: dict, text: str) -> Survey:
         self.unknown_keys(data, _TOP_KEYS, "top level")
@@ -459,6 +511,9 @@ class _Validator:
             raise self.fail(where, "must be a table with model and the design's parameters "
                                    "(e.g. model = \"sld\", p = [0.1667, 0.8333])")
         if "model" not in value:
+            # a misspelt model (modle = "fr") is an unknown key, not a missing model
+            self.unknown_keys(value, ["model", "innocuous", *_ALL_PARAMETERS], where,
+                              "model, innocuous and the design's parameters")
             raise self.fail(f"{where}.model", "missing: name the design, e.g. model = \"fr\"")
         model = value["model"]
         if not isinstance(model, str):
@@ -466,7 +521,15 @@ class _Validator:
         try:
             cls = design_class(model)
         except ParameterError as exc:
-            raise self.fail(f"{where}.model", str(exc)) from None
+            message = str(exc)
+            hint = did_you_mean(model.strip().casefold(), _DESIGN_SPELLINGS)
+            if hint:  # "unknown design 'sdl', did you mean 'sld'? The designs are ..."
+                message = message.replace(f"{model!r}; the designs", f"{model!r}{hint} The "
+                                                                     "designs", 1)
+            raise self.fail_at(f"{where}.model", message, "model", model) from None
+        self.unknown_keys(value, ["model", "innocuous", *accepted_parameters(model)],
+                          where, f"model, innocuous and the parameters of {cls.model} "
+                                 f"({', '.join(parameter_names(cls))})")
         parameters = {k: v for k, v in value.items() if k not in ("model", "innocuous")}
         innocuous = value.get("innocuous")
         if innocuous is not None and (not isinstance(innocuous, str) or not innocuous.strip()):
@@ -647,8 +710,12 @@ class _Validator:
         self.text(value, where)
         return value.strip()
 
-    def unknown_keys(self, data: dict, allowed: frozenset[str], where: str) -> None:
-        unknown = sorted(set(data) - allowed)
+    def unknown_keys(self, data: dict, allowed: frozenset[str] | list[str], where: str,
+                     listed: str | None = None) -> None:
+        """Refuse a key not in ``allowed``, with the closest one and where it is;
+        ``listed`` says what is allowed when a list of names would not."""
+        unknown = sorted(set(data) - set(allowed))
         if unknown:
-            raise self.fail(where, f"unknown key {unknown[0]!r}; allowed keys are "
-                                   f"{', '.join(sorted(allowed))}")
+            key = unknown[0]
+            raise self.fail_at(where, f"unknown key {key!r}"
+                                      f"{allowed_keys(key, allowed, listed)}", key)

@@ -37,8 +37,8 @@ from surveykit.designs.warner import GeneralizedWarner, Kuk, Warner
 from surveykit.errors import ParameterError
 
 __all__ = ["ALIASES", "EXAMPLES", "PRESETS", "QUANTITATIVE_ALIASES", "QUANTITATIVE_PRESETS",
-           "RR_NAMES", "design_class", "design_names", "make_design", "parameter_names",
-           "parse_parameters", "quantitative_design_class"]
+           "RR_NAMES", "accepted_parameters", "design_class", "design_names", "make_design",
+           "parameter_names", "parse_parameters", "quantitative_design_class"]
 
 #: Presets by their RRreg name (lower case), in the order docs list them.
 PRESETS: Mapping[str, type[Design]] = {
@@ -154,6 +154,16 @@ def parameter_names(cls: type[Design] | type[QuantitativeDesign]) -> list[str]:
     return [name for name in inspect.signature(cls).parameters]
 
 
+def accepted_parameters(name: str) -> list[str]:
+    """The parameters design ``name`` takes: its preset's, and rr's under rr's names.
+
+    >>> accepted_parameters("forced-known")
+    ['p', 'categories', 'dont_know', 'p0', 'p1']
+    """
+    cls = quantitative_design_class(name) if _quantitative_key(name) else design_class(name)
+    return parameter_names(cls) + list(_RR_PARAMETERS.get(_normal(name), ()))
+
+
 def make_design(name: str, **parameters: object) -> Design | QuantitativeDesign:
     """Build preset ``name`` from keyword parameters, with errors that say what to fix.
 
@@ -235,7 +245,7 @@ def parse_parameters(name: str, texts: Mapping[str, str]) -> dict[str, object]:
     quantitative = _quantitative_key(name) is not None
     cls: type[Design] | type[QuantitativeDesign]
     cls = quantitative_design_class(name) if quantitative else design_class(name)
-    allowed = parameter_names(cls) + list(_RR_PARAMETERS.get(_normal(name), ()))
+    allowed = accepted_parameters(name)
     out: dict[str, object] = {}
     for key, text in texts.items():
         key = key.strip()

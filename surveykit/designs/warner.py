@@ -59,6 +59,8 @@ __all__ = [
 ]
 
 _PROB_SLACK = 1e-12
+#: The most draws Kuk's design takes (RRTCS's bundled Kuk survey draws 25 cards).
+MAX_KUK_CARDS = 100
 _check_probability = check_probability
 _BINARY_RESPONSES = (YES, NO, DONT_KNOW)
 
@@ -360,9 +362,11 @@ class Kuk(DontKnowBranch, Design):
                 f"p ({list(p)!r}): the two decks must have different shares of red cards; "
                 "with equal shares the cards drawn say nothing about the trait")
         reps = self.repetitions
-        if isinstance(reps, bool) or not isinstance(reps, int | np.integer) or not 1 <= reps <= 15:
+        if isinstance(reps, bool) or not isinstance(reps, int | np.integer) \
+                or not 1 <= reps <= MAX_KUK_CARDS:
             raise ParameterError(
-                f"repetitions ({reps!r}) must be a whole number of draws from 1 to 15")
+                f"repetitions ({reps!r}) must be a whole number of draws from 1 to "
+                f"{MAX_KUK_CARDS}")
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "repetitions", int(reps))
         object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))

@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from surveykit.counts import Counts
+from surveykit.counts import Counts, plain_counts
 from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Structure, identifiable
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import EstimationError, ParameterError
@@ -395,11 +395,19 @@ class Estimate:
             f"<td>{_html_number(entry['se'])}</td><td>[{_html_number(entry['ci_low'])}, "
             f"{_html_number(entry['ci_high'])}]</td></tr>"
             for entry in data["estimates"])
-        answers = ", ".join(f"{cell(label)} {n}" for label, n in
-                            zip(self.design.response_labels, self.counts.sum(axis=0),
-                                strict=True))
-        facts = [("design", cell(self.design.describe())), ("answers", f"{answers} "
-                                                                       f"(n = {self.n:,})")]
+        facts = [("design", cell(self.design.describe()))]
+        groups = self.design.group_names
+        for g, group in enumerate(groups):
+            # a multi-group design's answers per group: pooled, they identify nothing
+            row = self.counts[g] if len(groups) > 1 else self.counts.sum(axis=0)
+            answers = ", ".join(f"{cell(label)} {n}" for label, n in
+                                zip(self.design.response_labels, row, strict=True))
+            name = "answers" if len(groups) == 1 else f"answers, group {g + 1}" + (
+                f" ({cell(group)})" if group != str(g + 1) else "")
+            facts.append((name, f"{answers} (n = {int(row.sum()):,})"))
+        facts += [(f"parameter {cell(name)}", f"{_html_number(value['estimate'])} "
+                                              f"(std. error {_html_number(value['se'])})")
+                  for name, value in data["parameters"].items()]
         check = self.dont_know_check()
         if check.observed is not None and (check.designed or self.dont_know):
             facts.append(("don't know", f"{check.observed:.1%} observed, "
@@ -502,8 +510,10 @@ def align_counts(design: Design, counts: Counts | Mapping) -> np.ndarray:
 
     Groups may be given by number (1, 2, ...) or name; responses by the
     design's labels in any case (and, for yes/no designs, y/n/1/0/true/false).
+    ``counts`` may be pandas (:func:`~surveykit.counts.plain_counts`).
     """
     if not isinstance(counts, Counts):
+        counts = plain_counts(counts)
         nested = bool(counts) and all(isinstance(v, Mapping) for v in counts.values())
         groups = design.group_names
         if not nested and len(groups) > 1:
@@ -556,7 +566,9 @@ def estimate(*, design: Design | None = None, counts: Counts | Mapping | None = 
     """Estimate the true shares from counts under any design.
 
     Either ``design`` and ``counts`` (``{group: {response: n}}``, or
-    ``{response: n}`` for a one-group design), or, for a one-group yes/no
+    ``{response: n}`` for a one-group design, or pandas: a Series indexed by response
+    or by (group, response), a DataFrame with a row per group and a column per
+    response; see :func:`~surveykit.counts.plain_counts`), or, for a one-group yes/no
     design, ``yes``, ``no``, ``dont_know`` and ``mechanism`` (surveykit 0.1's
     form).
 

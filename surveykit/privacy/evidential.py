@@ -61,6 +61,18 @@ def _max_log_ratio(numerators: np.ndarray, denominators: np.ndarray) -> float:
     return max(0.0, math.log(best)) if best > 0 else 0.0
 
 
+def _max_log_ratio_paired(numerators: np.ndarray, denominators: np.ndarray) -> float:
+    """ln max numerators / denominators, element by element, with :func:`_max_log_ratio`'s
+    rules for zeros (a positive over zero is ``inf``, 0/0 is skipped); at least 0."""
+    if np.any((numerators > 0) & (denominators <= 0)):
+        return math.inf
+    usable = denominators > 0
+    if not np.any(usable):
+        return 0.0
+    best = float((numerators[usable] / denominators[usable]).max())
+    return max(0.0, math.log(best)) if best > 0 else 0.0
+
+
 @dataclass(frozen=True, kw_only=True)
 class EvidentialMechanism:
     """A privacy mechanism whose rows are mass functions (paper, Section 3).
@@ -201,6 +213,67 @@ class EvidentialMechanism:
         meets = np.array([[1.0 if s & e else 0.0 for s in self.focal_sets] for e in events])
         return self.masses @ inside.T, self.masses @ meets.T
 
+    def _answers_and_whole(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(inputs x outputs) masses of the single outputs and (inputs,) the mass of all of
+        Y, when every focal set is one output or all of Y (a design's mechanism: an answer,
+        or "don't know"); None otherwise."""
+        if len(self.outputs) < 2:
+            return None
+        whole = frozenset(self.outputs)
+        column = {y: j for j, y in enumerate(self.outputs)}
+        answers = np.zeros((len(self.inputs), len(self.outputs)))
+        rest = np.zeros(len(self.inputs))
+        for j, focal in enumerate(self.focal_sets):
+            if focal == whole:
+                rest += self.masses[:, j]
+            elif len(focal) == 1:
+                answers[:, column[next(iter(focal))]] += self.masses[:, j]
+            elif focal:
+                return None
+        return answers, rest
+
+    def _without_events(self, semantics: str) -> float | None:
+        """The bel, pl or Walley loss without enumerating the 2^|Y| events, for mechanisms
+        whose focal sets are single outputs a and all of Y (mass d); None for others.
+
+        With a_x(E) the singletons' mass in a proper event E, bel_x(E) = a_x(E) and
+        pl_x(E) = a_x(E) + d_x (both 1 on Y). A ratio of sums is at most the largest
+        ratio of its terms (the mediant inequality), so the bel loss (a over a) and the
+        Walley loss ((a + d) over a: d goes with one term) are attained at one output.
+        The pl loss, (d_x + a_x(E)) / (d_x' + a_x'(E)), is attained at a prefix of the
+        outputs sorted by a_x(y) / a_x'(y), or at one output (Dinkelbach's argument: an
+        optimal E holds every y whose ratio beats the optimum and none below it, or is
+        one output when none beats it); both are computed.
+        """
+        parts = self._answers_and_whole()
+        if parts is None:
+            return None
+        answers, rest = parts
+        if semantics == "bel":
+            return _max_log_ratio(answers, answers)
+        if semantics == "walley":
+            return _max_log_ratio(answers + rest[:, None], answers)
+        singles = rest[:, None] + answers
+        loss = _max_log_ratio(singles, singles)
+        numerators, denominators = [], []
+        for x, y in itertools.permutations(range(len(self.inputs)), 2):
+            a, b = answers[x], answers[y]
+            ratio = np.divide(a, b, out=np.where(a > 0, math.inf, -math.inf), where=b > 0)
+            order = np.argsort(-ratio, kind="stable")
+            numerators.append(rest[x] + np.cumsum(a[order])[None, :])
+            denominators.append(rest[y] + np.cumsum(b[order])[None, :])
+        return max([loss, *(_max_log_ratio_paired(n, d)
+                            for n, d in zip(numerators, denominators, strict=True))])
+
+    def _event_losses(self, semantics: str) -> float:
+        if len(self.outputs) > _MAX_EVENT_OUTPUTS:
+            loss = self._without_events(semantics)
+            if loss is not None:
+                return loss
+        bel, pl = self._event_matrices()
+        first, second = {"bel": (bel, bel), "pl": (pl, pl), "walley": (pl, bel)}[semantics]
+        return _max_log_ratio(first, second)
+
     # -- privacy losses ----------------------------------------------------------
 
     def epsilon_shafer(self) -> float:
@@ -209,22 +282,21 @@ class EvidentialMechanism:
 
     def epsilon_bel(self) -> float:
         """ln max bel_x(E)/bel_x'(E) over events E (Lemma 3.2); never above eps_S."""
-        bel, _ = self._event_matrices()
-        return _max_log_ratio(bel, bel)
+        return self._event_losses("bel")
 
     def epsilon_pl(self) -> float:
         """ln max pl_x(E)/pl_x'(E) over events E (Lemma 3.2); never above eps_S."""
-        _, pl = self._event_matrices()
-        return _max_log_ratio(pl, pl)
+        return self._event_losses("pl")
 
     def epsilon_walley(self) -> float:
         """Walley privacy loss eps_W = ln max pl_x(E)/bel_x'(E) (Def. 3.13, Lemma 3.14).
 
         The supremum over the credal sets of pr_x(E)/pr_x'(E) is attained at
-        pr_x(E) = pl_x(E) and pr_x'(E) = bel_x'(E) (proof of Lemma 3.14).
+        pr_x(E) = pl_x(E) and pr_x'(E) = bel_x'(E) (proof of Lemma 3.14). Beyond
+        16 outputs the events are not enumerated where the focal sets allow it
+        (:meth:`_without_events`: Kuk's design with up to 100 cards).
         """
-        bel, pl = self._event_matrices()
-        return _max_log_ratio(pl, bel)
+        return self._event_losses("walley")
 
     def epsilon(self, semantics: Semantics = "shafer") -> float:
         """The privacy loss in the named semantics: shafer, bel, pl or walley."""

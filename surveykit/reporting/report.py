@@ -261,15 +261,24 @@ class Report:
             binary = e is not None and q.design.is_binary
             ci = (f"[{_num(q.interval.low, 3)}, {_num(q.interval.high, 3)}]"
                   if q.interval is not None and binary else "-")
+            answers = f"{q.answered:,}"
+            if e is not None and len(q.design.group_names) > 1:
+                # a multi-group design is estimated from its groups' answers, not the pool
+                answers += " (" + ", ".join(f"group {g}: {int(row.sum()):,}" for g, row
+                                            in enumerate(e.counts, start=1)) + ")"
+            parameters = "; ".join(
+                f"{escape(name)} {_num(value['estimate'], 3)} (se {_num(value['se'], 3)})"
+                for name, value in (e.parameters if e is not None else {}).items()) or "-"
             rows.append(
                 f"<tr><td>{escape(q.id)}</td><td>{escape(q.design.describe())}</td>"
                 f"<td>{_num(e.pi_mle if binary else None, 3)}</td><td>{ci}</td>"
-                f"<td>{_num(e.se if binary else None, 3)}</td><td>{q.answered:,}</td>"
-                f"<td>{len(q.warnings)}</td></tr>")
+                f"<td>{_num(e.se if binary else None, 3)}</td><td>{parameters}</td>"
+                f"<td>{answers}</td><td>{len(q.warnings)}</td></tr>")
         return (f"<p><b>{escape(self.title)}</b> ({escape(self.survey)}): "
                 f"{self.level:.0%} intervals</p><table><thead><tr><th>question</th>"
-                "<th>design</th><th>pi_mle</th><th>interval</th><th>se</th><th>answers</th>"
-                "<th>warnings</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+                "<th>design</th><th>pi_mle</th><th>interval</th><th>se</th>"
+                "<th>other parameters</th><th>answers</th><th>warnings</th></tr></thead>"
+                "<tbody>" + "".join(rows) + "</tbody></table>")
 
     def to_dict(self) -> dict:
         """Plain data for JSON; infinite losses (no protection) become null."""
