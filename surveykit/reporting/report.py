@@ -47,9 +47,9 @@ from surveykit.designs.base import DONT_KNOW, Design
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import EstimationError
 from surveykit.estimation import ConfidenceInterval, Estimate, estimate
-from surveykit.estimation.binomial import BINOMIAL_CI_METHODS as BINOMIAL_METHODS
+from surveykit.estimation.binomial import binomial_map
 from surveykit.estimation.compliance import ALPHA, dont_know_check
-from surveykit.estimation.estimate import GENERAL_METHODS, default_interval_method
+from surveykit.estimation.estimate import CI_METHODS, GENERAL_METHODS, default_interval_method
 from surveykit.reporting.models import ModelFit
 
 __all__ = [
@@ -230,6 +230,31 @@ class Report:
         return math.fsum(q.epsilon_walley for q in self.questions)
 
     @property
+    def interval_methods(self) -> str:
+        """The interval methods the questions use: one name when they share it, else each
+        method with its questions (``"wilson-cc (tax), likelihood-ratio (doping, cheat)"``)."""
+        by_method: dict[str, list[str]] = {}
+        for q in self.questions:
+            by_method.setdefault(q.method, []).append(q.id)
+        if len(by_method) <= 1:
+            return next(iter(by_method), self.method)
+        return ", ".join(f"{method} ({', '.join(ids)})" for method, ids in by_method.items())
+
+    @property
+    def method_note(self) -> str:
+        """One sentence naming the questions whose design lacks the interval method asked
+        for (they use their design's default); empty when every question has it."""
+        others = [q for q in self.questions
+                  if self.method in CI_METHODS and q.method != self.method]
+        if not others:
+            return ""
+        used = sorted({q.method for q in others})
+        where = ", ".join(f"{q.id} ({q.design.model})" for q in others)
+        return (f"The interval method {self.method} needs a one-group yes/no design, so "
+                f"{where} {'uses' if len(others) == 1 else 'use'} "
+                f"{' or '.join(used)}, the design's default.")
+
+    @property
     def warning_count(self) -> int:
         """How many warnings the questions carry."""
         return sum(len(q.warnings) for q in self.questions)
@@ -278,6 +303,7 @@ class Report:
             "title": self.title,
             "level": self.level,
             "ci_method": self.method,
+            "ci_method_note": self.method_note or None,
             "respondents_issued": self.issued,
             "respondents_audited": self.audited,
             "epsilon_total_shafer": _finite(self.epsilon_total_shafer),
@@ -469,10 +495,19 @@ def build_report(
 
 
 def _interval_method(design: Design, method: str | None) -> str:
-    """The method asked for, where the design has it; else the design's default."""
-    default = default_interval_method(design)
-    if method is None or (method not in GENERAL_METHODS and default not in BINOMIAL_METHODS):
-        return default
+    """The method asked for, where the design has it; else the design's default.
+
+    Every design has the general methods (likelihood-ratio, wald); the binomial ones
+    (wilson-cc, wilson, clopper-pearson) only one-group yes/no designs.
+
+    >>> from surveykit.designs import make_design
+    >>> _interval_method(make_design("sld", p=[0.2, 0.8]), "wilson-cc")
+    'likelihood-ratio'
+    >>> _interval_method(make_design("warner", p=0.7), "clopper-pearson")
+    'clopper-pearson'
+    """
+    if method is None or (method not in GENERAL_METHODS and binomial_map(design) is None):
+        return default_interval_method(design)
     return method
 
 
@@ -644,8 +679,10 @@ def format_text(report: Report) -> str:
         else:
             lines += model.result.summary(level=report.level).splitlines()
         lines.append("")
-    lines.append(f"Intervals: {report.method}; checks at the {ALPHA:.0%} level. "
-                 f"{report.warning_count} warning(s).")
+    lines += _wrap(f"Intervals: {report.interval_methods}; checks at the {ALPHA:.0%} level. "
+                   f"{report.warning_count} warning(s).", "")
+    if report.method_note:
+        lines += _wrap(report.method_note, "")
     return "\n".join(lines) + "\n"
 
 
@@ -712,7 +749,8 @@ def report_context(report: Report) -> dict:
         "survey": report.survey,
         "title": report.title,
         "level": level,
-        "method": report.method,
+        "method": report.interval_methods,
+        "method_note": report.method_note,
         "issued": Markup(f"{report.issued:,}"),
         "audit_coverage": report.audit_coverage,
         "epsilon_total_shafer": Markup(_num(report.epsilon_total_shafer)),
