@@ -19,6 +19,7 @@ import click
 
 from surveykit import __version__
 from surveykit.errors import ParameterError, SurveykitError, clip, printable
+from surveykit.vocabulary import INFINITE_LOSS
 
 FORMAT_TEXT_JSON = click.Choice(["text", "json"])
 
@@ -76,9 +77,10 @@ def count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def format_number(value: float | None, digits: int = 4) -> str:
-    """A number for text tables: fixed digits, 'inf' for no protection."""
-    if value is None or (isinstance(value, float) and math.isinf(value)):
+def format_number(value: float | str | None, digits: int = 4) -> str:
+    """A number for text tables: fixed digits, 'inf' for no protection (JSON's "inf" too)."""
+    if value is None or value == INFINITE_LOSS or (isinstance(value, float)
+                                                  and math.isinf(value)):
         return "inf"
     return f"{value:.{digits}f}"
 

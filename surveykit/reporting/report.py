@@ -51,6 +51,7 @@ from surveykit.estimation.binomial import binomial_map
 from surveykit.estimation.compliance import ALPHA, dont_know_check
 from surveykit.estimation.estimate import CI_METHODS, GENERAL_METHODS, default_interval_method
 from surveykit.reporting.models import ModelFit
+from surveykit.vocabulary import loss_fields
 
 __all__ = [
     "ALPHA",
@@ -173,8 +174,8 @@ class QuestionReport:
             "ci_low": self.interval.low if self.interval else None,
             "ci_high": self.interval.high if self.interval else None,
             "ci_method": self.method,
-            "epsilon_shafer": _finite(self.epsilon_shafer),
-            "epsilon_walley": _finite(self.epsilon_walley),
+            **loss_fields("epsilon_shafer", self.epsilon_shafer),
+            **loss_fields("epsilon_walley", self.epsilon_walley),
             "design": self.design.spec(),
             "counts": self.counts.to_dict(),
             "dont_know_designed": self.dont_know_designed,
@@ -271,6 +272,8 @@ class Report:
             row = q.to_dict()
             row["warnings"] = len(row["warnings"])
             row["design"] = q.design.describe()
+            # numbers in the frame: inf, not JSON's "inf"
+            row["epsilon_shafer"], row["epsilon_walley"] = q.epsilon_shafer, q.epsilon_walley
             for key in ("codes_issued", "counts", "estimates", "parameters", "fit"):
                 row.pop(key, None)
             rows.append(row)
@@ -297,7 +300,8 @@ class Report:
                 "<th>warnings</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
     def to_dict(self) -> dict:
-        """Plain data for JSON; infinite losses (no protection) become null."""
+        """Plain data for JSON; an infinite loss (no protection) is ``"inf"`` with
+        ``..._finite`` false (:func:`surveykit.vocabulary.loss_fields`)."""
         return {
             "survey": self.survey,
             "title": self.title,
@@ -306,8 +310,8 @@ class Report:
             "ci_method_note": self.method_note or None,
             "respondents_issued": self.issued,
             "respondents_audited": self.audited,
-            "epsilon_total_shafer": _finite(self.epsilon_total_shafer),
-            "epsilon_total_walley": _finite(self.epsilon_total_walley),
+            **loss_fields("epsilon_total_shafer", self.epsilon_total_shafer),
+            **loss_fields("epsilon_total_walley", self.epsilon_total_walley),
             "questions": [q.to_dict() for q in self.questions],
             "models": [_model_dict(m, self.level) for m in self.models],
         }
@@ -319,10 +323,6 @@ def _model_dict(model: ModelFit, level: float) -> dict:
     return {"formula": model.spec.formula, "question": model.spec.question,
             "fit": model.result.to_dict(level=level) if model.result is not None else None,
             "error": model.error}
-
-
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
 
 
 def _percent(value: float) -> str:
