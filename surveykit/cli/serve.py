@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import click
 
 from surveykit.cli.app import db_option, main, open_store
-from surveykit.errors import ParameterError, SurveykitError
+from surveykit.errors import MissingExtraError, ParameterError
 
 _TLS_WARNING = ("Warning: --public serves plain HTTP. Put a reverse proxy with TLS (HTTPS) in "
                 "front of it ('surveykit docs web-collection'): without TLS anybody on the "
@@ -68,7 +68,7 @@ def serve_command(survey_name, db_url, host, port, public, allowed_hosts, close_
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        raise SurveykitError(
+        raise MissingExtraError(
             f"surveykit serve needs the web extra ({exc.name} is missing): "
             "pip install 'surveykit[web]'") from None
     from surveykit.web.server import is_loopback, parse_close_at

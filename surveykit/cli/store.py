@@ -64,7 +64,7 @@ def survey_group() -> None:
 
 
 @survey_group.command("add")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @db_option
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 def survey_add_command(file, db_url, fmt):
@@ -98,7 +98,7 @@ def survey_add_command(file, db_url, fmt):
 
 
 @survey_group.command("update")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @db_option
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 def survey_update_command(file, db_url, fmt):
@@ -151,7 +151,7 @@ def survey_list_command(db_url, fmt):
 
 
 @main.command("import")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--survey", "survey_name", required=True, metavar="NAME",
               help="A survey added with 'surveykit survey add'.")
 @click.option("--format", "file_format", type=click.Choice(["auto", "long", "wide"]),
