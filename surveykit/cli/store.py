@@ -307,9 +307,14 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
     counts = [c.in_order(survey.question(c.question_id).design.response_labels)
               for c in counts]
     if fmt == "csv":
+        import io
+
         from surveykit.counting.table import write_counts_table
 
-        write_counts_table(click.get_text_stream("stdout"), survey_name, counts)
+        # through click.echo (click.get_text_stream is deprecated in Click 8.5)
+        table = io.StringIO()
+        write_counts_table(table, survey_name, counts)
+        click.echo(table.getvalue(), nl=False)
         return
     if fmt == "json":
         print_json({"survey": survey_name, "questions": [c.to_dict() for c in counts]})
