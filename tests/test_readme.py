@@ -386,9 +386,11 @@ def _clone_of(installed: Installed) -> Path:
     return installed.env_dir.parent / "surveykit"
 
 
+@pytest.mark.slow
 def test_a_fresh_clone_installs_the_test_extra_and_collects_every_test(fresh_clone):
     """The second command on a fresh clone, up to running the tests: every test module
-    imports (a test dependency missing from .[test] fails here, in a minute)."""
+    imports (a test dependency missing from .[test] fails here). Slow: 2.5 minutes on two
+    loaded cores, about half of it the install."""
     clone = _clone_of(fresh_clone)
     result = subprocess.run([fresh_clone.python, "-m", "pytest", "--collect-only", "-q",
                              "-p", "no:cacheprovider"], cwd=clone, env=fresh_clone.env,

@@ -311,7 +311,7 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
 
         from surveykit.counting.table import write_counts_table
 
-        # through click.echo (click.get_text_stream is deprecated in Click 8.5)
+        # through click.echo: Click 8.5 deprecates its stream getter
         table = io.StringIO()
         write_counts_table(table, survey_name, counts)
         click.echo(table.getvalue(), nl=False)
