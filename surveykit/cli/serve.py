@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import click
 
-from surveykit.cli.app import db_option, main, open_store
+from surveykit.cli.app import count, db_option, main, open_store
 from surveykit.errors import MissingExtraError, ParameterError
 
 _TLS_WARNING = ("Warning: --public serves plain HTTP. Put a reverse proxy with TLS (HTTPS) in "
@@ -107,7 +107,7 @@ def serve_command(survey_name, db_url, host, port, public, allowed_hosts, close_
     if public:
         click.echo(_TLS_WARNING, err=True)
     survey = app.state.survey
-    click.echo(f"Serving survey {survey.name!r} ({len(survey.questions)} questions) from "
+    click.echo(f"Serving survey {survey.name!r} ({count(len(survey.questions), 'question')}) from "
                f"{display_url(engine)} at http://{shown_host}:{bound_port}/")
     if closes is not None:
         click.echo(f"Answers are accepted until {closes.isoformat(timespec='minutes')}.")

@@ -90,7 +90,7 @@ def survey_add_command(file, db_url, fmt):
                     "added": added, "database": display_url(engine)})
         return
     if added:
-        click.echo(f"Added survey {survey.name!r} ({len(survey.questions)} questions) to "
+        click.echo(f"Added survey {survey.name!r} ({count(len(survey.questions), 'question')}) to "
                    f"{display_url(engine)}.")
     else:
         click.echo(f"Survey {survey.name!r} is already in {display_url(engine)} with this "
