@@ -124,6 +124,13 @@ def test_report_and_estimate_from_a_counts_table_write_inf(database):
     assert_losses_explicit(data, {"/questions/0/epsilon_shafer", "/questions/0/epsilon_walley"})
 
 
+def test_the_notebook_view_of_an_estimate_shows_inf():
+    from surveykit import estimate, make_design
+
+    result = estimate(design=make_design("mangat", p=0.7), counts={"yes": 60, "no": 40})
+    assert "Shafer inf, Walley inf" in result._repr_html_()
+
+
 def test_the_report_frame_keeps_losses_as_numbers(database):
     db, _ = database
     frame = report_for_survey(db, "unprotected").to_frame()

@@ -401,8 +401,8 @@ class Estimate:
             facts.append(("don't know", f"{check.observed:.1%} observed, "
                                         f"{check.designed:.1%} designed "
                                         f"(p = {check.pvalue:.3g})"))
-        facts.append(("privacy loss", f"Shafer {_html_number(data['epsilon_shafer'])}, "
-                                      f"Walley {_html_number(data['epsilon_walley'])}"))
+        facts.append(("privacy loss", f"Shafer {_html_number(self.design.epsilon_shafer)}, "
+                                      f"Walley {_html_number(self.design.epsilon_walley)}"))
         facts += [("warning", cell(warning)) for warning in data["warnings"]]
         head = "".join(f"<tr><th style=\"text-align:left\">{cell(k)}</th>"
                        f"<td colspan=\"3\" style=\"text-align:left\">{v}</td></tr>"
