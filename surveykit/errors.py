@@ -74,8 +74,18 @@ class SurveyDefinitionError(SurveykitError):
 
 
 class InputError(SurveykitError):
-    """A file the command should read is not there or cannot be read (status 1: the file
-    system's state, not the command line's form)."""
+    """A file the command should read cannot be read (status 1: the file system's state, not
+    the command line's form); a file that is not there is a :class:`MissingInputError`."""
+
+
+class MissingInputError(ParameterError):
+    """A file named on the command line is not there: a usage error (status 2), fixed by
+    the path; a file that is there but cannot be read is an :class:`InputError`."""
+
+
+class MissingExtraError(SurveykitError):
+    """An optional dependency (an extra such as ``surveykit[duckdb]``) is not installed:
+    the environment's state (status 1, in every command); the message says what to install."""
 
 
 class OutputError(SurveykitError):

@@ -40,6 +40,7 @@ from surveykit.errors import ParameterError
 from surveykit.estimation import binomial
 from surveykit.estimation.likelihood import LikelihoodProblem, covariance
 from surveykit.validation import check_epsilon
+from surveykit.vocabulary import loss_fields
 
 __all__ = ["Design", "FreeParameter", "Plan", "Precision", "design_survey", "free_parameter",
            "group_sizes", "parse_free_parameters", "plan_design", "precision",
@@ -83,8 +84,8 @@ class Design:
             "p": self.mechanism.p,
             "q": self.mechanism.q,
             "dont_know": self.mechanism.dont_know,
-            "epsilon_shafer": self.epsilon_shafer,
-            "epsilon_walley": self.epsilon_walley,
+            **loss_fields("epsilon_shafer", self.epsilon_shafer),
+            **loss_fields("epsilon_walley", self.epsilon_walley),
             "pi": self.pi,
             "n": self.n,
             "se": self.se,
@@ -727,10 +728,8 @@ class Plan:
         return None if self.precision is None else self.precision.se
 
     def to_dict(self) -> dict:
-        """Plain numbers for JSON; infinite losses become None."""
-        def finite(value: float) -> float | None:
-            return value if math.isfinite(value) else None
-
+        """Plain numbers for JSON; an infinite loss is ``"inf"`` with ``..._finite`` false
+        (:func:`surveykit.vocabulary.loss_fields`)."""
         data: dict[str, object] = {
             "design": self.design.spec(),
             "solved": None if self.free is None else {"parameter": self.free.label,
@@ -738,12 +737,12 @@ class Plan:
             "semantics": self.semantics,
             "budget": self.budget,
             "budget_at": None if self.budget_at is None else dict(self.budget_at),
-            "epsilon_shafer": finite(self.losses["shafer"]),
-            "epsilon_walley": finite(self.losses["walley"]),
+            **loss_fields("epsilon_shafer", self.losses["shafer"]),
+            **loss_fields("epsilon_walley", self.losses["walley"]),
         }
         if self.design.nuisance:
-            data["epsilon_shafer_at_nuisance"] = finite(self.losses["shafer_at"])
-            data["epsilon_walley_at_nuisance"] = finite(self.losses["walley_at"])
+            data.update(loss_fields("epsilon_shafer_at_nuisance", self.losses["shafer_at"]))
+            data.update(loss_fields("epsilon_walley_at_nuisance", self.losses["walley_at"]))
         data.update({
             "pi": list(self.pi) if isinstance(self.pi, tuple) else self.pi,
             "nuisance": dict(self.nuisance),

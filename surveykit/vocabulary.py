@@ -9,13 +9,16 @@ never "don't know".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 __all__ = [
     "BUILTIN_SPELLINGS",
     "DONT_KNOW_SPELLINGS",
+    "INFINITE_LOSS",
     "canonical_spelling",
+    "loss_fields",
     "response_spellings",
 ]
 
@@ -30,6 +33,27 @@ BUILTIN_SPELLINGS: Mapping[str, str] = MappingProxyType({
     **dict.fromkeys(("no", "n", "0", "false"), "no"),
     **dict.fromkeys(DONT_KNOW_SPELLINGS, "dont_know"),
 })
+
+#: How JSON writes an unbounded privacy loss (a design that protects some answer not at all):
+#: a string, which no JSON parser reads as null (unknown) or 0 (perfect protection);
+#: Python's ``float("inf")`` reads it back.
+INFINITE_LOSS = "inf"
+
+
+def loss_fields(name: str, value: float | None) -> dict[str, object]:
+    """The JSON fields of one privacy loss: ``name`` holds the number, or ``"inf"``
+    (:data:`INFINITE_LOSS`) when the loss is unbounded, and ``name_finite`` says which.
+    Both are null only where no loss was computed (a nuisance value the data leave open).
+
+    >>> loss_fields("epsilon_shafer", float("inf"))
+    {'epsilon_shafer': 'inf', 'epsilon_shafer_finite': False}
+    >>> loss_fields("epsilon_walley", 1.0986)
+    {'epsilon_walley': 1.0986, 'epsilon_walley_finite': True}
+    """
+    if value is None:
+        return {name: None, f"{name}_finite": None}
+    finite = math.isfinite(value)
+    return {name: float(value) if finite else INFINITE_LOSS, f"{name}_finite": finite}
 
 
 def canonical_spelling(raw: str) -> str:

@@ -44,10 +44,11 @@ def test_text_output_fits_an_80_column_terminal():
     assert "90% CI (likelihood-ratio)" in result.stdout
 
 
-def test_no_protection_prints_inf_and_json_null():
+def test_no_protection_prints_inf_and_json_inf_not_null():
     args = ["estimate", "--yes", "5", "--no", "5", "--dont-know", "0", "--p", "1", "--q", "0"]
     assert "Shafer inf, Walley inf" in run(args).stdout
-    assert json.loads(run([*args, "--format", "json"]).stdout)["epsilon_shafer"] is None
+    data = json.loads(run([*args, "--format", "json"]).stdout)
+    assert (data["epsilon_shafer"], data["epsilon_shafer_finite"]) == ("inf", False)
 
 
 @pytest.mark.parametrize(

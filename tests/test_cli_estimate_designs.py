@@ -71,7 +71,7 @@ def test_json_is_the_library_estimate_to_dict():
     assert data == json.loads(json.dumps(expected.to_dict()))
     assert set(data["fit"]) == {"g2", "df", "p_value"} and data["fit"]["df"] == 2
     assert {"epsilon_shafer_at_estimate", "epsilon_walley_at_estimate"} <= set(data)
-    assert data["epsilon_shafer"] is None  # unbounded in the worst case over t
+    assert data["epsilon_shafer"] == "inf"  # unbounded in the worst case over t
 
 
 def test_groups_go_by_position_number_or_name_with_the_same_estimate():

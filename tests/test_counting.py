@@ -26,7 +26,7 @@ from surveykit.counting.sources import expand_paths, open_sources
 from surveykit.counting.table import read_counts_table, write_counts_table
 from surveykit.counting.tally import counts_from_tally
 from surveykit.definition.survey import Survey, parse_survey
-from surveykit.errors import CsvImportError, InputError, ParameterError
+from surveykit.errors import CsvImportError, MissingInputError, ParameterError
 from surveykit.store.importer import import_responses
 
 pa = pytest.importorskip("pyarrow")
@@ -426,8 +426,8 @@ def test_a_file_with_a_wrong_header_names_the_file_and_counts_nothing(mixed, tmp
 def test_data_that_names_nothing_is_a_parameter_error(mixed, tmp_path):
     with pytest.raises(ParameterError, match=r"matches no file"):
         count_files(mixed, [str(tmp_path / "*.csv")])
-    # a file that is not there is the file system's state: status 1, not a usage error
-    with pytest.raises(InputError, match=r"no such file or directory"):
+    # a file that is not there is a usage error too (status 2, issue 22)
+    with pytest.raises(MissingInputError, match=r"no such file or directory"):
         count_files(mixed, [tmp_path / "absent.csv"])
     with pytest.raises(ParameterError, match=r"engine 'spark' must be one of duckdb, dask"):
         count_files(mixed, [tmp_path], engine="spark")

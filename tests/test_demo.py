@@ -96,3 +96,16 @@ def test_simulated_respondents_of_every_design_follow_their_instructions(tmp_pat
         assert abs(question["pi_mle"] - truth[question["id"]]) <= 4 * question["se"], question
         # the issued instructions pass the report's randomizer audit
         assert not any("issued instructions" in w for w in question["warnings"]), question
+
+
+def test_the_demo_prints_the_same_on_every_run_without_false_alarms(tmp_path, monkeypatch):
+    # issue 22: unseeded, one run in two warned that the secure randomizer "almost never does
+    # this" or marked an estimate "covered NO", which a first-time user reads as a bug
+    monkeypatch.chdir(tmp_path)
+    runs = [CliRunner().invoke(main, ["demo"]) for _ in range(2)]
+    assert [run.exit_code for run in runs] == [0, 0], runs[0].output
+    first, second = (run.stdout for run in runs)
+    assert second == first.replace("surveykit-demo", "surveykit-demo-2")
+    assert "0 warning(s)." in first and "  NO" not in first
+    assert (tmp_path / "surveykit-demo" / "report.html").read_bytes() == (
+        tmp_path / "surveykit-demo-2" / "report.html").read_bytes()

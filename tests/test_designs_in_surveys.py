@@ -120,7 +120,7 @@ def test_imported_counts_and_report_equal_the_estimator_on_the_same_counts(tmp_p
     assert doping["parameters"]["t"]["estimate"] == pytest.approx(
         by_id["doping"].estimate.nuisance[0])
     assert doping["counts"].keys() == {"1", "2"}
-    assert doping["epsilon_shafer"] is None  # the SLD's worst case (t = 1) protects nothing
+    assert doping["epsilon_shafer"] == "inf"  # the SLD's worst case (t = 1) protects nothing
     assert doping["epsilon_shafer_at_estimate"] is not None
     text = render_report(report, "text")
     assert max(len(line) for line in text.splitlines()) <= 80

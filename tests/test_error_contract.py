@@ -246,8 +246,12 @@ CASES += [
          r"^Error: responses_long.csv already exists and is not surveykit's example; nothing "
          r"was written", setup="change responses_long.csv"),
     # survey files
-    Case("survey add: no such file", ("survey", "add", "nope.toml"), 1,
-         r"^Error: nope.toml: cannot read the survey file \(No such file or directory\)"),
+    # a missing input file is a usage error (status 2, issue 22)
+    Case("survey add: no such file", ("survey", "add", "nope.toml"), 2,
+         r"^Error: Invalid value for 'FILE': File 'nope.toml' does not exist. \(see "
+         r"'surveykit survey add --help'\)"),
+    Case("survey update: no such file", ("survey", "update", "nope.toml"), 2,
+         r"^Error: Invalid value for 'FILE': File 'nope.toml' does not exist"),
     Case("survey add: a folder", ("survey", "add", "somefolder"), 2,
          r"^Error: Invalid value for 'FILE': File 'somefolder' is a directory. \(see "
          r"'surveykit survey add --help'\)"),
@@ -284,8 +288,8 @@ CASES += [
                                                               "second.toml"), 1,
          r"^Error: no survey 'second_survey'|^Error: .*second_survey"),
     # response files
-    Case("import: no such file", ("import", "nope.csv", "--survey", SURVEY), 1,
-         r"^Error: .*nope.csv.*(No such file|does not exist|cannot read)"),
+    Case("import: no such file", ("import", "nope.csv", "--survey", SURVEY), 2,
+         r"^Error: Invalid value for 'FILE': File 'nope.csv' does not exist"),
     Case("import: a folder", ("import", "somefolder", "--survey", SURVEY), 2,
          r"^Error: Invalid value for 'FILE': File 'somefolder' is a directory"),
     Case("import: a binary file", ("import", "binary.bin", "--survey", SURVEY), 1,
@@ -299,9 +303,17 @@ CASES += [
           "nodir/rejects.csv"), 1,
          r"^Error: --rejects nodir/rejects.csv: the folder nodir does not exist; create it"),
     Case("counts --data: no such file", ("counts", "--survey", SURVEY, "--data", "nope.csv"),
-         1, r"^Error: .*nope.csv"),
-    Case("report --counts-file: no such file", ("report", "--counts-file", "nope.csv"), 1,
-         r"^Error: .*nope.csv"),
+         2, r"^Error: --data 'nope.csv': no such file or directory; check the path$"),
+    Case("report --data: no such file", ("report", "--survey", SURVEY, "--data", "nope.csv"),
+         2, r"^Error: --data 'nope.csv': no such file or directory; check the path$"),
+    Case("report --counts-file: no such file", ("report", "--counts-file", "nope.csv"), 2,
+         r"^Error: --counts-file 'nope.csv': no such file; check the path$"),
+    Case("estimate --counts-file: no such file", ("estimate", "--counts-file", "nope.csv"), 2,
+         r"^Error: --counts-file 'nope.csv': no such file; check the path$"),
+    Case("generate --templates: no such folder",
+         ("generate", "--survey", SURVEY, "--respondents", "3", "--out", "forms",
+          "--templates", "nodir"), 2,
+         r"^Error: Invalid value for '--templates': Directory 'nodir' does not exist"),
     # outputs
     Case("generate: --out in a missing folder",
          ("generate", "--survey", SURVEY, "--respondents", "3", "--out", "nodir/forms"), 1,
@@ -526,8 +538,12 @@ def _wait_for(condition, timeout: float = 60.0) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupted_generate_leaves_no_files_and_issues_no_ids(place, signal_number):
+@pytest.mark.parametrize(("signal_number", "status"), [(signal.SIGINT, 130),
+                                                       (signal.SIGTERM, 143)],
+                         ids=["ctrl-c", "kill"])
+def test_an_interrupted_generate_leaves_no_files_and_issues_no_ids(place, signal_number,
+                                                                   status):
+    # the exit status is 128 + the signal's number, as shells report it (issue 22)
     before = snapshot(place)
     process = _start(["generate", "--survey", SURVEY, "--respondents", "200000", "--per-file",
                       "200", "--out", "forms"], place)
@@ -539,7 +555,7 @@ def test_an_interrupted_generate_leaves_no_files_and_issues_no_ids(place, signal
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 1, stderr
+    assert process.returncode == status, stderr
     assert stderr.splitlines()[-1] == (
         "Error: interrupted before the command finished; database changes were rolled back "
         "and partly written files removed")
@@ -569,7 +585,7 @@ def test_an_interrupted_import_changes_nothing(place):
             process.kill()
     if process.returncode == 0:
         pytest.skip("the import finished before it could be interrupted")
-    assert process.returncode == 1, stderr
+    assert process.returncode == 128 + signal.SIGTERM, stderr
     assert stderr.splitlines()[-1].startswith("Error: interrupted before the command finished")
     assert snapshot(place) == before
 

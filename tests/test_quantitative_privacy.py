@@ -214,7 +214,8 @@ def test_a_combination_surveykit_does_not_compute_says_so():
 def test_one_possible_value_has_no_loss_and_json_says_infinite():
     assert make_design("mix_norm", p=0.5, mu=0, sigma=1).privacy_loss(3, 3).shafer == 0
     data = make_design("mix_norm", p=0.5, mu=0, sigma=1).privacy_loss(0, 3).to_dict()
-    assert data["epsilon_shafer"] is None and data["shafer_infinite"] is True
+    assert data["epsilon_shafer"] == "inf" and data["shafer_infinite"] is True
+    assert data["epsilon_shafer_finite"] is False
 
 
 @pytest.mark.parametrize(("low", "high", "decimals", "message"), [

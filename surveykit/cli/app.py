@@ -1,8 +1,11 @@
 """The ``surveykit`` command group, its one error translator, and helpers every command shares.
 
 Every command that prints results takes ``--format json``. Usage errors and
-bad parameters exit with status 2, data errors with status 1; both print one
-line, ``Error: ...``, and never a traceback.
+bad parameters (a missing input file included) exit with status 2, data and
+environment errors (a missing extra included) with status 1; both print one
+line, ``Error: ...``, and never a traceback. An interrupted command exits with
+128 + the signal's number, as shells do: 130 for Ctrl+C (SIGINT), 143 for kill
+(SIGTERM).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import click
 
 from surveykit import __version__
 from surveykit.errors import ParameterError, SurveykitError, clip, printable
+from surveykit.vocabulary import INFINITE_LOSS
 
 FORMAT_TEXT_JSON = click.Choice(["text", "json"])
 
@@ -76,9 +80,10 @@ def count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def format_number(value: float | None, digits: int = 4) -> str:
-    """A number for text tables: fixed digits, 'inf' for no protection."""
-    if value is None or (isinstance(value, float) and math.isinf(value)):
+def format_number(value: float | str | None, digits: int = 4) -> str:
+    """A number for text tables: fixed digits, 'inf' for no protection (JSON's "inf" too)."""
+    if value is None or value == INFINITE_LOSS or (isinstance(value, float)
+                                                  and math.isinf(value)):
         return "inf"
     return f"{value:.{digits}f}"
 
@@ -107,11 +112,12 @@ class SurveykitGroup(click.Group):
             return super().main(*args, **kwargs)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
-        except click.exceptions.Abort:
+        except click.exceptions.Abort as exc:
             # Ctrl+C or kill (SIGTERM): every command cleans up on the way out
             echo_error("interrupted before the command finished; database changes were "
                        "rolled back and partly written files removed")
-            sys.exit(1)
+            terminated = isinstance(exc.__cause__, _Terminated)
+            sys.exit(128 + (signal.SIGTERM if terminated else signal.SIGINT))
         except _NO_ARGS_IS_HELP as exc:
             # `surveykit` or `surveykit survey` alone: the help is what was asked for
             click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
@@ -171,11 +177,15 @@ def unexpected_error(exc: BaseException) -> str:
     return printable(f"{name}: {clip(first, 200)}" if first else name)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, unwinding as Ctrl+C does; the exit status tells them apart (143, not 130)."""
+
+
 def _terminate_as_interrupt():
     """Let SIGTERM (kill) unwind like Ctrl+C, so transactions roll back and partial files are
     removed; returns the previous handler (None outside the main thread)."""
     def interrupt(_signum, _frame):
-        raise KeyboardInterrupt
+        raise _Terminated
 
     try:
         return signal.signal(signal.SIGTERM, interrupt)

@@ -17,7 +17,8 @@ from surveykit.cli.app import FORMAT_TEXT_JSON, main, print_json, progress_bar
 @click.option("--respondents", type=int, default=2000, show_default=True,
               help="How many questionnaires to issue and simulate.")
 @click.option("--seed", type=int, default=None,
-              help="Reproducible ids, codes and answers (demo and tests only).")
+              help="Reproducible ids, codes and answers (demo and tests only)  [default: the "
+                   "demo's own, so every run prints the same]")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 def demo_command(directory, respondents, seed, fmt):
     """Run the whole workflow on the sample survey in a fresh folder.
@@ -29,8 +30,9 @@ def demo_command(directory, respondents, seed, fmt):
     """
     from pathlib import Path
 
-    from surveykit.demo import fresh_directory, run_demo
+    from surveykit.demo import DEMO_SEED, fresh_directory, run_demo
 
+    seed = DEMO_SEED if seed is None else seed
     target = Path(directory) if directory else fresh_directory(Path("surveykit-demo"))
     with progress_bar(respondents, "Generating questionnaires") as advance:
         result = run_demo(target, respondents=respondents, seed=seed, progress=advance)

@@ -26,7 +26,8 @@ def export_group() -> None:
 @click.option("--acknowledge-risk", is_flag=True,
               help="Write the --randomize device form despite its two limits "
                    "('surveykit docs field-collection').")
-@click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--templates", "templates_dir", type=click.Path(exists=True, file_okay=False),
+              default=None,
               metavar="DIR", help="Folder with your own wording.json (e.g. a translation).")
 @db_option
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)

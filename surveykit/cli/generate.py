@@ -35,7 +35,8 @@ from surveykit.cli.app import (
               help="Reproducible ids, groups and instructions, for tests only: anyone with "
                    "the seed can recompute every instruction.  "
                    "[default: operating-system entropy]")
-@click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--templates", "templates_dir", type=click.Path(exists=True, file_okay=False),
+              default=None,
               metavar="DIR", help="Folder with your own templates (and wording.json); files "
                                   "missing there come from surveykit's templates.")
 @click.option("--per-file", type=click.IntRange(min=1), default=500, show_default=True,

@@ -19,8 +19,11 @@ from surveykit.reporting.report import REPORT_FORMATS
               default=None, help="Write the report to FILE instead of the terminal.")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Confidence level of the intervals.")
-@click.option("--method", type=click.Choice(CI_METHODS), default=DEFAULT_CI_METHOD,
-              show_default=True, help="Confidence interval method ('surveykit docs estimation').")
+@click.option("--method", type=click.Choice(CI_METHODS), default=None,
+              help="Confidence interval method for the questions whose design has it; the "
+                   "others keep their design's default, and the report says which  [default: "
+                   f"each design's own: {DEFAULT_CI_METHOD} for one-group yes/no designs, "
+                   "likelihood-ratio otherwise] ('surveykit docs estimation').")
 @db_option
 @click.option("--data", "data", multiple=True, metavar="PATH",
               help="Report on these CSV, XLSX or Parquet files, globs or directories (several "

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import click
 
-from surveykit.cli.app import db_option, main, open_store
-from surveykit.errors import ParameterError, SurveykitError
+from surveykit.cli.app import count, db_option, main, open_store
+from surveykit.errors import MissingExtraError, ParameterError
 
 _TLS_WARNING = ("Warning: --public serves plain HTTP. Put a reverse proxy with TLS (HTTPS) in "
                 "front of it ('surveykit docs web-collection'): without TLS anybody on the "
@@ -68,7 +68,7 @@ def serve_command(survey_name, db_url, host, port, public, allowed_hosts, close_
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        raise SurveykitError(
+        raise MissingExtraError(
             f"surveykit serve needs the web extra ({exc.name} is missing): "
             "pip install 'surveykit[web]'") from None
     from surveykit.web.server import is_loopback, parse_close_at
@@ -107,7 +107,7 @@ def serve_command(survey_name, db_url, host, port, public, allowed_hosts, close_
     if public:
         click.echo(_TLS_WARNING, err=True)
     survey = app.state.survey
-    click.echo(f"Serving survey {survey.name!r} ({len(survey.questions)} questions) from "
+    click.echo(f"Serving survey {survey.name!r} ({count(len(survey.questions), 'question')}) from "
                f"{display_url(engine)} at http://{shown_host}:{bound_port}/")
     if closes is not None:
         click.echo(f"Answers are accepted until {closes.isoformat(timespec='minutes')}.")

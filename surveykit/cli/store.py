@@ -64,7 +64,7 @@ def survey_group() -> None:
 
 
 @survey_group.command("add")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @db_option
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 def survey_add_command(file, db_url, fmt):
@@ -90,7 +90,7 @@ def survey_add_command(file, db_url, fmt):
                     "added": added, "database": display_url(engine)})
         return
     if added:
-        click.echo(f"Added survey {survey.name!r} ({len(survey.questions)} questions) to "
+        click.echo(f"Added survey {survey.name!r} ({count(len(survey.questions), 'question')}) to "
                    f"{display_url(engine)}.")
     else:
         click.echo(f"Survey {survey.name!r} is already in {display_url(engine)} with this "
@@ -98,7 +98,7 @@ def survey_add_command(file, db_url, fmt):
 
 
 @survey_group.command("update")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @db_option
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 def survey_update_command(file, db_url, fmt):
@@ -151,7 +151,7 @@ def survey_list_command(db_url, fmt):
 
 
 @main.command("import")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--survey", "survey_name", required=True, metavar="NAME",
               help="A survey added with 'surveykit survey add'.")
 @click.option("--format", "file_format", type=click.Choice(["auto", "long", "wide"]),
@@ -307,9 +307,14 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
     counts = [c.in_order(survey.question(c.question_id).design.response_labels)
               for c in counts]
     if fmt == "csv":
+        import io
+
         from surveykit.counting.table import write_counts_table
 
-        write_counts_table(click.get_text_stream("stdout"), survey_name, counts)
+        # through click.echo: Click 8.5 deprecates its stream getter
+        table = io.StringIO()
+        write_counts_table(table, survey_name, counts)
+        click.echo(table.getvalue(), nl=False)
         return
     if fmt == "json":
         print_json({"survey": survey_name, "questions": [c.to_dict() for c in counts]})

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from surveykit.errors import ParameterError
+from surveykit.errors import MissingExtraError, ParameterError
 
 if TYPE_CHECKING:  # the CLI imports ENGINES at start-up: keep this module light
     from surveykit.counts import QuestionCounts
@@ -103,5 +103,5 @@ def _require(module: str, extra: str) -> None:
     try:
         __import__(module)
     except ImportError:
-        raise ParameterError(f"counting files needs {module}: pip install "
+        raise MissingExtraError(f"counting files needs {module}: pip install "
                              f"'surveykit[{extra}]'") from None

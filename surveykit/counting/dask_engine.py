@@ -23,7 +23,7 @@ from surveykit.counting.sources import ResponseSource
 from surveykit.counting.tally import BITS_PER_WORD, RawTally, question_codes, word_count
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
-from surveykit.errors import ParameterError
+from surveykit.errors import MissingExtraError
 from surveykit.reading.cells import PYTHON_WHITESPACE
 from surveykit.reading.parquet import float_text
 
@@ -155,7 +155,8 @@ def fast_tally(sources: Sequence[ResponseSource], survey: Survey,
         import pandas as pd
         import pyarrow as pa
     except ImportError:
-        raise ParameterError("--engine dask needs Dask: pip install 'surveykit[dask]'") from None
+        raise MissingExtraError("--engine dask needs Dask: pip install 'surveykit[dask]'"
+                                ) from None
     codes = question_codes(survey)
     words = word_count(survey)
     ids = [question.id for question in survey.questions]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from surveykit.definition.survey import Survey
-from surveykit.errors import CsvImportError, InputError, ParameterError
+from surveykit.errors import CsvImportError, MissingInputError, ParameterError
 from surveykit.reading.responses import ResponseFile, inspect_file
 from surveykit.reading.spreadsheets import file_kind, not_a_response_file
 
@@ -127,7 +127,8 @@ Parquet files, globs (exports/*.csv) or directories
         elif Path(text).is_file():
             matches = [Path(text)]
         else:
-            raise InputError(f"--data {text!r}: no such file or directory")
+            raise MissingInputError(f"--data {text!r}: no such file or directory; check the "
+                                    "path")
         found += matches
     unique: dict[Path, Path] = {}
     for path in found:

@@ -43,7 +43,13 @@ from typing import TextIO
 
 from surveykit.counts import Counts, QuestionCounts
 from surveykit.definition.survey import Survey
-from surveykit.errors import CsvImportError, CsvProblem, InputError, ParameterError
+from surveykit.errors import (
+    CsvImportError,
+    CsvProblem,
+    InputError,
+    MissingInputError,
+    ParameterError,
+)
 from surveykit.reading.cells import (
     NOT_A_GROUP,
     group_lookup,
@@ -205,6 +211,9 @@ def _read_json(data: dict, survey: Survey, path: Path) -> list[QuestionCounts]:
 def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise MissingInputError(f"--counts-file {str(path)!r}: no such file; check the path"
+                                ) from None
     except OSError as error:
         raise InputError(f"--counts-file {str(path)!r}: {error.strerror}") from None
     except UnicodeDecodeError:

@@ -67,6 +67,7 @@ from surveykit.designs.scramblers import (
     Unknown,
 )
 from surveykit.errors import ParameterError
+from surveykit.vocabulary import loss_fields
 
 if TYPE_CHECKING:
     from surveykit.designs.quantitative import QuantitativeDesign, Step
@@ -141,11 +142,10 @@ class QuantitativePrivacy:
             "allow at least that, or choose parameters that randomize more")
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready: infinite and uncomputed losses are None, ``finite`` says which."""
-        def finite(x: float | None) -> float | None:
-            return x if x is not None and math.isfinite(x) else None
-
-        return {"epsilon_shafer": finite(self.shafer), "epsilon_walley": finite(self.walley),
+        """JSON-ready: an infinite loss is ``"inf"`` with ``..._finite`` false, an uncomputed
+        one null (:func:`surveykit.vocabulary.loss_fields`)."""
+        return {**loss_fields("epsilon_shafer", self.shafer),
+                **loss_fields("epsilon_walley", self.walley),
                 "shafer_infinite": self.shafer == math.inf,
                 "walley_infinite": self.walley == math.inf,
                 "method": self.method, "explanation": self.explanation,

@@ -41,7 +41,7 @@ from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import binomial
 from surveykit.estimation.compliance import ALPHA, DontKnowCheck, dont_know_check
 from surveykit.estimation.likelihood import LikelihoodProblem, covariance, maximize
-from surveykit.vocabulary import canonical_spelling, response_spellings
+from surveykit.vocabulary import canonical_spelling, loss_fields, response_spellings
 
 __all__ = [
     "CI_METHODS",
@@ -99,10 +99,6 @@ def default_interval_method(design: Design) -> str:
     """wilson-cc for one-group yes/no designs (documented coverage), likelihood-ratio (the
     profile-likelihood interval) for every other design."""
     return DEFAULT_CI_METHOD if binomial.binomial_map(design) else "likelihood-ratio"
-
-
-def _finite_or_none(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
 
 
 @dataclass(frozen=True, kw_only=True, eq=False, repr=False)
@@ -413,8 +409,8 @@ class Estimate:
             facts.append(("don't know", f"{check.observed:.1%} observed, "
                                         f"{check.designed:.1%} designed "
                                         f"(p = {check.pvalue:.3g})"))
-        facts.append(("privacy loss", f"Shafer {_html_number(data['epsilon_shafer'])}, "
-                                      f"Walley {_html_number(data['epsilon_walley'])}"))
+        facts.append(("privacy loss", f"Shafer {_html_number(self.design.epsilon_shafer)}, "
+                                      f"Walley {_html_number(self.design.epsilon_walley)}"))
         facts += [("warning", cell(warning)) for warning in data["warnings"]]
         head = "".join(f"<tr><th style=\"text-align:left\">{cell(k)}</th>"
                        f"<td colspan=\"3\" style=\"text-align:left\">{v}</td></tr>"
@@ -463,8 +459,8 @@ class Estimate:
             "ci_high": yes_entry["ci_high"] if yes_entry else None,
             "ci_level": level,
             "ci_method": method,
-            "epsilon_shafer": _finite_or_none(design.epsilon_shafer),
-            "epsilon_walley": _finite_or_none(design.epsilon_walley),
+            **loss_fields("epsilon_shafer", design.epsilon_shafer),
+            **loss_fields("epsilon_walley", design.epsilon_walley),
         })
         if design.nuisance:
             values = {p.name: float(v) for p, v in zip(design.nuisance, self.nuisance,
@@ -472,10 +468,10 @@ class Estimate:
             # a nuisance value the data do not identify (t when pi = 0) is only where the
             # search started: there is no loss "at the estimate" then
             known = bool(np.all(self.identified[len(design.state_labels):]))
-            data["epsilon_shafer_at_estimate"] = _finite_or_none(
-                design.privacy_loss("shafer", values)) if known else None
-            data["epsilon_walley_at_estimate"] = _finite_or_none(
-                design.privacy_loss("walley", values)) if known else None
+            for semantics in ("shafer", "walley"):
+                data.update(loss_fields(f"epsilon_{semantics}_at_estimate",
+                                        design.privacy_loss(semantics, values) if known
+                                        else None))
         data.update({
             "design": design.spec(),
             "counts": {group: {label: int(self.counts[g, r])

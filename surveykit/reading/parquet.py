@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from surveykit.errors import CsvImportError, InputError, clip, printable
+from surveykit.errors import CsvImportError, MissingExtraError, clip, printable
 from surveykit.reading.spreadsheets import cell_as_text
 
 __all__ = ["KINDS", "WHOLE_LIMIT", "ParquetRows", "float_text", "open_parquet", "text_kind"]
@@ -113,13 +113,13 @@ def open_parquet(path: Path, name: str) -> ParquetRows:
     """The rows of a Parquet file as text (see the module docstring); ``name`` names the file
     in messages.
 
-    Raises InputError when pyarrow is not installed, CsvImportError (one line)
+    Raises MissingExtraError when pyarrow is not installed, CsvImportError (one line)
     for a file pyarrow cannot read or a binary cell that is not UTF-8.
     """
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise InputError(f"{name} is a Parquet file: reading it needs pyarrow: pip install "
+        raise MissingExtraError(f"{name} is a Parquet file: reading it needs pyarrow: pip install "
                          "'surveykit[duckdb]'") from None
     try:
         handle = pq.ParquetFile(path)

@@ -121,7 +121,8 @@ def forest_figure(report):
     ax.grid(axis="x", color="0.9")
     estimated = sum(q.estimate is not None for q in report.questions)
     _labels(ax, x=f"estimated share (maximum likelihood, {report.level:.0%} interval)",
-            title=f"Estimates for {estimated} of {len(report.questions)} questions")
+            title=f"Estimates for {estimated} of {len(report.questions)} question"
+                  f"{'' if len(report.questions) == 1 else 's'}")
     return fig
 
 

@@ -19,7 +19,9 @@ Checks (a warning is raised at the 1% level, ``ALPHA``):
   per group against the design's protocol, chi-square goodness of fit; the
   store keeps instruction totals only of ``generate`` runs with at least
   ``AUDIT_MINIMUM_PER_GROUP`` respondents per group, so the audit covers
-  those and the report says how many respondents that is;
+  those and the report says how many respondents that is. Holm's correction
+  over the audited questions keeps the chance that a correct randomizer raises
+  any audit warning in the report at 1% (:func:`audit_codes`);
 * the design's goodness of fit (G2) where the design is over-identified beyond
   its don't-know share (several groups);
 * pi_hat outside [0, 1], fewer than ``MIN_YES_NO`` informative answers, no answers,
@@ -47,10 +49,11 @@ from surveykit.designs.base import DONT_KNOW, Design
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import EstimationError
 from surveykit.estimation import ConfidenceInterval, Estimate, estimate
-from surveykit.estimation.binomial import BINOMIAL_CI_METHODS as BINOMIAL_METHODS
+from surveykit.estimation.binomial import binomial_map
 from surveykit.estimation.compliance import ALPHA, dont_know_check
-from surveykit.estimation.estimate import GENERAL_METHODS, default_interval_method
+from surveykit.estimation.estimate import CI_METHODS, GENERAL_METHODS, default_interval_method
 from surveykit.reporting.models import ModelFit
+from surveykit.vocabulary import loss_fields
 
 __all__ = [
     "ALPHA",
@@ -86,6 +89,9 @@ class QuestionReport:
     codes_issued: Mapping[int, Mapping[str, int]] | None
     codes_pvalue: float | None
     warnings: tuple[str, ...] = field(default=())
+    #: The audit's p-value after Holm's correction over every audited question (None when
+    #: no question, or only this one, was audited).
+    codes_pvalue_holm: float | None = None
     level: float = 0.95
 
     def _total(self, label: str) -> int:
@@ -173,8 +179,8 @@ class QuestionReport:
             "ci_low": self.interval.low if self.interval else None,
             "ci_high": self.interval.high if self.interval else None,
             "ci_method": self.method,
-            "epsilon_shafer": _finite(self.epsilon_shafer),
-            "epsilon_walley": _finite(self.epsilon_walley),
+            **loss_fields("epsilon_shafer", self.epsilon_shafer),
+            **loss_fields("epsilon_walley", self.epsilon_walley),
             "design": self.design.spec(),
             "counts": self.counts.to_dict(),
             "dont_know_designed": self.dont_know_designed,
@@ -183,6 +189,7 @@ class QuestionReport:
             "codes_issued": ({str(g): dict(c) for g, c in self.codes_issued.items()}
                              if self.codes_issued is not None else None),
             "codes_pvalue": self.codes_pvalue,
+            "codes_pvalue_holm": self.codes_pvalue_holm,
             "warnings": list(self.warnings),
         })
         return data
@@ -230,6 +237,47 @@ class Report:
         return math.fsum(q.epsilon_walley for q in self.questions)
 
     @property
+    def all_questions(self) -> str:
+        """``"all 4 questions"``, or ``"the 1 question"``: what a respondent answered."""
+        count = len(self.questions)
+        return f"all {count} questions" if count != 1 else "the 1 question"
+
+    @property
+    def audit_rule(self) -> str:
+        """How the randomizer audit controls its false alarms (empty without an audit)."""
+        audited = sum(q.codes_pvalue is not None for q in self.questions)
+        if audited <= 1:
+            return ""
+        return (f"The randomizer audit tests {audited} questions with Holm's correction: a "
+                f"correct randomizer raises an audit warning in at most {ALPHA:.0%} of "
+                "reports.")
+
+    @property
+    def interval_methods(self) -> str:
+        """The interval methods the questions use: one name when they share it, else each
+        method with its questions (``"wilson-cc (tax), likelihood-ratio (doping, cheat)"``)."""
+        by_method: dict[str, list[str]] = {}
+        for q in self.questions:
+            by_method.setdefault(q.method, []).append(q.id)
+        if len(by_method) <= 1:
+            return next(iter(by_method), self.method)
+        return ", ".join(f"{method} ({', '.join(ids)})" for method, ids in by_method.items())
+
+    @property
+    def method_note(self) -> str:
+        """One sentence naming the questions whose design lacks the interval method asked
+        for (they use their design's default); empty when every question has it."""
+        others = [q for q in self.questions
+                  if self.method in CI_METHODS and q.method != self.method]
+        if not others:
+            return ""
+        used = sorted({q.method for q in others})
+        where = ", ".join(f"{q.id} ({q.design.model})" for q in others)
+        return (f"The interval method {self.method} needs a one-group yes/no design, so "
+                f"{where} {'uses' if len(others) == 1 else 'use'} "
+                f"{' or '.join(used)}, the design's default.")
+
+    @property
     def warning_count(self) -> int:
         """How many warnings the questions carry."""
         return sum(len(q.warnings) for q in self.questions)
@@ -246,6 +294,8 @@ class Report:
             row = q.to_dict()
             row["warnings"] = len(row["warnings"])
             row["design"] = q.design.describe()
+            # numbers in the frame: inf, not JSON's "inf"
+            row["epsilon_shafer"], row["epsilon_walley"] = q.epsilon_shafer, q.epsilon_walley
             for key in ("codes_issued", "counts", "estimates", "parameters", "fit"):
                 row.pop(key, None)
             rows.append(row)
@@ -281,16 +331,18 @@ class Report:
                 "<tbody>" + "".join(rows) + "</tbody></table>")
 
     def to_dict(self) -> dict:
-        """Plain data for JSON; infinite losses (no protection) become null."""
+        """Plain data for JSON; an infinite loss (no protection) is ``"inf"`` with
+        ``..._finite`` false (:func:`surveykit.vocabulary.loss_fields`)."""
         return {
             "survey": self.survey,
             "title": self.title,
             "level": self.level,
             "ci_method": self.method,
+            "ci_method_note": self.method_note or None,
             "respondents_issued": self.issued,
             "respondents_audited": self.audited,
-            "epsilon_total_shafer": _finite(self.epsilon_total_shafer),
-            "epsilon_total_walley": _finite(self.epsilon_total_walley),
+            **loss_fields("epsilon_total_shafer", self.epsilon_total_shafer),
+            **loss_fields("epsilon_total_walley", self.epsilon_total_walley),
             "questions": [q.to_dict() for q in self.questions],
             "models": [_model_dict(m, self.level) for m in self.models],
         }
@@ -304,17 +356,60 @@ def _model_dict(model: ModelFit, level: float) -> dict:
             "error": model.error}
 
 
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
 def _percent(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
+def holm_adjusted(pvalues: Mapping[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p-values (Holm 1979): rejecting where the adjusted p-value is
+    below alpha keeps the chance of any false rejection among all the tests at most alpha,
+    whatever their dependence.
+
+    The i-th smallest of m p-values becomes max over j <= i of min(1, (m - j + 1) p_(j)).
+
+    >>> holm_adjusted({"a": 0.01, "b": 0.04, "c": 0.03})
+    {'a': 0.03, 'c': 0.06, 'b': 0.06}
+    """
+    ordered = sorted(pvalues.items(), key=lambda item: item[1])
+    adjusted: dict[str, float] = {}
+    running = 0.0
+    for rank, (key, pvalue) in enumerate(ordered):
+        running = max(running, min(1.0, (len(ordered) - rank) * pvalue))
+        adjusted[key] = running
+    return adjusted
+
+
+def audit_codes(tallies: Mapping[str, Mapping[int, Mapping[str, int]]],
+                designs: Mapping[str, Design]) -> dict[str, tuple[float, float | None, str]]:
+    """The randomizer audit of every question: (p-value, Holm-adjusted p-value or None with
+    a single question, warning or ""), by question id.
+
+    A warning is raised where the Holm-adjusted p-value is below ``ALPHA``, so the chance
+    that a correct randomizer raises any warning in the whole report is at most ``ALPHA``
+    (an audit at ALPHA per question would raise one in about 1 - (1 - ALPHA)^m reports).
+    """
+    checks = {qid: _codes_check(issued, designs[qid]) for qid, issued in tallies.items()}
+    pvalues = {qid: check[0] for qid, check in checks.items() if check[0] is not None}
+    adjusted = holm_adjusted(pvalues)
+    out: dict[str, tuple[float, float | None, str]] = {}
+    for qid, pvalue in pvalues.items():
+        holm = adjusted[qid] if len(pvalues) > 1 else None
+        flagged = (holm if holm is not None else pvalue) < ALPHA
+        shares_text = checks[qid][1]
+        where = (f"chi-square p = {pvalue:.2g}" if holm is None else
+                 f"chi-square p = {pvalue:.2g}, {holm:.2g} after Holm's correction over the "
+                 f"{len(pvalues)} questions audited")
+        out[qid] = (pvalue, holm, "" if not flagged else (
+            f"The issued instructions ({shares_text}) differ from the design ({where}). A "
+            "secure randomizer almost never does this: check how the questionnaires were "
+            "generated before trusting the estimate."))
+    return out
+
+
 def _codes_check(issued: Mapping[int, Mapping[str, int]], design: Design
                  ) -> tuple[float | None, str]:
-    """Chi-square test of the instructions issued per group against the design's protocol.
+    """Chi-square test of the instructions issued per group against the design's protocol:
+    its p-value and the issued and designed shares as text.
 
     The statistics of the groups add up, and so do their degrees of freedom.
     """
@@ -352,16 +447,10 @@ def _codes_check(issued: Mapping[int, Mapping[str, int]], design: Design
         wanted = ", ".join(f"{c} {_percent(expected_shares.get(c, 0.0))}" for c in codes)
         where = f"group {design.group_names[group - 1]}: " if len(design.group_names) > 1 else ""
         shares_text.append(f"{where}{realized}; design {wanted}")
-    if not shares_text:
-        return None, ""
-    pvalue = 0.0 if impossible else (float(stats.chi2.sf(statistic, df)) if df else 1.0)
-    if pvalue >= ALPHA:
-        return pvalue, ""
-    return pvalue, (
-        f"The issued instructions ({'; '.join(shares_text)}) differ from the design (chi-square "
-        f"p = {pvalue:.2g}). A secure randomizer almost never does this: check how the "
-        "questionnaires were generated before trusting the estimate."
-    )
+    if not shares_text or (df == 0 and not impossible):
+        return None, ""  # nothing to test: every group's protocol has one instruction
+    pvalue = 0.0 if impossible else float(stats.chi2.sf(statistic, df))
+    return pvalue, "; ".join(shares_text)
 
 
 def _question_counts(design: Design, counts: Counts) -> dict:
@@ -403,6 +492,9 @@ def build_report(
     (:func:`surveykit.reporting.models.fit_declared_models`).
     """
     by_id = {c.question_id: c for c in counts}
+    audits = audit_codes({q.id: code_tallies[q.id] for q in survey.questions
+                          if code_tallies and q.id in code_tallies} if issued else {},
+                         {q.id: q.design for q in survey.questions})
     rows = []
     for question in survey.questions:
         design = question.design
@@ -456,18 +548,17 @@ def build_report(
         if check.warning:
             warnings.append(check.warning)
         codes = code_tallies.get(question.id) if code_tallies else None
-        codes_pvalue = None
-        if codes is not None and issued:
-            codes_pvalue, warning = _codes_check(codes, design)
-            if warning:
-                warnings.append(warning)
+        codes_pvalue, codes_holm, warning = audits.get(question.id, (None, None, ""))
+        if warning:
+            warnings.append(warning)
         report = QuestionReport(
             id=question.id, text=question.text, design=design, counts=question_counts,
             missing=missing, estimate=result, interval=interval, method=used_method,
             dont_know_designed=designed, dont_know_pvalue=pvalue,
             codes_issued=({g: dict(c) for g, c in codes.items()}
                           if codes is not None and issued else None),
-            codes_pvalue=codes_pvalue, warnings=tuple(warnings), level=level)
+            codes_pvalue=codes_pvalue, codes_pvalue_holm=codes_holm, warnings=tuple(warnings),
+            level=level)
         rows.append(report)
     audited = max((sum(n for counts in groups.values() for n in counts.values())
                    for groups in code_tallies.values()), default=0) if code_tallies else 0
@@ -478,20 +569,35 @@ def build_report(
 
 
 def _interval_method(design: Design, method: str | None) -> str:
-    """The method asked for, where the design has it; else the design's default."""
-    default = default_interval_method(design)
-    if method is None or (method not in GENERAL_METHODS and default not in BINOMIAL_METHODS):
-        return default
+    """The method asked for, where the design has it; else the design's default.
+
+    Every design has the general methods (likelihood-ratio, wald); the binomial ones
+    (wilson-cc, wilson, clopper-pearson) only one-group yes/no designs.
+
+    >>> from surveykit.designs import make_design
+    >>> _interval_method(make_design("sld", p=[0.2, 0.8]), "wilson-cc")
+    'likelihood-ratio'
+    >>> _interval_method(make_design("warner", p=0.7), "clopper-pearson")
+    'clopper-pearson'
+    """
+    if method is None or (method not in GENERAL_METHODS and binomial_map(design) is None):
+        return default_interval_method(design)
     return method
+
+
+def _fit_is_the_dont_know_test(result: Estimate) -> bool:
+    """Whether the fit's G2 tests nothing but the don't-know share, which the don't-know
+    check tests already (a one-group design with a don't-know branch: df 1)."""
+    groups = int((result.counts.sum(axis=1) > 0).sum())
+    dont_know_df = groups if result.design.designed_dont_know > 0 else 0
+    return result.df <= dont_know_df
 
 
 def _fit_warning(result: Estimate) -> list[str]:
     """A warning when the answers do not fit the design beyond its don't-know share."""
     if result.g2 is None or result.fit_pvalue is None or result.fit_pvalue >= ALPHA:
         return []
-    groups = int((result.counts.sum(axis=1) > 0).sum())
-    dont_know_df = groups if result.design.designed_dont_know > 0 else 0
-    if result.df <= dont_know_df:
+    if _fit_is_the_dont_know_test(result):
         return []  # only the don't-know share is over-identified: its own test speaks
     return [f"The answers do not fit the design (G2 = {result.g2:.2f}, df = {result.df}, "
             f"p = {result.fit_pvalue:.2g}): the groups disagree more than chance allows; check "
@@ -597,9 +703,11 @@ def question_facts(q: QuestionReport) -> list[tuple[str, str]]:
                     e.share(category), e.share_se(category), interval, level)))
         for name, value in e.parameters.items():
             facts.append((name, f"{_num(value['estimate'], 4)} (se {_num(value['se'], 4)})"))
-        if e.g2 is not None:
+        if e.g2 is not None and not _fit_is_the_dont_know_test(e):
             facts.append(("fit", f"G2 {e.g2:.2f}, df {e.df}, p = {e.fit_pvalue:.3g}"))
-    if q.dont_know_observed is not None:
+    # a design without a don't-know branch has no line for it (its warnings say when
+    # respondents answered "don't know" all the same)
+    if q.dont_know_observed is not None and q.dont_know_designed > 0:
         facts.append(("don't know", f"{_percent(q.dont_know_observed)} observed, "
                                     f"{_percent(q.dont_know_designed)} designed "
                                     f"(p = {q.dont_know_pvalue:.3g})"))
@@ -610,7 +718,10 @@ def question_facts(q: QuestionReport) -> list[tuple[str, str]]:
             shares = ", ".join(f"{code} {_percent(n / total)}" for code, n in
                                sorted(counts.items(), key=lambda item: -item[1]))
             shown.append(f"group {group}: {shares}" if len(q.codes_issued) > 1 else shares)
-        facts.append(("codes", f"issued {'; '.join(shown)} (p = {_num(q.codes_pvalue, 3)})"))
+        holm = (f", Holm {_num(q.codes_pvalue_holm, 3)}" if q.codes_pvalue_holm is not None
+                else "")
+        facts.append(("codes", f"issued {'; '.join(shown)} (p = {_num(q.codes_pvalue, 3)}"
+                               f"{holm})"))
     return facts
 
 
@@ -619,7 +730,7 @@ def format_text(report: Report) -> str:
     level = _level_text(report.level)
     lines = _wrap(f"{report.title} ({report.survey})", "")
     lines += _wrap(
-        f"Privacy loss of a respondent who answered all {len(report.questions)} questions: "
+        f"Privacy loss of a respondent who answered {report.all_questions}: "
         f"Shafer {_num(report.epsilon_total_shafer)}, Walley {_num(report.epsilon_total_walley)} "
         "(losses add up, Lemmas 3.3 and 3.15).", "")
     if report.issued:
@@ -653,8 +764,12 @@ def format_text(report: Report) -> str:
         else:
             lines += model.result.summary(level=report.level).splitlines()
         lines.append("")
-    lines.append(f"Intervals: {report.method}; checks at the {ALPHA:.0%} level. "
-                 f"{report.warning_count} warning(s).")
+    lines += _wrap(f"Intervals: {report.interval_methods}; checks at the {ALPHA:.0%} level. "
+                   f"{report.warning_count} warning(s).", "")
+    if report.audit_rule:
+        lines += _wrap(report.audit_rule, "")
+    if report.method_note:
+        lines += _wrap(report.method_note, "")
     return "\n".join(lines) + "\n"
 
 
@@ -721,7 +836,10 @@ def report_context(report: Report) -> dict:
         "survey": report.survey,
         "title": report.title,
         "level": level,
-        "method": report.method,
+        "method": report.interval_methods,
+        "method_note": report.method_note,
+        "all_questions": report.all_questions,
+        "audit_rule": report.audit_rule,
         "issued": Markup(f"{report.issued:,}"),
         "audit_coverage": report.audit_coverage,
         "epsilon_total_shafer": Markup(_num(report.epsilon_total_shafer)),

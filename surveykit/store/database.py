@@ -145,9 +145,13 @@ def open_engine(url: str | None = None) -> Engine:
     try:
         if parsed.get_backend_name() == "sqlite":
             busy_timeout = _busy_timeout(parsed)
-            engine = create_engine(parsed.difference_update_query(["timeout"]),
+            # ?mode=ro (SQLite's URI parameter) opens the file read-only, as a file the user
+            # may not write: pysqlite would ignore it (and SQLAlchemy warn) without uri=true
+            read_only = parsed.query.get("mode") == "ro"
+            ignored = ["timeout", "mode"] if read_only else ["timeout"]
+            engine = create_engine(parsed.difference_update_query(ignored),
                                    connect_args={"timeout": busy_timeout})
-            _configure_sqlite(engine, busy_timeout)
+            _configure_sqlite(engine, busy_timeout, read_only=read_only)
         else:
             engine = create_engine(parsed, pool_pre_ping=True)
     except (sa_exc.NoSuchModuleError, ModuleNotFoundError) as exc:
@@ -196,7 +200,7 @@ def _busy_timeout(url) -> float:
     return seconds
 
 
-def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
+def _configure_sqlite(engine: Engine, busy_timeout: float, *, read_only: bool = False) -> None:
     @event.listens_for(engine, "do_connect")
     def _read_only_when_it_cannot_write(dialect, record, cargs, cparams):
         # A database the user may only read (a read-only file, or a folder where SQLite
@@ -207,7 +211,7 @@ def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
             return None
         folder = path.parent if str(path.parent) else Path(".")
         folder_writable = os.access(folder, os.W_OK | os.X_OK)
-        if os.access(path, os.W_OK) and folder_writable:
+        if os.access(path, os.W_OK) and folder_writable and not read_only:
             return None
         record.info["read_only"] = True
         wal = path.with_name(path.name + "-wal")
