@@ -21,6 +21,7 @@ from surveykit.errors import ParameterError
 from surveykit.estimation.joint import MAX_QUESTIONS, JointEstimate, joint_from_counts
 from surveykit.store import database as store
 from surveykit.store.joint_answers import joint_answers
+from surveykit.vocabulary import loss_fields
 
 __all__ = ["SEMANTICS", "SurveyJoint", "joint_for_survey"]
 
@@ -45,16 +46,18 @@ class SurveyJoint:
                 for semantics in SEMANTICS}
 
     def to_dict(self, *, level: float = 0.95) -> dict[str, object]:
-        """Plain data for JSON: the estimate's, the survey and the losses (an infinite loss
-        is the string "inf" with ``finite`` false, never null)."""
-        def loss(value: float) -> dict[str, object]:
-            return {"epsilon": value if math.isfinite(value) else "inf",
-                    "finite": math.isfinite(value)}
+        """Plain data for JSON: the estimate's, the survey and the losses, each as
+        ``epsilon_shafer`` and ``epsilon_shafer_finite`` (an unbounded loss is "inf", never
+        null: :func:`surveykit.vocabulary.loss_fields`)."""
+        def losses(by_semantics: dict[str, float]) -> dict[str, object]:
+            out: dict[str, object] = {}
+            for semantics, value in by_semantics.items():
+                out.update(loss_fields(f"epsilon_{semantics}", value))
+            return out
 
         return {"survey": self.survey, **self.estimate.to_dict(level=level),
-                "privacy": {"questions": {q: {s: loss(v) for s, v in by.items()}
-                                          for q, by in self.losses.items()},
-                            "together": {s: loss(v) for s, v in self.composed.items()},
+                "privacy": {"questions": {q: losses(by) for q, by in self.losses.items()},
+                            "together": losses(self.composed),
                             "rule": "losses compose: answering all the questions costs at "
                                     "most the sum of their losses"}}
 
