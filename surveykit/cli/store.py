@@ -293,7 +293,7 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
         raise click.UsageError("--engine, --scheduler and --replace count files: add --data")
     engine = open_store(db_url)
     if data:
-        from surveykit.counting.workflows import count_survey_files
+        from surveykit.workflows.counting import count_survey_files
 
         survey, counts = count_survey_files(engine, survey_name, data,
                                             engine_name=engine_name, scheduler=scheduler,

@@ -60,7 +60,6 @@ __all__ = [
     "Report",
     "build_report",
     "render_report",
-    "report_for_survey",
 ]
 
 #: Significance level of the compliance and randomizer checks.
@@ -487,31 +486,6 @@ def _fit_warning(result: Estimate) -> list[str]:
     return [f"The answers do not fit the design (G2 = {result.g2:.2f}, df = {result.df}, "
             f"p = {result.fit_pvalue:.2g}): the groups disagree more than chance allows; check "
             "the design's parameters and whether respondents followed their instructions."]
-
-
-def report_for_survey(database, survey_name: str, *, level: float = 0.95,
-                      method: str | None = None) -> Report:
-    """Read a stored survey's counts (one SQL aggregation) and build its report.
-
-    ``database`` is an engine, an SQLite path or any SQLAlchemy URL, as the
-    CLI's ``--db`` takes it.
-
-    >>> # report_for_survey("surveykit.db", "academic_integrity").to_frame()
-    """
-    from surveykit import store
-
-    with store.engine_for(database) as engine:
-        survey = store.load_survey(engine, survey_name)
-        counts = store.count_responses(engine, survey_name, survey=survey)
-        issued = store.issued_respondent_count(engine, survey_name)
-        tallies = store.code_tallies(engine, survey_name) if issued else None
-        models = ()
-        if survey.models:
-            from surveykit.reporting.models import fit_declared_models
-
-            models = fit_declared_models(engine, survey)
-    return build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
-                        method=method, models=models)
 
 
 # -- rendering ---------------------------------------------------------------------------------
