@@ -31,6 +31,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "open_engine": "surveykit.store",
     "report_for_survey": "surveykit.workflows.report",
+    "regress_survey": "surveykit.workflows.regress",
     "Report": "surveykit.reporting.report",
     "load_survey_file": "surveykit.definition.survey",
     # power and joint analysis (issue 24): pure math, loaded on use
@@ -79,6 +80,7 @@ __all__ = [
     "open_engine",
     "post_process",
     "power",
+    "regress_survey",
     "report_for_survey",
     "simulate_power",
 ]

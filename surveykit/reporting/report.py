@@ -27,7 +27,7 @@ Checks (a warning is raised at the 1% level, ``ALPHA``):
 
 When the survey declares ``[[models]]``, the report adds a regression section:
 each model fitted on the stored answers and covariates
-(:mod:`surveykit.reporting.models`), or the reason it could not be.
+(:mod:`surveykit.workflows.regress`), or the reason it could not be.
 """
 
 from __future__ import annotations
@@ -390,7 +390,7 @@ def build_report(
     instruction code to count. ``method`` None uses each design's default
     interval (Wilson-cc for one-group yes/no designs, likelihood-ratio otherwise).
     ``models`` are the survey's declared models, already fitted
-    (:func:`surveykit.reporting.models.fit_declared_models`).
+    (:func:`surveykit.workflows.regress.fit_declared_models`).
     """
     by_id = {c.question_id: c for c in counts}
     rows = []

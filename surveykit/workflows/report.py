@@ -7,7 +7,6 @@ store, the report built by :func:`surveykit.reporting.report.build_report` (whic
 from __future__ import annotations
 
 from surveykit import store
-from surveykit.reporting.models import fit_declared_models
 from surveykit.reporting.report import Report, build_report
 
 __all__ = ["report_for_survey"]
@@ -29,6 +28,10 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
         tallies = store.code_tallies(engine, survey_name) if issued else None
         models = ()
         if survey.models:
+            # a lazy loader: regressions bring pandas (about 0.4 s), loaded only for a survey
+            # that declares models
+            from surveykit.workflows.regress import fit_declared_models
+
             models = fit_declared_models(engine, survey)
     return build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
                         method=method, models=models)
