@@ -73,10 +73,10 @@ def test_simulated_respondents_of_every_design_follow_their_instructions(tmp_pat
     import numpy as np
 
     from surveykit import store
-    from surveykit.collection.generation import generate_questionnaires
     from surveykit.definition.survey import load_survey_file
     from surveykit.demo import simulate_answers
     from surveykit.store.importer import import_responses
+    from surveykit.workflows.generate import generate_questionnaires
     from surveykit.workflows.report import report_for_survey
 
     engine = store.open_engine(f"sqlite:///{tmp_path / 'groups.db'}")
