@@ -29,7 +29,7 @@ def demo_command(directory, respondents, seed, fmt):
     """
     from pathlib import Path
 
-    from surveykit.demo import fresh_directory, run_demo
+    from surveykit.workflows.demo import fresh_directory, run_demo
 
     target = Path(directory) if directory else fresh_directory(Path("surveykit-demo"))
     with progress_bar(respondents, "Generating questionnaires") as advance:
