@@ -30,6 +30,7 @@ TOPICS: dict[str, str] = {
                        "estimates, variances, domains and regression",
     "store": "the database: tables, versions, write paths",
     "security": "who is trusted with what; what every surface accepts and how it is tested",
+    "architecture": "the code's map: each package's job, the import layers, where to add",
     "errata": "where surveykit departs from the paper, and why",
     "reproduction": "reproduce: the paper's figures and the verification table",
 }
