@@ -38,8 +38,8 @@ from surveykit.store.tables import (
     tallies,
 )
 
-__all__ = ["check_respondent_id", "code_tallies", "issued_count", "issued_groups",
-           "issued_respondent_count", "record_generation"]
+__all__ = ["check_respondent_id", "code_tallies", "code_tallies_in", "issued_count",
+           "issued_groups", "issued_respondent_count", "record_generation"]
 
 # Keeps IN (...) lists below every database's limit on bound parameters.
 _IN_BATCH = 500
@@ -207,18 +207,20 @@ def code_tallies(engine: Engine, survey_name: str) -> dict[str, dict[int, dict[s
     """
     require_schema(engine)
     with engine.connect() as conn:
-        key = survey_id(conn, survey_name)
-        stmt = (select(questions.c.name, tallies.c.group_number, tallies.c.code,
-                       tallies.c.count)
-                .select_from(questions.outerjoin(tallies,
-                                                 tallies.c.question_id == questions.c.id))
-                .where(questions.c.survey_id == key)
-                .order_by(questions.c.position, tallies.c.group_number, tallies.c.code))
-        result: dict[str, dict[int, dict[str, int]]] = {}
-        for name, group, code, count in conn.execute(stmt):
-            groups = result.setdefault(name, {})
-            if code is not None:
-                groups.setdefault(int(group), {})[code] = int(count)
+        return code_tallies_in(conn, survey_id(conn, survey_name))
+
+
+def code_tallies_in(conn: Connection, key: int) -> dict[str, dict[int, dict[str, int]]]:
+    """:func:`code_tallies` of the survey with database id ``key``, read on ``conn``."""
+    stmt = (select(questions.c.name, tallies.c.group_number, tallies.c.code, tallies.c.count)
+            .select_from(questions.outerjoin(tallies, tallies.c.question_id == questions.c.id))
+            .where(questions.c.survey_id == key)
+            .order_by(questions.c.position, tallies.c.group_number, tallies.c.code))
+    result: dict[str, dict[int, dict[str, int]]] = {}
+    for name, group, code, count in conn.execute(stmt):
+        groups = result.setdefault(name, {})
+        if code is not None:
+            groups.setdefault(int(group), {})[code] = int(count)
     return result
 
 
