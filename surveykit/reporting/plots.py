@@ -19,7 +19,9 @@ import numpy as np
 
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
+from surveykit.estimation.binomial import binomial_map
 from surveykit.files import output_file
+from surveykit.planning import precision, trade_off_curve
 
 #: The picture formats --plot writes.
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
@@ -201,8 +203,6 @@ def generalized_warner_equivalent(design) -> GeneralizedWarner | None:
     designs (Warner with or without don't know, crosswise); None for the others."""
     if isinstance(design, GeneralizedWarner):
         return design
-    from surveykit.estimation.binomial import binomial_map
-
     if binomial_map(design) is None:
         return None
     matrix = design.matrix()[0]
@@ -279,8 +279,6 @@ def plan_figure(plan):
     """The figure of :func:`save_plan_plot`; the curve comes from
     :func:`surveykit.planning.trade_off_curve` (no arithmetic here)."""
     from matplotlib.ticker import FuncFormatter, LogLocator
-
-    from surveykit.planning import precision, trade_off_curve
 
     if plan.free is None:
         raise ParameterError("--plot draws the trade-off along the design's free parameter: "

@@ -45,7 +45,7 @@ from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import Survey
 from surveykit.designs.base import DONT_KNOW, Design
 from surveykit.designs.warner import GeneralizedWarner
-from surveykit.errors import EstimationError
+from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import ConfidenceInterval, Estimate, estimate
 from surveykit.estimation.binomial import BINOMIAL_CI_METHODS as BINOMIAL_METHODS
 from surveykit.estimation.compliance import ALPHA, dont_know_check
@@ -625,20 +625,19 @@ def format_text(report: Report) -> str:
 
 def render_report(report: Report, fmt: str = "text", *, templates_dir=None) -> str:
     """The report as text, markdown, html (self-contained, with inline SVG plots) or json."""
-    from surveykit.errors import ParameterError
-
     if fmt == "text":
         return format_text(report)
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"
     if fmt in ("markdown", "html"):
+        # lazy loaders: the CLI imports this module for --help (REPORT_FORMATS); Jinja and the
+        # plots load only for a Markdown or HTML report
         from surveykit.collection.render import get_template, make_environment
+        from surveykit.reporting.plots import forest_plot_svg, privacy_accuracy_svg
 
         environment = make_environment(templates_dir)
         context = {"report": report_context(report)}
         if fmt == "html":
-            from surveykit.reporting.plots import forest_plot_svg, privacy_accuracy_svg
-
             context["forest_svg"] = forest_plot_svg(report)
             context["curves"] = {q.id: privacy_accuracy_svg(q) for q in report.questions}
         return get_template(environment, "report", fmt).render(**context)
