@@ -22,6 +22,7 @@ from surveykit.errors import ParameterError
 from surveykit.estimation.binomial import binomial_map
 from surveykit.files import output_file
 from surveykit.planning import precision, trade_off_curve
+from surveykit.vocabulary import check_semantics
 
 #: The picture formats --plot writes.
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
@@ -138,8 +139,7 @@ def privacy_accuracy_curve(*, dont_know: float, n: int, pi: float = 0.5,
     along the family; with ``semantics="walley"`` the curve's x values are
     the same designs' Walley losses, ln((1 - q)/q).
     """
-    if semantics not in ("shafer", "walley"):
-        raise ParameterError(f"semantics ({semantics!r}) must be 'shafer' or 'walley'")
+    check_semantics(semantics)
     if epsilons is None:
         epsilons = np.linspace(0.1, 4.0, 60)
     designs = [GeneralizedWarner.optimal(epsilon=float(e), dont_know=dont_know)

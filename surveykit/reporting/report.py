@@ -51,6 +51,8 @@ from surveykit.estimation.binomial import BINOMIAL_CI_METHODS as BINOMIAL_METHOD
 from surveykit.estimation.compliance import ALPHA, dont_know_check
 from surveykit.estimation.estimate import GENERAL_METHODS, default_interval_method
 from surveykit.reporting.models import ModelFit
+from surveykit.vocabulary import number_text as _num
+from surveykit.vocabulary import percent_text as _percent
 
 __all__ = [
     "ALPHA",
@@ -298,10 +300,6 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _percent(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
 def _codes_check(issued: Mapping[int, Mapping[str, int]], design: Design
                  ) -> tuple[float | None, str]:
     """Chi-square test of the instructions issued per group against the design's protocol.
@@ -491,16 +489,6 @@ def _fit_warning(result: Estimate) -> list[str]:
 # -- rendering ---------------------------------------------------------------------------------
 
 WIDTH = 80
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    if math.isinf(value):
-        return "inf"
-    text = f"{value:.{digits}f}"
-    # -1e-17 is zero at this precision: print 0.000, not -0.000
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def _wrap(text: str, indent: str) -> list[str]:
