@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 from markupsafe import escape
 
-from surveykit.collection.generation import generate_questionnaires
 from surveykit.definition.survey import load_survey_file
 from surveykit.resources import locate_resource
 from surveykit.store import add_survey, init_database, open_engine
+from surveykit.workflows.generate import generate_questionnaires
 
 
 def peak_rss_mb() -> float:

@@ -38,9 +38,10 @@ from timing import best_of
 
 from surveykit import store
 from surveykit.definition.survey import load_survey_file
-from surveykit.reporting.report import build_report, render_report, report_for_survey
+from surveykit.reporting.report import build_report, render_report
 from surveykit.resources import locate_resource
 from surveykit.store.importer import import_responses
+from surveykit.workflows.report import report_for_survey
 
 KEPT = ("SELECT question_id, group_number, answer, count FROM answer_counts "
         "WHERE survey_id = 1")

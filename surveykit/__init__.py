@@ -30,7 +30,8 @@ __version__ = "0.1.0"
 # so `import surveykit` (and every CLI command) stays fast.
 _LAZY = {
     "open_engine": "surveykit.store",
-    "report_for_survey": "surveykit.reporting.report",
+    "report_for_survey": "surveykit.workflows.report",
+    "regress_survey": "surveykit.workflows.regress",
     "Report": "surveykit.reporting.report",
     "load_survey_file": "surveykit.definition.survey",
     # power and joint analysis (issue 24): pure math, loaded on use
@@ -87,6 +88,7 @@ __all__ = [
     "open_engine",
     "post_process",
     "power",
+    "regress_survey",
     "report_for_survey",
     "simulate_power",
 ]

@@ -32,6 +32,7 @@ TOPICS: dict[str, str] = {
     "security": "who is trusted with what; what every surface accepts and how it is tested",
     "from-r": "RRreg and rr calls beside surveykit's, and what differs by how much",
     "survey-file": "every key of the survey file (TOML), and its JSON Schema (surveykit schema)",
+    "architecture": "the code's map: each package's job, the import layers, where to add",
     "errata": "where surveykit departs from the paper, and why",
     "reproduction": "reproduce: the paper's figures and the verification table",
 }

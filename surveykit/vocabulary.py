@@ -1,10 +1,15 @@
-"""The words surveykit reads and writes, defined once: answer spellings and their canonical form.
+"""The words surveykit reads and writes, defined once: answer spellings, numbers in text.
 
 Every design's responses end with ``"dont_know"``; yes/no designs answer
 ``"yes"`` and ``"no"``. People type these many ways; :func:`canonical_spelling`
 folds case, spaces and curly quotes, and :data:`BUILTIN_SPELLINGS` maps the
 usual spellings of a yes/no design's answers. An empty cell is *missing*,
 never "don't know".
+
+Numbers in reports, tables and messages are written by :func:`number_text`
+and :func:`percent_text`, so that every table says "no value" and "no
+protection" the same way. A privacy budget is stated in one of
+:data:`BUDGET_SEMANTICS`, checked by :func:`check_semantics`.
 """
 
 from __future__ import annotations
@@ -12,13 +17,21 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import Literal
+
+from surveykit.errors import ParameterError
 
 __all__ = [
+    "BUDGET_SEMANTICS",
     "BUILTIN_SPELLINGS",
     "DONT_KNOW_SPELLINGS",
     "INFINITE_LOSS",
+    "Semantics",
     "canonical_spelling",
+    "check_semantics",
     "loss_fields",
+    "number_text",
+    "percent_text",
     "response_spellings",
 ]
 
@@ -83,3 +96,49 @@ def response_spellings(responses: Sequence[str]) -> dict[str, str]:
     for label in responses:
         spellings[canonical_spelling(label)] = label
     return spellings
+
+
+def number_text(value: float | None, digits: int = 3, *, missing: str = "-",
+                infinite: str = "inf") -> str:
+    """``value`` with ``digits`` decimals, as text tables print numbers.
+
+    ``missing`` stands for None (no value), ``infinite`` for an infinite value
+    (a privacy loss without protection); a value that rounds to zero prints
+    without a minus sign.
+
+    >>> number_text(0.25), number_text(None), number_text(float("inf"), 2), number_text(-1e-17)
+    ('0.250', '-', 'inf', '0.000')
+    """
+    if value is None:
+        return missing
+    if math.isinf(value):
+        return infinite
+    text = f"{value:.{digits}f}"
+    # -1e-17 is zero at this precision: print 0.000, not -0.000
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def percent_text(share: float, digits: int = 1) -> str:
+    """A share (0.123) as a percentage with ``digits`` decimals.
+
+    >>> percent_text(0.1234)
+    '12.3%'
+    """
+    return f"{100 * share:.{digits}f}%"
+
+
+#: The semantics a privacy budget, a plan or a plot is stated in: Shafer's (the paper's)
+#: or Walley's (docs/designs.md, "Privacy").
+Semantics = Literal["shafer", "walley"]
+BUDGET_SEMANTICS: tuple[str, ...] = ("shafer", "walley")
+
+
+def check_semantics(semantics: str) -> str:
+    """``semantics`` itself when it is one of :data:`BUDGET_SEMANTICS`; else a ParameterError.
+
+    >>> check_semantics("walley")
+    'walley'
+    """
+    if semantics not in BUDGET_SEMANTICS:
+        raise ParameterError(f"semantics ({semantics!r}) must be 'shafer' or 'walley'")
+    return semantics

@@ -559,7 +559,7 @@ def write_without_groups(path: Path, survey: Survey, rows, *, typed=lambda r: r)
 
 def test_files_of_a_survey_with_issued_ids_take_the_ids_groups_as_their_import(
         engine, mixed, tmp_path):
-    from surveykit.counting.workflows import count_survey_files
+    from surveykit.workflows.counting import count_survey_files
 
     ids = issue(engine, mixed, 120)
     plain = write_without_groups(tmp_path / "plain.csv", mixed, with_ids(
@@ -577,7 +577,7 @@ def test_files_of_a_survey_with_issued_ids_take_the_ids_groups_as_their_import(
 
 
 def test_an_id_that_was_not_issued_is_refused_with_its_line(engine, mixed, tmp_path):
-    from surveykit.counting.workflows import count_survey_files
+    from surveykit.workflows.counting import count_survey_files
 
     ids = issue(engine, mixed, 10)
     path = tmp_path / "stranger.csv"

@@ -18,13 +18,14 @@ from surveykit.definition.survey import parse_survey
 from surveykit.designs import make_design
 from surveykit.errors import CsvImportError, CsvProblem, StoreError, SurveyDefinitionError
 from surveykit.estimation.regression import regress
-from surveykit.reporting.models import regress_survey
-from surveykit.reporting.report import render_report, report_for_survey
+from surveykit.reporting.report import render_report
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
 from surveykit.store import migrate
 from surveykit.store.frames import respondent_frame
 from surveykit.store.importer import import_responses
+from surveykit.workflows.regress import regress_survey
+from surveykit.workflows.report import report_for_survey
 
 SURVEY = "academic_integrity"
 SAMPLE = locate_resource("sample_data") / "academic_integrity.toml"

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from surveykit.cli import main
-from surveykit.demo import fresh_directory
+from surveykit.workflows.demo import fresh_directory
 
 
 def test_demo_runs_the_whole_flow_and_recovers_the_truth(tmp_path):
@@ -73,11 +73,11 @@ def test_simulated_respondents_of_every_design_follow_their_instructions(tmp_pat
     import numpy as np
 
     from surveykit import store
-    from surveykit.collection.generation import generate_questionnaires
     from surveykit.definition.survey import load_survey_file
-    from surveykit.demo import simulate_answers
-    from surveykit.reporting.report import report_for_survey
     from surveykit.store.importer import import_responses
+    from surveykit.workflows.demo import simulate_answers
+    from surveykit.workflows.generate import generate_questionnaires
+    from surveykit.workflows.report import report_for_survey
 
     engine = store.open_engine(f"sqlite:///{tmp_path / 'groups.db'}")
     store.init_database(engine)

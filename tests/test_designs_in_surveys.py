@@ -15,9 +15,10 @@ from surveykit.cli import main
 from surveykit.definition.survey import parse_survey
 from surveykit.errors import CsvImportError, SurveyDefinitionError
 from surveykit.estimation import estimate
-from surveykit.reporting.report import render_report, report_for_survey
+from surveykit.reporting.report import render_report
 from surveykit.simulation import simulate_counts
 from surveykit.store.importer import import_responses
+from surveykit.workflows.report import report_for_survey
 
 SURVEY = (Path(__file__).parent / "surveys" / "mixed.toml").read_text(encoding="utf-8")
 

@@ -275,7 +275,7 @@ def test_imports_accept_issued_ids_and_reject_ids_never_issued(database, tmp_pat
 def test_a_failing_database_write_removes_the_files_and_the_key_file(database, tmp_path):
     from sqlalchemy.exc import OperationalError
 
-    from surveykit.collection.generation import generate_questionnaires
+    from surveykit.workflows.generate import generate_questionnaires
 
     with sqlite3.connect(database) as conn:  # break the register of issued ids
         conn.execute("DROP TABLE respondents")

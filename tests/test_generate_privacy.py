@@ -31,7 +31,8 @@ from surveykit.cli import main
 from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import load_survey_file
 from surveykit.designs.warner import GeneralizedWarner
-from surveykit.reporting.report import render_report, report_for_survey
+from surveykit.reporting.report import render_report
+from surveykit.workflows.report import report_for_survey
 
 SURVEYS = Path(__file__).parent / "surveys"
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "questionnaires.md"

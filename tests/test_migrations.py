@@ -195,8 +195,8 @@ def test_a_0_1_database_upgrades_in_place_with_every_answer_and_count(database_u
     assert group is None
     assert store.load_survey(engine, sample_survey.name) == sample_survey
     # the upgraded database takes new answers and reports them with the old ones
-    from surveykit.reporting.report import report_for_survey
     from surveykit.store.importer import import_responses
+    from surveykit.workflows.report import report_for_survey
 
     extra = tmp_path / "more.csv"
     extra.write_text("respondent_id,question_id,answer\nAI-9999,exam_cheating,yes\n",

@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from surveykit import GeneralizedWarner, estimate, store
 from surveykit.cli import main
 from surveykit.definition.survey import parse_survey
-from surveykit.reporting.report import build_report, render_report, report_for_survey
+from surveykit.reporting.report import build_report, render_report
 from surveykit.store.importer import import_responses
+from surveykit.workflows.report import report_for_survey
 
 SURVEY = """
 name = "crafted"

@@ -413,7 +413,7 @@ class Prevalence(click.ParamType):
 
 def _estimate_counts_file(counts_file, db_url, level, method, fmt) -> None:
     """One line per question of a counts table: n, pi_hat, its standard error and interval."""
-    from surveykit.counting.workflows import report_for_counts_file
+    from surveykit.workflows.counting import report_for_counts_file
 
     report = report_for_counts_file(open_store(db_url), counts_file, level=level,
                                     method=method)

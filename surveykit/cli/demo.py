@@ -30,7 +30,7 @@ def demo_command(directory, respondents, seed, fmt):
     """
     from pathlib import Path
 
-    from surveykit.demo import DEMO_SEED, fresh_directory, run_demo
+    from surveykit.workflows.demo import DEMO_SEED, fresh_directory, run_demo
 
     seed = DEMO_SEED if seed is None else seed
     target = Path(directory) if directory else fresh_directory(Path("surveykit-demo"))

@@ -43,7 +43,7 @@ def export_xlsform_command(survey_name, out, randomize, acknowledge_risk, templa
 
     Example: surveykit export xlsform --survey academic_integrity --out form.xlsx
     """
-    from surveykit.collection.xlsform import export_xlsform
+    from surveykit.workflows.export import export_xlsform
 
     result = export_xlsform(open_store(db_url), survey_name, out=out, randomize=randomize,
                             acknowledge_risk=acknowledge_risk, templates_dir=templates_dir)

@@ -62,15 +62,12 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
 
     Example: surveykit generate --survey academic_integrity --respondents 300 --out forms
     """
-    from surveykit.collection.generation import (
-        KEY_FILE_WARNING,
-        check_key_file,
-        generate_questionnaires,
-    )
+    from surveykit.collection.generation import KEY_FILE_WARNING, check_key_file
     from surveykit.collection.randomizer import SEED_WARNING
     from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
     from surveykit.files import output_folder
     from surveykit.store import display_url
+    from surveykit.workflows.generate import generate_questionnaires
 
     # paths first: a mistyped folder fails before any warning or work
     output_folder(out_dir, "--out")

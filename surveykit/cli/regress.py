@@ -5,7 +5,7 @@ From a file, the command reads it, builds the design from ``--design`` and
 ``--param`` and makes one library call
 (:func:`surveykit.estimation.regression.regress`); from a stored survey
 (``--survey NAME``) the design, the groups and the covariates come from the
-store (:func:`surveykit.reporting.models.regress_survey`). Either way it prints
+store (:func:`surveykit.workflows.regress.regress_survey`). Either way it prints
 the result's ``summary()`` or its JSON.
 """
 
@@ -181,7 +181,7 @@ def _regress_file(data, formula, sensitive, design_name, params, group, family,
 
 def _regress_survey(data, survey_name, formula, sensitive, design_name, params, group, family,
                     sensitive_formula, held, max_iterations, db_url):
-    from surveykit.reporting.models import regress_survey
+    from surveykit.workflows.regress import regress_survey
 
     if data is not None:
         raise click.UsageError(f"give DATA ({data}) or --survey {survey_name}, not both")

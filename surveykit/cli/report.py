@@ -53,7 +53,8 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
     Example: surveykit report --survey academic_integrity --data exports/*.parquet
     """
     from surveykit.files import output_file, write_atomically
-    from surveykit.reporting.report import render_report, report_for_survey
+    from surveykit.reporting.report import render_report
+    from surveykit.workflows.report import report_for_survey
 
     if out_file is not None:
         output_file(out_file, "--out")
@@ -63,13 +64,13 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
     if survey_name is None and not counts_file:
         raise click.UsageError("Missing option '--survey'.")
     if counts_file:
-        from surveykit.counting.workflows import report_for_counts_file
+        from surveykit.workflows.counting import report_for_counts_file
 
         report = report_for_counts_file(open_store(db_url), counts_file, survey_name,
                                         level=level, method=method)
         survey_name = report.survey
     elif data:
-        from surveykit.counting.workflows import report_for_files
+        from surveykit.workflows.counting import report_for_files
 
         report = report_for_files(open_store(db_url), survey_name, data,
                                   engine_name=engine_name, scheduler=scheduler,

@@ -78,8 +78,8 @@ def survey_add_command(file, db_url, fmt):
     Example: surveykit survey add academic_integrity.toml
     """
     from surveykit.definition.survey import load_survey_file
-    from surveykit.readiness import check_survey
     from surveykit.store import add_survey, display_url
+    from surveykit.workflows.readiness import check_survey
 
     survey = load_survey_file(file)
     check_survey(survey, str(file))
@@ -111,8 +111,8 @@ def survey_update_command(file, db_url, fmt):
     Example: surveykit survey update academic_integrity.toml
     """
     from surveykit.definition.survey import load_survey_file
-    from surveykit.readiness import check_survey
     from surveykit.store import display_url, update_survey
+    from surveykit.workflows.readiness import check_survey
 
     survey = load_survey_file(file)
     check_survey(survey, str(file))
@@ -293,7 +293,7 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
         raise click.UsageError("--engine, --scheduler and --replace count files: add --data")
     engine = open_store(db_url)
     if data:
-        from surveykit.counting.workflows import count_survey_files
+        from surveykit.workflows.counting import count_survey_files
 
         survey, counts = count_survey_files(engine, survey_name, data,
                                             engine_name=engine_name, scheduler=scheduler,

@@ -1,4 +1,4 @@
-"""Generate a survey's questionnaires: ids, groups, instructions, files, and the database record.
+"""Generate a survey's questionnaires: ids, groups, instructions, files, handed over for the record.
 
 The work streams in batches of ``per_file`` respondents (500 by default): for
 each batch new respondent ids and instructions are drawn, one file per part is
@@ -32,8 +32,9 @@ reads the terminal) that respondent's instructions.
 
 The files are written into a hidden staging folder beside ``out_dir`` and
 moved into ``out_dir`` only after the store recorded the generation (one
-transaction); if anything fails before that, the files this run created are
-removed and the database and ``out_dir`` are left as they were.
+transaction, :mod:`surveykit.workflows.generate`); if anything fails before
+that, the files this run created are removed and the database and
+``out_dir`` are left as they were.
 """
 
 from __future__ import annotations
@@ -53,7 +54,6 @@ from surveykit.collection.randomizer import (
     balanced_groups,
     draw_instruction_matrix,
     question_protocols,
-    seeded_source,
 )
 from surveykit.collection.render import (
     FORMATS,
@@ -64,6 +64,7 @@ from surveykit.collection.render import (
 )
 from surveykit.collection.respondent_ids import new_respondent_ids
 from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
+from surveykit.definition.survey import Survey
 from surveykit.errors import OutputError, ParameterError
 from surveykit.files import output_file, output_folder, remove_created
 
@@ -73,7 +74,7 @@ __all__ = [
     "KEY_FILE_WARNING",
     "GenerationResult",
     "audit_keeps_totals",
-    "generate_questionnaires",
+    "issue_questionnaires",
     "write_questionnaires",
 ]
 
@@ -390,23 +391,20 @@ class _BatchWriter:
         return result
 
 
-def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None,
-                            **options) -> GenerationResult:
-    """Load the survey from the store, write its questionnaires, record the generation.
+def issue_questionnaires(survey: Survey, record: Callable[..., None], *,
+                         rng: RandomSource | None = None, **options) -> GenerationResult:
+    """Write ``survey``'s questionnaires, have ``record`` put them on record, then publish them.
 
     ``options`` are those of :func:`write_questionnaires` (respondents, out_dir,
-    mode, fmt, key_file, templates_dir, per_file, progress). With ``seed`` the
-    ids, groups and instructions are reproducible (tests only: see
-    :data:`surveykit.collection.randomizer.SEED_WARNING`); otherwise they come
-    from operating-system entropy. The store then registers the issued ids
-    with their groups and, when :func:`audit_keeps_totals` allows it, adds the
-    run's instruction counts per question and group, in one transaction; if
-    that fails, the files are removed again.
+    mode, fmt, key_file, templates_dir, per_file, progress). The files are
+    written to a staging folder; ``record(respondent_ids, tallies, groups=...)``
+    then receives the issued ids, their groups (None for a one-group survey)
+    and, when :func:`audit_keeps_totals` allows it, the run's instruction
+    counts per question and group (else ``{}``); if it raises, the files are
+    removed again. Only after it returned are the files moved into ``out_dir``.
+    :func:`surveykit.workflows.generate.generate_questionnaires` records into
+    the store.
     """
-    from surveykit import store
-
-    survey = store.load_survey(engine, survey_name)
-    rng = None if seed is None else seeded_source(seed)
     options = {"mode": "slips", "fmt": "html", "key_file": None, "templates_dir": None,
                "per_file": DEFAULT_PER_FILE, "progress": None, **options}
     result, staging, drawn = _write_staged(survey, rng=rng, **options)
@@ -416,8 +414,7 @@ def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None
                               for g, counts in groups.items()}
                    for question, groups in drawn.items()} if tallied else {}
         groups = list(result.respondent_groups) if len(result.group_names) > 1 else None
-        store.record_generation(engine, survey_name, result.respondent_ids, tallies,
-                                groups=groups)
+        record(result.respondent_ids, tallies, groups=groups)
         result = replace(result, tallied=tallied)
     except BaseException:
         _discard(result, staging)

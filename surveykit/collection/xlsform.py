@@ -79,6 +79,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from surveykit.collection.dice import DieDesignError, die_plan, format_faces
 from surveykit.collection.instructions import instruction_text, wording_text
@@ -99,6 +100,9 @@ from surveykit.collection.respondent_ids import ID_GROUPS, LEGACY_GROUPS
 from surveykit.errors import ParameterError, SurveyDefinitionError
 from surveykit.files import output_file
 
+if TYPE_CHECKING:
+    from surveykit.definition.survey import Survey
+
 __all__ = [
     "DEVICE_RISKS",
     "JOINER",
@@ -107,7 +111,8 @@ __all__ = [
     "XLSForm",
     "XLSFormExport",
     "build_xlsform",
-    "export_xlsform",
+    "check_export",
+    "export_survey_xlsform",
     "form_text",
     "form_title",
     "id_constraint",
@@ -304,7 +309,7 @@ class XLSForm:
 
 @dataclass(frozen=True)
 class XLSFormExport:
-    """What :func:`export_xlsform` wrote."""
+    """What :func:`export_survey_xlsform` wrote."""
 
     path: Path
     survey: str
@@ -327,7 +332,7 @@ class XLSFormExport:
 
 class FieldNameError(ParameterError):
     """Two fields of the form need the same name (a question id collides with a helper
-    field); ``survey add`` refuses such a survey (see :mod:`surveykit.readiness`)."""
+    field); ``survey add`` refuses such a survey (see :mod:`surveykit.workflows.readiness`)."""
 
 
 def _ref(name: str) -> str:
@@ -462,7 +467,8 @@ def build_xlsform(survey, *, randomize: str = "self",
 
 class FormTextError(SurveyDefinitionError):
     """A text of the survey makes a cell longer than a spreadsheet cell can be
-    (:data:`MAX_CELL`); ``survey add`` refuses such a survey (see :mod:`surveykit.readiness`)."""
+    (:data:`MAX_CELL`); ``survey add`` refuses such a survey (see
+    :mod:`surveykit.workflows.readiness`)."""
 
 
 def _check_cell_lengths(builder: _Builder, settings: Mapping[str, str]) -> None:
@@ -637,6 +643,19 @@ def _checked_out(path: str | Path) -> Path:
     return output_file(path, "--out")
 
 
+def check_export(out: str | Path, *, randomize: str, acknowledge_risk: bool) -> None:
+    """Refuse an export before any work: ``out`` not an .xlsx in a writable folder, or
+    ``randomize="device"`` without ``acknowledge_risk`` (the message states
+    :data:`DEVICE_RISKS`)."""
+    _checked_out(out)  # a missing folder fails at once
+    if randomize == "device" and not acknowledge_risk:
+        raise ParameterError(
+            "--randomize device is not private on every client: "
+            + " ".join(f"({n}) {risk}" for n, risk in enumerate(DEVICE_RISKS, start=1))
+            + " Pass --acknowledge-risk to write it anyway, or use --randomize self "
+            "(respondents roll dice), which is private on every client.")
+
+
 def write_xlsform(form: XLSForm, path: str | Path) -> Path:
     """Write ``form`` to the workbook ``path`` (.xlsx), replacing it atomically.
 
@@ -674,25 +693,17 @@ def write_xlsform(form: XLSForm, path: str | Path) -> Path:
     return path
 
 
-def export_xlsform(engine, survey_name: str, *, out: str | Path, randomize: str = "self",
-                   acknowledge_risk: bool = False, templates_dir: str | Path | None = None
-                   ) -> XLSFormExport:
-    """Load ``survey_name`` from the store and write its XLSForm to ``out``.
+def export_survey_xlsform(survey: Survey, *, out: str | Path, randomize: str = "self",
+                          acknowledge_risk: bool = False,
+                          templates_dir: str | Path | None = None) -> XLSFormExport:
+    """Write ``survey``'s XLSForm to ``out``.
 
     ``randomize="device"`` is refused (ParameterError) unless
     ``acknowledge_risk`` is true: the message states :data:`DEVICE_RISKS`.
     ``templates_dir`` is a folder with the user's own ``wording.json``.
+    :func:`surveykit.workflows.export.export_xlsform` exports a stored survey.
     """
-    from surveykit import store
-
-    _checked_out(out)  # before any work: a missing folder fails at once
-    if randomize == "device" and not acknowledge_risk:
-        raise ParameterError(
-            "--randomize device is not private on every client: "
-            + " ".join(f"({n}) {risk}" for n, risk in enumerate(DEVICE_RISKS, start=1))
-            + " Pass --acknowledge-risk to write it anyway, or use --randomize self "
-            "(respondents roll dice), which is private on every client.")
-    survey = store.load_survey(engine, survey_name)
+    check_export(out, randomize=randomize, acknowledge_risk=acknowledge_risk)
     wording = load_wording_defaults(make_environment(templates_dir))
     form = build_xlsform(survey, randomize=randomize, wording_defaults=wording)
     written = write_xlsform(form, out)

@@ -42,7 +42,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from surveykit.errors import allowed_keys
+from surveykit.errors import ParameterError, allowed_keys
+from surveykit.estimation.formula_syntax import read_formula
 from surveykit.vocabulary import canonical_spelling
 
 __all__ = ["COVARIATE_KINDS", "COVARIATE_NAME_LENGTH", "COVARIATE_VALUE_LENGTH", "Covariate",
@@ -250,11 +251,9 @@ def parse_models(value: object, questions: Sequence[str], covariates: Sequence[C
         raise fail("models", "must be tables: [[models]] with formula = \"QUESTION ~ ...\"")
     if not value:
         return ()
-    # only surveys with models pay for the formula reader. It is the one regress and report
-    # use: the formula becomes a tree of columns, numbers, R's operators and a fixed list of
-    # functions, never code, so a hostile formula in a shared survey file is refused here
-    from surveykit.errors import ParameterError
-    from surveykit.estimation.formula_syntax import read_formula
+    # the formula reader regress and report use: the formula becomes a tree of columns,
+    # numbers, R's operators and a fixed list of functions, never code, so a hostile formula
+    # in a shared survey file is refused here
     names = [*questions, *(c.name for c in covariates)]
     by_folded = {question.casefold(): question for question in questions}
     out = []

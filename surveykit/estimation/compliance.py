@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from surveykit.vocabulary import percent_text
+
 __all__ = ["ALPHA", "DontKnowCheck", "dont_know_check"]
 
 #: Checks warn at this level.
@@ -50,10 +52,6 @@ class DontKnowCheck:
                 "dont_know_pvalue": self.pvalue, "dont_know_warning": self.warning or None}
 
 
-def _percent(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
 def dont_know_check(dont_know: int, answered: int, designed: Fraction | float, *,
                     alpha: float = ALPHA) -> DontKnowCheck:
     """The exact binomial test of ``dont_know`` "don't know" answers among ``answered``
@@ -80,8 +78,8 @@ def dont_know_check(dont_know: int, answered: int, designed: Fraction | float, *
     if pvalue >= alpha:
         return DontKnowCheck(dont_know, answered, designed, pvalue, "", alpha)
     observed = dont_know / answered
-    shares = (f"{_percent(observed)} answered \"don't know\" where the design expects "
-              f"{_percent(designed)} (exact binomial test, p = {pvalue:.2g})")
+    shares = (f"{percent_text(observed)} answered \"don't know\" where the design expects "
+              f"{percent_text(designed)} (exact binomial test, p = {pvalue:.2g})")
     if observed > designed:
         warning = (
             f"More \"don't know\" than designed: {shares}. Some respondents seem to have "

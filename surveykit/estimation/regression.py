@@ -46,7 +46,7 @@ import pandas as pd
 from surveykit.designs.base import NO, YES, Design, identifiable
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import likelihood
-from surveykit.estimation.answers import RowAnswers, code_answers
+from surveykit.estimation.answers import RowAnswers, code_answers, value_text
 from surveykit.estimation.formula_syntax import r_number
 from surveykit.estimation.formulas import (
     MAX_MAGNITUDE,
@@ -64,6 +64,7 @@ from surveykit.estimation.latent import (
     maximize,
 )
 from surveykit.estimation.regression_results import Parameter, RegressionResult
+from surveykit.vocabulary import BUILTIN_SPELLINGS, canonical_spelling
 
 __all__ = ["FAMILIES", "regress"]
 
@@ -260,9 +261,6 @@ def _outcome(parsed, frame: pd.DataFrame, sensitive: str, design: Design, family
 
 
 def _binary_outcome(values: pd.Series, column: str) -> np.ndarray:
-    from surveykit.estimation.answers import value_text
-    from surveykit.vocabulary import BUILTIN_SPELLINGS, canonical_spelling
-
     out = np.empty(len(values))
     inverse, uniques = pd.factorize(values, sort=False)
     for k, value in enumerate(uniques):

@@ -34,7 +34,6 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 
@@ -50,6 +49,7 @@ from surveykit.privacy.bounds import (
     tradeoff_u2,
 )
 from surveykit.privacy.evidential import EvidentialMechanism, compose
+from surveykit.vocabulary import Semantics, check_semantics
 
 __all__ = [
     "BoundCheck",
@@ -61,8 +61,6 @@ __all__ = [
     "evaluate_rules",
     "tradeoff_U2_corrected",
 ]
-
-Semantics = Literal["shafer", "walley"]
 
 # Bounds are compared with this slack: the errors are sums of a few products.
 _TOLERANCE = 1e-12
@@ -295,11 +293,9 @@ def _folded(mechanism: EvidentialMechanism, folds: int) -> EvidentialMechanism:
 
 
 def _epsilon(mechanism: EvidentialMechanism, semantics: str) -> float:
-    if semantics == "shafer":
+    if check_semantics(semantics) == "shafer":
         return mechanism.epsilon_shafer()
-    if semantics == "walley":
-        return mechanism.epsilon_walley()
-    raise ParameterError(f"semantics ({semantics!r}) must be 'shafer' or 'walley'")
+    return mechanism.epsilon_walley()
 
 
 def evaluate_all_rules(

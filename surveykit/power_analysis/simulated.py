@@ -46,7 +46,12 @@ import numpy as np
 
 from surveykit.designs.base import NO, YES, Design
 from surveykit.errors import EstimationError, ParameterError
+from surveykit.estimation import binomial
+from surveykit.estimation.estimate import _slopes_on_products
+from surveykit.estimation.likelihood import LikelihoodProblem, maximize
 from surveykit.planning import _allocation, group_sizes, nuisance_values, state_shares
+from surveykit.power_analysis.analytic import ALTERNATIVES
+from surveykit.power_analysis.analytic import power as analytic_power
 
 __all__ = ["MODELS", "SimulatedPower", "simulate_power"]
 
@@ -141,9 +146,6 @@ class _Survey:
 def _prevalence(survey: _Survey, rng, reps: int, pi: float, null: float, alpha: float,
                 alternative: str, nuisance: Mapping[str, float], allocation, progress
                 ) -> tuple[np.ndarray, int, float]:
-    from surveykit.estimation import binomial
-    from surveykit.power_analysis.analytic import power as analytic_power
-
     design = survey.design
     n = sum(survey.sizes)
     reference = analytic_power(design, pi=pi, null=null, n=n, alpha=alpha,
@@ -184,8 +186,6 @@ def _moment_estimates(design: Design, counts: np.ndarray) -> np.ndarray | None:
     (pi, pi_s eta): as many free answer shares as parameters, so the unconstrained maximum
     solves "expected share = observed share" (one linear system for all replicates; RRreg's
     moment estimator). None for other designs."""
-    from surveykit.estimation.estimate import _slopes_on_products
-
     structure = design.structure
     slopes = _slopes_on_products(structure.slopes) if structure.nuisance else structure.slopes
     if slopes is None:
@@ -218,9 +218,6 @@ def _unconstrained_estimates(design: Design, counts: np.ndarray, shares: np.ndar
     the true values. Where a nuisance parameter moves one state's column or all alike (the
     SLD's t, the unrelated question's innocuous share) the likelihood is concave in
     (pi, pi_s eta) and is maximized there, as the estimator does for pi_hat."""
-    from surveykit.estimation.estimate import _slopes_on_products
-    from surveykit.estimation.likelihood import LikelihoodProblem, maximize
-
     structure = design.structure
     eta = np.array([nuisance[p.name] for p in structure.nuisance], dtype=float)
     low = np.array([p.low for p in structure.nuisance])
@@ -259,6 +256,8 @@ def _covariate(rng, truth: np.ndarray, pi: float, rho: float) -> np.ndarray:
 
 def _regression(survey: _Survey, rng, reps: int, pi: float, effect: float, model: str,
                 alpha: float, progress) -> tuple[np.ndarray, int]:
+    # lazy loaders: regressions and correlations bring pandas, which power and the other
+    # simulations never load
     import pandas as pd
 
     from surveykit.estimation.regression import regress
@@ -295,7 +294,7 @@ def _regression(survey: _Survey, rng, reps: int, pi: float, effect: float, model
 
 def _correlations(survey: _Survey, rng, reps: int, pi: float, rho: float, progress
                   ) -> tuple[np.ndarray, int]:
-    import pandas as pd
+    import pandas as pd  # a lazy loader, as in _regression
 
     from surveykit.estimation.correlation import correlate
 
@@ -355,8 +354,6 @@ def simulate_power(design: Design, *, n: int, reps: int, rng: np.random.Generato
     >>> abs(result.power - result.analytic) < 3 * result.mc_se
     True
     """
-    from surveykit.power_analysis.analytic import ALTERNATIVES
-
     if not isinstance(design, Design):
         raise ParameterError(f"design ({design!r}) must be a design, e.g. make_design(\"warner\", "
                              "p=0.7)")

@@ -1,33 +1,23 @@
-"""Regression on a stored survey: its design, groups and covariates, one library call.
+"""A survey's declared models as the report shows them: the model's spec and its fit.
 
-``surveykit regress --survey NAME --formula ...`` and the report's regression
-section (the survey's ``[[models]]``) both come here: the formula names one
-question (whose randomized answers the model is about) and declared
-covariates; the question's design and the respondents' groups come from the
-store, the data from :func:`surveykit.store.frames.respondent_frame`, the fit
-from :func:`surveykit.estimation.regression.regress`. Nothing here computes
-anything of its own.
+:func:`model_spec` checks a formula against a survey as ``[[models]]`` is
+checked; the fits themselves are made on stored answers by
+:mod:`surveykit.workflows.regress`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from os import PathLike
 from typing import TYPE_CHECKING
 
 from surveykit.definition.covariates import ModelSpec, parse_models
 from surveykit.definition.survey import Survey
-from surveykit.errors import EstimationError, ParameterError, SurveykitError
+from surveykit.errors import ParameterError
 
 if TYPE_CHECKING:
-    import pandas as pd
-    from sqlalchemy import Engine
-
     from surveykit.estimation.regression_results import RegressionResult
 
-__all__ = ["ModelFit", "fit_declared_models", "fit_model", "model_spec", "regress_survey",
-           "survey_regression"]
+__all__ = ["ModelFit", "model_spec"]
 
 # Where parse_models names a key, the command line names an option.
 _OPTIONS = {"formula": "formula", "family": "family", "sensitive_formula": "sensitive formula"}
@@ -65,83 +55,3 @@ def model_spec(survey: Survey, formula: str, *, family: str | None = None,
     if sensitive_formula.strip() not in ("~ 1", "~1"):
         entry["sensitive_formula"] = sensitive_formula
     return parse_models([entry], [q.id for q in survey.questions], survey.covariates, fail)[0]
-
-
-def survey_regression(survey: Survey, frame: pd.DataFrame, spec: ModelSpec, *,
-                      fixed: Mapping[str, float] | None = None,
-                      max_iterations: int = 200) -> RegressionResult:
-    """Fit ``spec`` on ``frame`` (from :func:`~surveykit.store.frames.respondent_frame`)
-    with the design of the spec's question and, for multi-group designs, the ``group``
-    column."""
-    from surveykit.estimation.regression import regress
-    from surveykit.store.frames import GROUP_COLUMN
-
-    design = survey.question(spec.question).design
-    group = GROUP_COLUMN if len(design.group_names) > 1 else None
-    return regress(frame, spec.formula, sensitive=spec.question, design=design, group=group,
-                   family=spec.family, sensitive_formula=spec.sensitive_formula,
-                   fixed=fixed, max_iterations=max_iterations)
-
-
-def regress_survey(database: Engine | str | PathLike, survey_name: str, formula: str, *,
-                   sensitive: str | None = None, family: str | None = None,
-                   sensitive_formula: str = "~ 1", fixed: Mapping[str, float] | None = None,
-                   max_iterations: int = 200) -> RegressionResult:
-    """Fit a regression on a stored survey: ``formula`` names one of its questions and
-    declared covariates (``"exam_cheating ~ age + C(faculty)"``).
-
-    ``database`` is an engine, an SQLite path or a SQLAlchemy URL. The design
-    is the question's, the groups are the respondents' stored groups;
-    ``sensitive``, if given, must be that question. Respondents without a
-    value in a used covariate are dropped and counted, as R's ``na.omit`` does.
-
-    >>> # regress_survey("surveykit.db", "academic_integrity", "exam_cheating ~ age").summary()
-    """
-    from surveykit import store
-
-    with store.engine_for(database) as engine:
-        survey = store.load_survey(engine, survey_name)
-        spec = model_spec(survey, formula, family=family, sensitive_formula=sensitive_formula)
-        if sensitive is not None and sensitive.casefold() != spec.question.casefold():
-            raise ParameterError(f"sensitive ({sensitive!r}): the formula's randomized answers "
-                                 f"are those of question {spec.question!r}; leave it out or name "
-                                 "that question")
-        return fit_model(engine, survey, spec, fixed=fixed, max_iterations=max_iterations)
-
-
-def fit_declared_models(engine: Engine, survey: Survey) -> tuple[ModelFit, ...]:
-    """Every ``[[models]]`` entry of ``survey`` fitted on its stored answers; a model that
-    cannot be fitted (too few answers, separation, ...) carries the reason instead."""
-    fits = []
-    for spec in survey.models:
-        try:
-            fits.append(ModelFit(spec=spec, result=fit_model(engine, survey, spec)))
-        except SurveykitError as exc:
-            fits.append(ModelFit(spec=spec, result=None, error=str(exc)))
-    return tuple(fits)
-
-
-def fit_model(engine: Engine, survey: Survey, spec: ModelSpec, *,
-              fixed: Mapping[str, float] | None = None,
-              max_iterations: int = 200) -> RegressionResult:
-    """Read the respondents ``spec`` needs from the store and fit it."""
-    from surveykit.store.frames import respondent_frame
-
-    used = {c.name for c in survey.covariates} & _columns(spec, survey)
-    frame = respondent_frame(engine, survey.name, spec.question,
-                             [c.name for c in survey.covariates if c.name in used])
-    if frame.empty:
-        raise EstimationError(f"question {spec.question!r} has no stored answers yet")
-    return survey_regression(survey, frame, spec, fixed=fixed, max_iterations=max_iterations)
-
-
-def _columns(spec: ModelSpec, survey: Survey) -> set[str]:
-    """The survey columns a model's formulas use."""
-    from surveykit.estimation.formulas import parse_formula
-
-    names = [*(q.id for q in survey.questions), *(c.name for c in survey.covariates)]
-    parsed = parse_formula(spec.formula, names)
-    used = {*parsed.columns, parsed.response}
-    if parsed.response != spec.question:
-        used |= set(parse_formula(spec.sensitive_formula, names, response=False).columns)
-    return used

@@ -19,7 +19,10 @@ import numpy as np
 
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
+from surveykit.estimation.binomial import binomial_map
 from surveykit.files import output_file
+from surveykit.planning import precision, trade_off_curve
+from surveykit.vocabulary import check_semantics
 
 #: The picture formats --plot writes.
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
@@ -137,8 +140,7 @@ def privacy_accuracy_curve(*, dont_know: float, n: int, pi: float = 0.5,
     along the family; with ``semantics="walley"`` the curve's x values are
     the same designs' Walley losses, ln((1 - q)/q).
     """
-    if semantics not in ("shafer", "walley"):
-        raise ParameterError(f"semantics ({semantics!r}) must be 'shafer' or 'walley'")
+    check_semantics(semantics)
     if epsilons is None:
         epsilons = np.linspace(0.1, 4.0, 60)
     designs = [GeneralizedWarner.optimal(epsilon=float(e), dont_know=dont_know)
@@ -202,8 +204,6 @@ def generalized_warner_equivalent(design) -> GeneralizedWarner | None:
     designs (Warner with or without don't know, crosswise); None for the others."""
     if isinstance(design, GeneralizedWarner):
         return design
-    from surveykit.estimation.binomial import binomial_map
-
     if binomial_map(design) is None:
         return None
     matrix = design.matrix()[0]
@@ -280,8 +280,6 @@ def plan_figure(plan):
     """The figure of :func:`save_plan_plot`; the curve comes from
     :func:`surveykit.planning.trade_off_curve` (no arithmetic here)."""
     from matplotlib.ticker import FuncFormatter, LogLocator
-
-    from surveykit.planning import precision, trade_off_curve
 
     if plan.free is None:
         raise ParameterError("--plot draws the trade-off along the design's free parameter: "

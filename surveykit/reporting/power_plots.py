@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from surveykit.files import output_file
+from surveykit.power_analysis.analytic import power_curve
 from surveykit.reporting.plots import PLOT_SUFFIXES, _figure, _labels, _legend
 
 __all__ = ["power_figure", "save_power_plot"]
@@ -18,8 +19,6 @@ __all__ = ["power_figure", "save_power_plot"]
 def power_figure(result):
     """The figure: the design's power and a direct question's against n, the result's n
     marked, the target power (or the result's power) as a dotted line."""
-    from surveykit.power_analysis.analytic import power_curve
-
     curve = power_curve(result)
     fig, ax = _figure(6.4, 4.2)
     ax.plot(curve.n, curve.power, color="#1f5f8b", lw=2, label=f"{result.design.model}")

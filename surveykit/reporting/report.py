@@ -29,7 +29,7 @@ Checks (a warning is raised at the 1% level, ``ALPHA``):
 
 When the survey declares ``[[models]]``, the report adds a regression section:
 each model fitted on the stored answers and covariates
-(:mod:`surveykit.reporting.models`), or the reason it could not be.
+(:mod:`surveykit.workflows.regress`), or the reason it could not be.
 """
 
 from __future__ import annotations
@@ -47,13 +47,15 @@ from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import Survey
 from surveykit.designs.base import DONT_KNOW, Design
 from surveykit.designs.warner import GeneralizedWarner
-from surveykit.errors import EstimationError
+from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import ConfidenceInterval, Estimate, estimate
 from surveykit.estimation.binomial import binomial_map
 from surveykit.estimation.compliance import ALPHA, dont_know_check
 from surveykit.estimation.estimate import CI_METHODS, GENERAL_METHODS, default_interval_method
 from surveykit.reporting.models import ModelFit
 from surveykit.vocabulary import loss_fields
+from surveykit.vocabulary import number_text as _num
+from surveykit.vocabulary import percent_text as _percent
 
 __all__ = [
     "ALPHA",
@@ -63,7 +65,6 @@ __all__ = [
     "Report",
     "build_report",
     "render_report",
-    "report_for_survey",
 ]
 
 #: Significance level of the compliance and randomizer checks.
@@ -356,10 +357,6 @@ def _model_dict(model: ModelFit, level: float) -> dict:
             "error": model.error}
 
 
-def _percent(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
 def holm_adjusted(pvalues: Mapping[str, float]) -> dict[str, float]:
     """Holm's step-down adjusted p-values (Holm 1979): rejecting where the adjusted p-value is
     below alpha keeps the chance of any false rejection among all the tests at most alpha,
@@ -489,7 +486,7 @@ def build_report(
     instruction code to count. ``method`` None uses each design's default
     interval (Wilson-cc for one-group yes/no designs, likelihood-ratio otherwise).
     ``models`` are the survey's declared models, already fitted
-    (:func:`surveykit.reporting.models.fit_declared_models`).
+    (:func:`surveykit.workflows.regress.fit_declared_models`).
     """
     by_id = {c.question_id: c for c in counts}
     audits = audit_codes({q.id: code_tallies[q.id] for q in survey.questions
@@ -604,44 +601,9 @@ def _fit_warning(result: Estimate) -> list[str]:
             "the design's parameters and whether respondents followed their instructions."]
 
 
-def report_for_survey(database, survey_name: str, *, level: float = 0.95,
-                      method: str | None = None) -> Report:
-    """Read a stored survey's counts (one SQL aggregation) and build its report.
-
-    ``database`` is an engine, an SQLite path or any SQLAlchemy URL, as the
-    CLI's ``--db`` takes it.
-
-    >>> # report_for_survey("surveykit.db", "academic_integrity").to_frame()
-    """
-    from surveykit import store
-
-    with store.engine_for(database) as engine:
-        survey = store.load_survey(engine, survey_name)
-        counts = store.count_responses(engine, survey_name, survey=survey)
-        issued = store.issued_respondent_count(engine, survey_name)
-        tallies = store.code_tallies(engine, survey_name) if issued else None
-        models = ()
-        if survey.models:
-            from surveykit.reporting.models import fit_declared_models
-
-            models = fit_declared_models(engine, survey)
-    return build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
-                        method=method, models=models)
-
-
 # -- rendering ---------------------------------------------------------------------------------
 
 WIDTH = 80
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    if math.isinf(value):
-        return "inf"
-    text = f"{value:.{digits}f}"
-    # -1e-17 is zero at this precision: print 0.000, not -0.000
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def _wrap(text: str, indent: str) -> list[str]:
@@ -775,20 +737,19 @@ def format_text(report: Report) -> str:
 
 def render_report(report: Report, fmt: str = "text", *, templates_dir=None) -> str:
     """The report as text, markdown, html (self-contained, with inline SVG plots) or json."""
-    from surveykit.errors import ParameterError
-
     if fmt == "text":
         return format_text(report)
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"
     if fmt in ("markdown", "html"):
+        # lazy loaders: the CLI imports this module for --help (REPORT_FORMATS); Jinja and the
+        # plots load only for a Markdown or HTML report
         from surveykit.collection.render import get_template, make_environment
+        from surveykit.reporting.plots import forest_plot_svg, privacy_accuracy_svg
 
         environment = make_environment(templates_dir)
         context = {"report": report_context(report)}
         if fmt == "html":
-            from surveykit.reporting.plots import forest_plot_svg, privacy_accuracy_svg
-
             context["forest_svg"] = forest_plot_svg(report)
             context["curves"] = {q.id: privacy_accuracy_svg(q) for q in report.questions}
         return get_template(environment, "report", fmt).render(**context)

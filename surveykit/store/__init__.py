@@ -1,6 +1,7 @@
 """The survey database: models, migrations, reads and writes, bulk import.
 
-``surveykit.store`` re-exports the database handle functions of
+``surveykit.store`` re-exports the one handle, :class:`~surveykit.store.handle.Database`
+(``Database(url).survey(name).read()``), and the functions of
 :mod:`surveykit.store.database`, so ``from surveykit.store import open_engine``
 keeps working; tables and helpers stay in their modules.
 """
@@ -25,10 +26,14 @@ from surveykit.store.database import (
     resolve_url,
     update_survey,
 )
+from surveykit.store.handle import Database, StoredSurvey, SurveyReading
 
 __all__ = [
     "DEFAULT_URL",
     "BulkStatement",
+    "Database",
+    "StoredSurvey",
+    "SurveyReading",
     "QuestionCounts",
     "SurveySummary",
     "SurveyUpdate",

@@ -36,6 +36,7 @@ from sqlalchemy import (
     Engine,
     bindparam,
     delete,
+    distinct,
     func,
     insert,
     select,
@@ -43,19 +44,21 @@ from sqlalchemy import (
     update,
 )
 
+from surveykit.counts import Counts, QuestionCounts
 from surveykit.definition.survey import Survey
 from surveykit.errors import StoreError, clip
-from surveykit.store import database as store
+from surveykit.store.engines import BulkStatement, dialect_insert, read_snapshot, write_transaction
+from surveykit.store.schema import require_schema
+from surveykit.store.surveys import stored_definition, survey_id
+from surveykit.store.tables import answer_counts, known_respondents, questions, responses, surveys
 
-__all__ = ["CountDifference", "CountsCheck", "CountsMismatch", "KeptCounts",
+__all__ = ["CountDifference", "count_responses", "counts_statement",
+           "known_respondents_statement", "CountsCheck", "CountsMismatch", "KeptCounts",
            "UncountableAnswers", "add_known_respondents", "add_known_respondents_from",
            "answer_problem",
            "apply_changes", "check_counts", "kept_counts_statement",
            "kept_respondents_statement", "layout_of", "read_kept", "rebuild",
            "rebuild_counts"]
-
-answer_counts = store.answer_counts
-known_respondents = store.known_respondents
 
 # (question key, group number, answer label) -> change in the number of stored answers
 Changes = Mapping[tuple[int, int, str], int]
@@ -79,9 +82,9 @@ def add_known_respondents(conn: Connection, key: int, respondent_ids: Iterable[s
             "INSERT INTO known_respondents (survey_id, respondent_id) SELECT ?, value "
             "FROM json_each(?) WHERE true ON CONFLICT (survey_id, respondent_id) DO NOTHING",
             (key, json.dumps(ids))).rowcount
-    statement = store.dialect_insert(conn, known_respondents).on_conflict_do_nothing(
+    statement = dialect_insert(conn, known_respondents).on_conflict_do_nothing(
         index_elements=[known_respondents.c.survey_id, known_respondents.c.respondent_id])
-    return store.BulkStatement(conn, statement, ("survey_id", "respondent_id")).execute(
+    return BulkStatement(conn, statement, ("survey_id", "respondent_id")).execute(
         conn, [(key, respondent) for respondent in ids])
 
 
@@ -106,7 +109,7 @@ def apply_changes(conn: Connection, key: int, changes: Changes, new_respondents:
             for (question, group, answer), change in sorted(changes.items()) if change]
     added = [row for row in rows if row["count"] > 0]
     if added:
-        statement = store.dialect_insert(conn, answer_counts)
+        statement = dialect_insert(conn, answer_counts)
         statement = statement.on_conflict_do_update(
             index_elements=[answer_counts.c.survey_id, answer_counts.c.question_id,
                             answer_counts.c.group_number, answer_counts.c.answer],
@@ -125,7 +128,6 @@ def apply_changes(conn: Connection, key: int, changes: Changes, new_respondents:
               "b_answer": row["answer"], "b_change": row["count"]} for row in removed])
         conn.execute(delete(answer_counts).where(c.survey_id == key, c.count == 0))
     if new_respondents:
-        surveys = store.surveys
         conn.execute(update(surveys).where(surveys.c.id == key).values(
             known_respondents=surveys.c.known_respondents + new_respondents))
 
@@ -139,7 +141,7 @@ def kept_counts_statement(key: int):
 
 def kept_respondents_statement(key: int):
     """The kept number of respondents with at least one answer in survey ``key``."""
-    return select(store.surveys.c.known_respondents).where(store.surveys.c.id == key)
+    return select(surveys.c.known_respondents).where(surveys.c.id == key)
 
 
 # -- what a stored cell may hold -----------------------------------------------------------
@@ -226,11 +228,11 @@ def _whole(value: object) -> int | None:
 def _layout(conn: Connection, key: int, survey_name: str) -> _Layout:
     """The layout of survey ``key`` from its question rows and its stored definition, whether
     or not the definition can be read (``surveykit check`` reports it then)."""
-    rows = conn.execute(select(store.questions.c.id, store.questions.c.name)
-                        .where(store.questions.c.survey_id == key)
-                        .order_by(store.questions.c.position)).all()
+    rows = conn.execute(select(questions.c.id, questions.c.name)
+                        .where(questions.c.survey_id == key)
+                        .order_by(questions.c.position)).all()
     try:
-        survey = store.stored_definition(conn, key, survey_name)
+        survey = stored_definition(conn, key, survey_name)
     except StoreError as exc:
         return _Layout(names={k: str(name) for k, name in rows}, labels=dict.fromkeys(
             (k for k, _ in rows), None), groups=None, definition=str(exc))
@@ -284,8 +286,8 @@ def read_kept(conn: Connection, key: int, survey: Survey) -> KeptCounts:
     made outside surveykit; ``surveykit check --repair`` rebuilds them from the answers.
     """
     layout = layout_of(survey, conn.execute(
-        select(store.questions.c.id, store.questions.c.name)
-        .where(store.questions.c.survey_id == key).order_by(store.questions.c.position)))
+        select(questions.c.id, questions.c.name)
+        .where(questions.c.survey_id == key).order_by(questions.c.position)))
 
     def refuse(problem: str) -> CountsMismatch:
         return CountsMismatch(
@@ -449,13 +451,13 @@ def check_counts(engine: Engine, survey_name: str) -> CountsCheck:
 
     >>> # check_counts(open_engine(), "academic_integrity").ok
     """
-    store.require_schema(engine)
-    with store.read_snapshot(engine) as conn:
-        key = store.survey_id(conn, survey_name)
+    require_schema(engine)
+    with read_snapshot(engine) as conn:
+        key = survey_id(conn, survey_name)
         layout = _layout(conn, key, survey_name)
-        recounted = list(conn.execute(store.counts_statement(key)))
+        recounted = list(conn.execute(counts_statement(key)))
         kept_rows = list(conn.execute(kept_counts_statement(key)))
-        respondents = conn.execute(store.known_respondents_statement(key)).scalar_one()
+        respondents = conn.execute(known_respondents_statement(key)).scalar_one()
         kept_respondents = conn.execute(kept_respondents_statement(key)).scalar_one()
         listed = conn.execute(select(func.count()).select_from(known_respondents).where(
             known_respondents.c.survey_id == key)).scalar_one()
@@ -540,8 +542,8 @@ def rebuild_counts(engine: Engine, survey_name: str) -> CountsCheck:
     the check's ``uncountable``.
     """
     before = check_counts(engine, survey_name)
-    with store.write_transaction(engine) as conn:
-        key = store.survey_id(conn, survey_name)
+    with write_transaction(engine) as conn:
+        key = survey_id(conn, survey_name)
         rebuild(conn, key, _layout(conn, key, survey_name))
     return before
 
@@ -550,19 +552,63 @@ def rebuild(conn: Connection, key: int, layout: _Layout) -> None:
     """The kept counts of survey ``key`` recomputed from its answers (inside a transaction):
     the cells of the answers that fit the survey's ``layout``, and every respondent."""
     conn.execute(delete(answer_counts).where(answer_counts.c.survey_id == key))
-    counted, _ = _sort_answers(layout, conn.execute(store.counts_statement(key)))
+    counted, _ = _sort_answers(layout, conn.execute(counts_statement(key)))
     if counted:
         conn.execute(insert(answer_counts), [
             {"survey_id": key, "question_id": question, "group_number": group,
              "answer": answer, "count": n}
             for (question, group, answer), n in sorted(counted.items())])
-    responses = store.responses
     conn.execute(delete(known_respondents).where(known_respondents.c.survey_id == key))
     conn.execute(insert(known_respondents).from_select(
         ["survey_id", "respondent_id"],
         select(responses.c.survey_id, responses.c.respondent_id).distinct()
         .where(responses.c.survey_id == key)))
-    surveys = store.surveys
     conn.execute(update(surveys).where(surveys.c.id == key).values(
         known_respondents=select(func.count()).select_from(known_respondents).where(
             known_respondents.c.survey_id == key).scalar_subquery()))
+
+
+# -- the counts a report reads, and the GROUP BY they are checked against --------------
+
+
+def count_responses(engine: Engine, survey_name: str, *, survey: Survey | None = None
+                    ) -> list[QuestionCounts]:
+    """Per question (in survey order): answers per group and response, and missing.
+
+    Reads the kept counts (``answer_counts`` and the survey's number of known
+    respondents, :mod:`surveykit.store.answer_counts`), which every write
+    keeps in its own transaction: a few rows, whatever the number of stored
+    answers, read in one snapshot. Questions without answers appear with no
+    counts. ``surveykit check`` compares them with :func:`counts_statement`,
+    the GROUP BY of the answers. Kept rows that do not fit the survey's
+    definition (changed outside surveykit) are refused in one line that says
+    to run ``surveykit check --repair``
+    (:func:`surveykit.store.answer_counts.read_kept`). ``survey``, the definition
+    the caller has already read (:func:`load_survey`), spares parsing it again when it is
+    still the current one.
+    """
+    require_schema(engine)
+    with read_snapshot(engine) as conn:
+        key = survey_id(conn, survey_name)
+        kept = read_kept(conn, key, stored_definition(conn, key, survey_name, survey))
+    return [QuestionCounts(question_id=name, counts=Counts.from_mapping(table),
+                           missing=kept.respondents - sum(sum(g.values())
+                                                          for g in table.values()))
+            for name, table in kept.tables.items()]
+
+
+def counts_statement(key: int):
+    """The counts recomputed from the answers: one GROUP BY along the primary key of
+    ``responses`` (``surveykit check`` and migration 0005; exposed for EXPLAIN in tests)."""
+    return (
+        select(responses.c.question_id, responses.c.group_number, responses.c.answer,
+               func.count())
+        .where(responses.c.survey_id == key)
+        .group_by(responses.c.question_id, responses.c.group_number, responses.c.answer)
+    )
+
+
+def known_respondents_statement(key: int):
+    """Respondents who answered at least one question of the survey."""
+    return (select(func.count(distinct(responses.c.respondent_id)))
+            .where(responses.c.survey_id == key))

@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import TextIO
 
 from surveykit.errors import ParameterError, printable
+from surveykit.web.security import error_body
 
 __all__ = ["HEADER_TIMEOUT", "bind_socket", "is_loopback", "parse_close_at", "run_server",
            "server_config"]
@@ -96,8 +97,6 @@ def _protocol(tally, header_timeout: float) -> type:
     """uvicorn's h11 protocol, refusing what is not HTTP like the application refuses."""
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    from surveykit.web.security import error_body
 
     access_log = logging.getLogger("surveykit.web.access")
 

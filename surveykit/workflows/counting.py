@@ -12,8 +12,10 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 
 from surveykit.counting import IssuedIds, count_files
+from surveykit.counting.table import read_counts_file, survey_of_counts_file
 from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
+from surveykit.reporting.report import build_report
 from surveykit.store import database as store
 
 __all__ = ["count_survey_files", "counts_file_survey", "report_for_counts_file",
@@ -57,15 +59,11 @@ def count_survey_files(engine: Engine, survey_name: str, data: Sequence[str | Pa
 def counts_file_survey(engine: Engine, path: str | Path,
                        survey_name: str | None = None) -> tuple[Survey, list[QuestionCounts]]:
     """The stored survey a counts file names (or ``survey_name``) and the file's counts."""
-    from surveykit.counting.table import read_counts_file, survey_of_counts_file
-
     survey = store.load_survey(engine, survey_name or survey_of_counts_file(path))
     return survey, read_counts_file(path, survey)
 
 
 def _report(engine: Engine, survey: Survey, counts, level: float, method: str | None):
-    from surveykit.reporting.report import build_report
-
     issued = store.issued_respondent_count(engine, survey.name)
     tallies = store.code_tallies(engine, survey.name) if issued else None
     return build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,

@@ -26,15 +26,16 @@ from pathlib import Path
 import numpy as np
 
 from surveykit import store
-from surveykit.collection.generation import generate_questionnaires
 from surveykit.collection.randomizer import question_protocols
 from surveykit.definition.survey import load_survey_file
 from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Instruction
 from surveykit.errors import ParameterError
 from surveykit.files import output_folder
-from surveykit.reporting.report import Report, render_report, report_for_survey
+from surveykit.reporting.report import Report, render_report
 from surveykit.resources import locate_resource
 from surveykit.store.importer import import_responses
+from surveykit.workflows.generate import generate_questionnaires
+from surveykit.workflows.report import report_for_survey
 
 __all__ = ["DEMO_PREVALENCE", "DemoResult", "fresh_directory", "run_demo", "simulate_answers"]
 

@@ -20,7 +20,14 @@ import re
 import tempfile
 from dataclasses import dataclass
 
+from surveykit.collection.generation import write_questionnaires
+from surveykit.collection.randomizer import seeded_source
+from surveykit.collection.render import load_wording_defaults, make_environment
+from surveykit.collection.webform import build_web_form
+from surveykit.collection.xlsform import RANDOMIZE, FieldNameError, build_xlsform
+from surveykit.counts import Counts
 from surveykit.errors import ParameterError, SurveyDefinitionError, SurveykitError
+from surveykit.reporting.report import build_report, render_report
 
 __all__ = ["check_survey"]
 
@@ -42,8 +49,6 @@ def check_survey(survey, source_name: str = "<survey>") -> None:
     >>> check_survey(load_survey_file(locate_resource("sample_data")
     ...                               / "academic_integrity.toml"))
     """
-    from surveykit.collection.render import load_wording_defaults, make_environment
-
     defaults = load_wording_defaults(make_environment())
     stages = (
         _Stage("the printed questionnaires (generate)", lambda: _questionnaires(survey)),
@@ -73,9 +78,6 @@ def _where(survey, message: str) -> str:
 
 
 def _questionnaires(survey) -> None:
-    from surveykit.collection.generation import write_questionnaires
-    from surveykit.collection.randomizer import seeded_source
-
     # one respondent per group, so that every group's slips and sheets are rendered
     with tempfile.TemporaryDirectory(prefix="surveykit-check-") as folder:
         for fmt in ("html", "markdown"):
@@ -84,15 +86,10 @@ def _questionnaires(survey) -> None:
 
 
 def _web_form(survey, defaults) -> None:
-    from surveykit.collection.webform import build_web_form
-
     build_web_form(survey, wording_defaults=defaults)
 
 
 def _report(survey) -> None:
-    from surveykit.counts import Counts
-    from surveykit.reporting.report import build_report, render_report
-
     @dataclass(frozen=True)
     class _Answers:
         question_id: str
@@ -109,8 +106,6 @@ def _report(survey) -> None:
 
 
 def _xlsform(survey, defaults) -> None:
-    from surveykit.collection.xlsform import RANDOMIZE, FieldNameError, build_xlsform
-
     for randomize in RANDOMIZE:
         try:
             build_xlsform(survey, randomize=randomize, wording_defaults=defaults)
