@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from surveykit.cli import main
-from surveykit.reporting.report import report_for_survey
+from surveykit.workflows.report import report_for_survey
 
 SURVEY = """
 name = "unprotected"
