@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from surveykit.estimation.distributions import binomial_test
 from surveykit.vocabulary import percent_text
 
 __all__ = ["ALPHA", "DontKnowCheck", "dont_know_check"]
@@ -71,10 +72,7 @@ def dont_know_check(dont_know: int, answered: int, designed: Fraction | float, *
     elif designed == 1:
         pvalue = 1.0 if dont_know == answered else 0.0
     else:
-        # scipy.stats costs ~1 s to import; only the commands that compute pay for it
-        from scipy import stats
-
-        pvalue = float(stats.binomtest(dont_know, answered, designed).pvalue)
+        pvalue = binomial_test(dont_know, answered, designed)
     if pvalue >= alpha:
         return DontKnowCheck(dont_know, answered, designed, pvalue, "", alpha)
     observed = dont_know / answered
