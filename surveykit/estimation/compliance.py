@@ -3,9 +3,9 @@
 A design with a "don't know" branch tells a known share of respondents to
 answer "don't know" (``Design.designed_dont_know``). The number of "don't
 know" answers among all answers is then Binomial(answered, designed share);
-an exact two-sided binomial test (Clopper and Pearson's exact method as
-``scipy.stats.binomtest`` computes it) tells when the observed share is out of
-line. More than designed means some respondents opted out instead of following
+an exact two-sided binomial test (``scipy.stats.binomtest``'s method and numbers,
+from :func:`surveykit.estimation.distributions.binomial_test` without importing
+``scipy.stats``) tells when the observed share is out of line. More than designed means some respondents opted out instead of following
 their instruction; fewer means some answered when told to say "don't know".
 
 One function for every caller: ``surveykit report`` (per question),
