@@ -5,8 +5,9 @@ answer "don't know" (``Design.designed_dont_know``). The number of "don't
 know" answers among all answers is then Binomial(answered, designed share);
 an exact two-sided binomial test (``scipy.stats.binomtest``'s method and numbers,
 from :func:`surveykit.estimation.distributions.binomial_test` without importing
-``scipy.stats``) tells when the observed share is out of line. More than designed means some respondents opted out instead of following
-their instruction; fewer means some answered when told to say "don't know".
+``scipy.stats``) tells when the observed share is out of line. More than
+designed means some respondents opted out instead of following their
+instruction; fewer means some answered when told to say "don't know".
 
 One function for every caller: ``surveykit report`` (per question),
 ``surveykit estimate`` and :meth:`surveykit.estimation.Estimate.dont_know_check`.
