@@ -26,7 +26,7 @@ from surveykit.store import migrate
 from surveykit.store.answer_counts import check_counts, rebuild_counts
 from surveykit.store.importer import import_responses
 from surveykit.store.submissions import SubmissionConflict, record_submission
-from tests.store_support import checked_counts
+from tests.store_support import checked_counts, run_cli
 
 SURVEY = "academic_integrity"
 QUESTIONS = ("exam_cheating", "plagiarism", "contract_cheating", "fabricated_data")
@@ -292,14 +292,14 @@ def surveykit_command() -> list[str]:
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_a_killed_import_into_postgresql_leaves_the_counts_with_the_answers(
         database_url, tmp_path, sample_survey_path):
-    """The SQLite kill is in tests/test_import.py."""
+    """The SQLite kill is in tests/test_import.py. Only the killed import needs a process of
+    its own; the steps around it run in this process (run_cli disposes their engines)."""
     run = surveykit_command()
-    subprocess.run([*run, "init", "--db", database_url], check=True, capture_output=True)
-    subprocess.run([*run, "survey", "add", str(sample_survey_path), "--db", database_url],
-                   check=True, capture_output=True)
     small = write(tmp_path / "small.csv", long_rows(range(10_000_000, 10_000_010)))
-    subprocess.run([*run, "import", str(small), "--survey", SURVEY, "--db", database_url],
-                   check=True, capture_output=True)
+    for args in (["init"], ["survey", "add", str(sample_survey_path)],
+                 ["import", str(small), "--survey", SURVEY]):
+        done = run_cli(*args, "--db", database_url)
+        assert done.exit_code == 0, (args, done.output)
     big = write(tmp_path / "big.csv", long_rows(range(250_000)))
     process = subprocess.Popen([*run, "import", str(big), "--survey", SURVEY, "--db",
                                 database_url], stdout=subprocess.DEVNULL,
@@ -332,9 +332,8 @@ def test_a_killed_import_into_postgresql_leaves_the_counts_with_the_answers(
         assert kept(watcher)["cells"] == {(q, "1", "yes"): 10 for q in QUESTIONS}
     finally:
         watcher.dispose()
-    check = subprocess.run([*run, "check", "--survey", SURVEY, "--db", database_url],
-                           capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
+    check = run_cli("check", "--survey", SURVEY, "--db", database_url)
+    assert check.exit_code == 0, check.stderr
 
 
 # -- the migration -----------------------------------------------------------------------------

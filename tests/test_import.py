@@ -26,7 +26,7 @@ from surveykit.errors import CsvImportError, CsvProblem, ParameterError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
 from surveykit.store.importer import import_responses
-from tests.store_support import checked_counts
+from tests.store_support import checked_counts, run_cli
 
 SURVEY = "academic_integrity"
 QUESTIONS = ("exam_cheating", "plagiarism", "contract_cheating", "fabricated_data")
@@ -562,6 +562,8 @@ def test_store_commands_have_help_that_documents_the_database(command):
 
 
 # -- real processes: killed in the middle, two at once ----------------------------------
+# Only the import that is killed, and the two that run at once, need processes of their own;
+# the steps around them run in this process (run_cli), which saves a start-up each.
 
 
 def surveykit_command() -> list[str]:
@@ -573,12 +575,11 @@ def test_a_killed_import_leaves_the_database_as_before(tmp_path, sample_survey_p
     db = tmp_path / "kill.db"
     url = f"sqlite:///{db}"
     run = [*surveykit_command()]
-    subprocess.run([*run, "init", "--db", url], check=True, capture_output=True)
-    subprocess.run([*run, "survey", "add", str(sample_survey_path), "--db", url], check=True,
-                   capture_output=True)
     small = write(tmp_path / "small.csv", long_csv(40, start=10_000_000))
-    subprocess.run([*run, "import", str(small), "--survey", SURVEY, "--db", url], check=True,
-                   capture_output=True)
+    for args in (["init"], ["survey", "add", str(sample_survey_path)],
+                 ["import", str(small), "--survey", SURVEY]):
+        done = run_cli(*args, "--db", url)
+        assert done.exit_code == 0, (args, done.output)
     big = write(tmp_path / "big.csv", long_csv(1_000_000))
     wal = db.with_name("kill.db-wal")
     start_size = wal.stat().st_size if wal.exists() else 0
@@ -599,9 +600,8 @@ def test_a_killed_import_leaves_the_database_as_before(tmp_path, sample_survey_p
     assert connection.execute("SELECT count(*) FROM responses").fetchone() == (40,)
     assert connection.execute("SELECT file_name FROM imports").fetchall() == [("small.csv",)]
     connection.close()
-    check = subprocess.run([*run, "check", "--survey", SURVEY, "--db", url],
-                           capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
+    check = run_cli("check", "--survey", SURVEY, "--db", url)
+    assert check.exit_code == 0, check.stderr
     assert check.stdout == (f"The kept counts of survey '{SURVEY}' agree with its answers: "
                             "4 cells, 40 answers, 10 respondents.\n")
 
@@ -610,9 +610,9 @@ def test_two_imports_into_one_sqlite_database_at_once_both_succeed(tmp_path, sam
     db = tmp_path / "two.db"
     url = f"sqlite:///{db}"
     run = surveykit_command()
-    subprocess.run([*run, "init", "--db", url], check=True, capture_output=True)
-    subprocess.run([*run, "survey", "add", str(sample_survey_path), "--db", url], check=True,
-                   capture_output=True)
+    for args in (["init"], ["survey", "add", str(sample_survey_path)]):
+        done = run_cli(*args, "--db", url)
+        assert done.exit_code == 0, (args, done.output)
     files = [write(tmp_path / "one.csv", long_csv(100_000)),
              write(tmp_path / "two.csv", long_csv(100_000, start=100_000))]
     processes = [subprocess.Popen([*run, "import", str(path), "--survey", SURVEY, "--db", url],
@@ -625,7 +625,6 @@ def test_two_imports_into_one_sqlite_database_at_once_both_succeed(tmp_path, sam
     assert connection.execute("SELECT count(*) FROM responses").fetchone() == (200_000,)
     assert connection.execute("SELECT count(*) FROM imports").fetchone() == (2,)
     connection.close()
-    check = subprocess.run([*run, "check", "--survey", SURVEY, "--db", url],
-                           capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
+    check = run_cli("check", "--survey", SURVEY, "--db", url)
+    assert check.exit_code == 0, check.stderr
     assert "200,000 answers, 50,000 respondents" in check.stdout

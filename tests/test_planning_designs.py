@@ -360,7 +360,6 @@ def test_cli_plot_needs_a_free_parameter(tmp_path):
 
 def test_console_script_plans_and_fails_cleanly():
     import subprocess
-    import sys
 
     ok = subprocess.run(["surveykit", "design", "--design", "warner", "--epsilon", "1",
                          "--target-se", "0.03", "--format", "json"], capture_output=True,
@@ -370,9 +369,9 @@ def test_console_script_plans_and_fails_cleanly():
     assert data["solved"] == {"parameter": "p", "value": pytest.approx(math.exp(1) /
                                                                         (1 + math.exp(1)))}
     assert data["n"] == plan_design("warner", epsilon=1.0, target_se=0.03).n
-    bad = subprocess.run([sys.executable, "-m", "surveykit", "design", "--design", "mangat",
-                          "--epsilon", "1"], capture_output=True, text=True)
-    assert bad.returncode == 2
+    # the failure in this process: the console script's wiring is what needed the process
+    bad = run(["design", "--design", "mangat", "--epsilon", "1"])
+    assert bad.exit_code == 2
     assert bad.stderr.strip().splitlines() == [
         "Error: design 'mangat' loses unbounded privacy (Shafer) for every p: respondents in "
         "state 'yes' never answer 'no', so that answer rules the state out; no value meets a "

@@ -31,6 +31,7 @@ import numpy as np
 
 from surveykit.designs.base import YES, Design
 from surveykit.errors import EstimationError, ParameterError
+from surveykit.estimation.distributions import chi2_upper_quantile, normal_quantile
 from surveykit.estimation.exact import inverse_moment
 from surveykit.validation import check_sample_size
 
@@ -64,10 +65,7 @@ def check_level(level: object) -> float:
 
 def z_value(level: float) -> float:
     """The two-sided standard normal quantile for ``level``."""
-    # scipy.stats costs ~1 s to import; only the commands that compute pay for it
-    from scipy import stats
-
-    return float(stats.norm.isf((1 - level) / 2))
+    return normal_quantile(1 - (1 - level) / 2)
 
 
 @dataclass(frozen=True)
@@ -257,12 +255,10 @@ def _likelihood_ratio(first, m, level: float, mapping: BinomialMap):
     :class:`~surveykit.estimation.estimate.Estimate` is the same interval
     (tests/test_estimate.py checks it), one estimate at a time.
     """
-    from scipy import stats
-
     second = m - first
     lower, upper = mapping.theta_range
     theta_hat = np.clip(first / m, lower, upper)
-    cutoff = float(stats.chi2.isf(1 - level, 1)) / 2
+    cutoff = chi2_upper_quantile(1 - level, 1) / 2
     target = _binomial_loglik(first, second, theta_hat) - cutoff
 
     def solve(outer):

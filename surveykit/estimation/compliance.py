@@ -3,10 +3,11 @@
 A design with a "don't know" branch tells a known share of respondents to
 answer "don't know" (``Design.designed_dont_know``). The number of "don't
 know" answers among all answers is then Binomial(answered, designed share);
-an exact two-sided binomial test (Clopper and Pearson's exact method as
-``scipy.stats.binomtest`` computes it) tells when the observed share is out of
-line. More than designed means some respondents opted out instead of following
-their instruction; fewer means some answered when told to say "don't know".
+an exact two-sided binomial test (``scipy.stats.binomtest``'s method and numbers,
+from :func:`surveykit.estimation.distributions.binomial_test` without importing
+``scipy.stats``) tells when the observed share is out of line. More than
+designed means some respondents opted out instead of following their
+instruction; fewer means some answered when told to say "don't know".
 
 One function for every caller: ``surveykit report`` (per question),
 ``surveykit estimate`` and :meth:`surveykit.estimation.Estimate.dont_know_check`.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from surveykit.estimation.distributions import binomial_test
 from surveykit.vocabulary import percent_text
 
 __all__ = ["ALPHA", "DontKnowCheck", "dont_know_check"]
@@ -71,10 +73,7 @@ def dont_know_check(dont_know: int, answered: int, designed: Fraction | float, *
     elif designed == 1:
         pvalue = 1.0 if dont_know == answered else 0.0
     else:
-        # scipy.stats costs ~1 s to import; only the commands that compute pay for it
-        from scipy import stats
-
-        pvalue = float(stats.binomtest(dont_know, answered, designed).pvalue)
+        pvalue = binomial_test(dont_know, answered, designed)
     if pvalue >= alpha:
         return DontKnowCheck(dont_know, answered, designed, pvalue, "", alpha)
     observed = dont_know / answered

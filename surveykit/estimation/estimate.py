@@ -40,6 +40,7 @@ from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import binomial
 from surveykit.estimation.compliance import ALPHA, DontKnowCheck, dont_know_check
+from surveykit.estimation.distributions import chi2_upper_quantile, chi2_upper_tail
 from surveykit.estimation.likelihood import LikelihoodProblem, covariance, maximize
 from surveykit.vocabulary import canonical_spelling, loss_fields, response_spellings
 
@@ -320,10 +321,10 @@ class Estimate:
         profile problem is concave (two states, or no nuisance parameters), each
         fit starts from the previous one.
         """
-        from scipy import optimize, stats
+        from scipy import optimize
 
         problem = self._problem()
-        z = math.sqrt(float(stats.chi2.isf(1 - level, 1)))
+        z = math.sqrt(chi2_upper_quantile(1 - level, 1))
         best = float(self.shares[index])
         k = len(self.shares)
         others = [s for s in range(k) if s != index]
@@ -810,8 +811,6 @@ def _goodness_of_fit(problem: LikelihoodProblem, structure: Structure, counts: n
     df = cells - parameters
     if df <= 0:
         return None, max(df, 0), None
-    from scipy import stats
-
     matrix = structure.base + np.tensordot(x[len(structure.states):], structure.slopes, axes=1) \
         if structure.nuisance else structure.base
     mu = matrix @ x[:len(structure.states)]
@@ -819,7 +818,7 @@ def _goodness_of_fit(problem: LikelihoodProblem, structure: Structure, counts: n
     observed = counts > 0
     g2 = float(2 * np.sum(counts[observed] * np.log(counts[observed] / expected[observed])))
     g2 = max(g2, 0.0)
-    return g2, df, float(stats.chi2.sf(g2, df))
+    return g2, df, chi2_upper_tail(g2, df)
 
 
 def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Design | None = None,

@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from surveykit.errors import ParameterError
+from surveykit.estimation.distributions import binomial_pmf
 from surveykit.validation import check_sample_size
 
 __all__ = ["inverse_moment", "warner_variance"]
@@ -124,13 +125,10 @@ def _windowed_sum(n: int, s: float) -> float:
     >>> round(_windowed_sum(2, 0.5), 12)
     0.833333333333
     """
-    # scipy.stats costs ~1 s to import; only the commands that compute pay for it
-    from scipy import stats
-
     p_positive = -math.expm1(n * math.log1p(-s))
     if n <= _FULL_SUM_BELOW:
         m = np.arange(1, n + 1)
-        return float(np.sum(stats.binom.pmf(m, n, s) / m) / p_positive)
+        return float(np.sum(binomial_pmf(m, n, s) / m) / p_positive)
     mode = min(n, max(1, math.floor((n + 1) * s)))
     sd = math.sqrt(n * s * (1 - s))
     half_width = math.ceil(math.sqrt(2 * _LOG_DROP) * sd + 50)
@@ -138,19 +136,19 @@ def _windowed_sum(n: int, s: float) -> float:
         lo = max(1, mode - half_width)
         hi = min(n, mode + half_width)
         m = np.arange(lo, hi + 1)
-        pmf = stats.binom.pmf(m, n, s)
+        pmf = binomial_pmf(m, n, s)
         total = float(np.sum(pmf / m))
         left_out = 0.0
         odds = s / (1 - s)
         if hi < n:
             # ratio pmf(k+1)/pmf(k) = (n-k)/(k+1) * s/(1-s), decreasing in k
             ratio = (n - hi) / (hi + 1) * odds
-            left_out += float(stats.binom.pmf(hi, n, s)) * ratio / (1 - ratio) if ratio < 1 \
+            left_out += float(binomial_pmf(hi, n, s)) * ratio / (1 - ratio) if ratio < 1 \
                 else math.inf
         if lo > 1:
             # ratio pmf(k-1)/pmf(k) = k/(n-k+1) * (1-s)/s, increasing in k
             ratio = lo / (n - lo + 1) / odds
-            left_out += float(stats.binom.pmf(lo, n, s)) * ratio / (1 - ratio) if ratio < 1 \
+            left_out += float(binomial_pmf(lo, n, s)) * ratio / (1 - ratio) if ratio < 1 \
                 else math.inf
         if left_out <= _TRUNCATION_TOLERANCE * total or (lo == 1 and hi == n):
             return total / p_positive
