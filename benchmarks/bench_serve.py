@@ -291,6 +291,8 @@ def load(servers: Servers, app: str, connections: int, seconds: float, threads: 
     if found is None:
         raise SystemExit(f"wrk printed no result: {result.stdout}\n{result.stderr}")
     created, repeated, other = map(int, found.groups())
+    if created == 0:  # nothing completed within the run (e.g. 500 connections, short run)
+        return {"per_second": 0.0, "cpu_ms": float("nan"), "created": 0, "cpu_share": 0.0}
     if other or repeated:
         raise SystemExit(f"{app}: {other} refused and {repeated} repeated submissions: "
                          f"{result.stdout}")
@@ -301,6 +303,11 @@ def load(servers: Servers, app: str, connections: int, seconds: float, threads: 
 def report(kind: str, conns: int, results: dict[str, list[dict]]) -> None:
     """One line per app: medians, the spread of CPU, and surveykit's ratios to plain
     (ratio of the medians; in brackets the median of the ratios of interleaved pairs)."""
+    results = {app: [r for r in runs if r["created"]] for app, runs in results.items()}
+    if not all(results.values()):
+        print(f"{kind:<9} {conns:>5} no submission completed in some app's runs: run longer "
+              "(--seconds)", flush=True)
+        return
     medians = {app: {key: statistics.median(r[key] for r in runs)
                      for key in ("per_second", "cpu_ms")} for app, runs in results.items()}
     for app in ("plain", "surveykit"):
@@ -308,7 +315,7 @@ def report(kind: str, conns: int, results: dict[str, list[dict]]) -> None:
         ratios = ""
         if app == "surveykit":
             pairs = [s["cpu_ms"] / p["cpu_ms"]
-                     for s, p in zip(results["surveykit"], results["plain"], strict=True)]
+                     for s, p in zip(results["surveykit"], results["plain"], strict=False)]
             cpu_ratio = medians[app]["cpu_ms"] / medians["plain"]["cpu_ms"]
             rate_ratio = medians[app]["per_second"] / medians["plain"]["per_second"]
             ratios = (f"{cpu_ratio:>6.2f}x ({statistics.median(pairs):.2f}x) "

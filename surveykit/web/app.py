@@ -314,10 +314,6 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     # (plain executors: a call costs about half of anyio's to_thread, and a submission
     # that waits in their queue holds no pooled connection)
     database_threads = ThreadPoolExecutor(_DATABASE_THREADS, "surveykit-database")
-    # SQLite takes one writer at a time (BEGIN IMMEDIATE): more threads waiting for its lock
-    # only add thread switches, so submissions queue here for one thread
-    writing_threads = (ThreadPoolExecutor(1, "surveykit-writer")
-                       if engine.dialect.name == "sqlite" else database_threads)
 
     def is_open() -> bool:
         return close_at is None or now() < close_at
@@ -364,10 +360,11 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
         if not is_open():
             raise RequestRefused(410, "the survey is closed", reason="closed")
 
-    async def store_call(function, *args, threads: ThreadPoolExecutor = database_threads):
+    async def store_call(function, *args):
         """Run a blocking store call in a worker thread; database trouble becomes 503."""
         try:
-            return await asyncio.get_running_loop().run_in_executor(threads, function, *args)
+            return await asyncio.get_running_loop().run_in_executor(database_threads, function,
+                                                                    *args)
         except (SubmissionError, NotIssuedError, SubmissionConflict):
             raise
         except (StoreError, SQLAlchemyError) as exc:
@@ -405,7 +402,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     async def submit(request: Request) -> Response:
         async def act(data: dict) -> Response:
             result = await store_call(submissions.record, data["respondent_id"],
-                                      data["answers"], threads=writing_threads)
+                                      data["answers"])
             if result.already_recorded:
                 tally.repeated += 1
                 return JSONResponse({"status": "already_recorded"})
