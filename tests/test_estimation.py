@@ -1,5 +1,6 @@
 """Estimation: the exact conditional variance, estimates, intervals and their coverage."""
 
+import collections
 import math
 from fractions import Fraction
 
@@ -206,6 +207,24 @@ def test_estimate_from_labels_counts_like_bincount():
     with pytest.raises(ParameterError, match="label 'maybe' is not an answer of design "
                                              "'generalized_warner'; its answers are yes, no"):
         estimate_from_labels(["yes", "maybe"], mechanism=gw)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int64])
+def test_estimate_from_codes_and_groups_counts_every_cell(dtype):
+    # one-byte codes are counted cell by cell, wider ones by bincount: both must give the
+    # counts a plain Python count of (group, response) pairs gives
+    from surveykit.designs import make_design
+
+    sld = make_design("sld", p=[0.1667, 0.8333], dont_know=0.1)
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 3, size=5000).astype(dtype)
+    groups = rng.integers(1, 3, size=5000).astype(dtype)
+    pairs = collections.Counter(zip(groups.tolist(), codes.tolist(), strict=True))
+    expected = [[pairs[(g, r)] for r in range(3)] for g in (1, 2)]
+    assert estimate_from_labels(codes, design=sld, groups=groups).counts.tolist() == expected
+    one = estimate_from_labels(codes, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+    assert [one.yes, one.no, one.dont_know] == [sum(pairs[(g, r)] for g in (1, 2))
+                                                for r in range(3)]
 
 
 # -- intervals ------------------------------------------------------------------------------

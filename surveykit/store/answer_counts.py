@@ -56,8 +56,9 @@ __all__ = ["CountDifference", "count_responses", "counts_statement",
            "known_respondents_statement", "CountsCheck", "CountsMismatch", "KeptCounts",
            "UncountableAnswers", "add_known_respondents", "add_known_respondents_from",
            "answer_problem",
-           "apply_changes", "check_counts", "kept_counts_statement",
-           "kept_respondents_statement", "layout_of", "read_kept", "rebuild",
+           "apply_changes", "check_counts", "count_upsert_statement", "kept_counts_statement",
+           "kept_respondents_statement", "known_respondent_insert_statement",
+           "known_respondents_update_statement", "layout_of", "read_kept", "rebuild",
            "rebuild_counts"]
 
 # (question key, group number, answer label) -> change in the number of stored answers
@@ -82,8 +83,7 @@ def add_known_respondents(conn: Connection, key: int, respondent_ids: Iterable[s
             "INSERT INTO known_respondents (survey_id, respondent_id) SELECT ?, value "
             "FROM json_each(?) WHERE true ON CONFLICT (survey_id, respondent_id) DO NOTHING",
             (key, json.dumps(ids))).rowcount
-    statement = dialect_insert(conn, known_respondents).on_conflict_do_nothing(
-        index_elements=[known_respondents.c.survey_id, known_respondents.c.respondent_id])
+    statement = known_respondent_insert_statement(conn)
     return BulkStatement(conn, statement, ("survey_id", "respondent_id")).execute(
         conn, [(key, respondent) for respondent in ids])
 
@@ -109,12 +109,7 @@ def apply_changes(conn: Connection, key: int, changes: Changes, new_respondents:
             for (question, group, answer), change in sorted(changes.items()) if change]
     added = [row for row in rows if row["count"] > 0]
     if added:
-        statement = dialect_insert(conn, answer_counts)
-        statement = statement.on_conflict_do_update(
-            index_elements=[answer_counts.c.survey_id, answer_counts.c.question_id,
-                            answer_counts.c.group_number, answer_counts.c.answer],
-            set_={"count": answer_counts.c.count + statement.excluded.count})
-        conn.execute(statement, added)
+        conn.execute(count_upsert_statement(conn), added)
     removed = [row for row in rows if row["count"] < 0]
     if removed:
         # the answers a replacement overwrites were counted, so their cells exist (an
@@ -128,8 +123,30 @@ def apply_changes(conn: Connection, key: int, changes: Changes, new_respondents:
               "b_answer": row["answer"], "b_change": row["count"]} for row in removed])
         conn.execute(delete(answer_counts).where(c.survey_id == key, c.count == 0))
     if new_respondents:
-        conn.execute(update(surveys).where(surveys.c.id == key).values(
-            known_respondents=surveys.c.known_respondents + new_respondents))
+        conn.execute(known_respondents_update_statement(), {"b_survey": key,
+                                                            "b_new": new_respondents})
+
+
+def count_upsert_statement(conn: Connection):
+    """Add ``count`` to a kept cell, creating it when absent (parameters: the cell's
+    columns and ``count``); every writer adds answers to the kept counts with it."""
+    statement = dialect_insert(conn, answer_counts)
+    return statement.on_conflict_do_update(
+        index_elements=[answer_counts.c.survey_id, answer_counts.c.question_id,
+                        answer_counts.c.group_number, answer_counts.c.answer],
+        set_={"count": answer_counts.c.count + statement.excluded.count})
+
+
+def known_respondents_update_statement():
+    """Add ``b_new`` new respondents to survey ``b_survey``'s kept number of respondents."""
+    return update(surveys).where(surveys.c.id == bindparam("b_survey")).values(
+        known_respondents=surveys.c.known_respondents + bindparam("b_new"))
+
+
+def known_respondent_insert_statement(conn: Connection):
+    """Record that ``respondent_id`` answered survey ``survey_id`` (nothing if known)."""
+    return dialect_insert(conn, known_respondents).on_conflict_do_nothing(
+        index_elements=[known_respondents.c.survey_id, known_respondents.c.respondent_id])
 
 
 def kept_counts_statement(key: int):

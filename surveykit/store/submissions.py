@@ -48,7 +48,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, bindparam, literal_column, select
 from sqlalchemy import exc as sa_exc
 
 from surveykit.collection.respondent_ids import diagnose_unknown_id
@@ -146,6 +146,106 @@ def canonical_web_id(value: object) -> str:
     return text
 
 
+class _Prepared:
+    """One statement compiled once into the driver's SQL, run on the driver's cursor.
+
+    A submission runs seven small statements; through SQLAlchemy each costs
+    more Python time (compiling a multi-row INSERT, building parameters, the
+    execution context) than the database spends on it. Compiled here once
+    (constants such as the survey's question keys rendered in), each run is
+    one ``cursor.execute`` with a tuple (qmark drivers) or a dict (psycopg);
+    the transaction stays SQLAlchemy's (:func:`surveykit.store.database.write_transaction`).
+    """
+
+    def __init__(self, dialect, statement) -> None:
+        compiled = statement.compile(dialect=dialect)
+        self.sql = str(compiled)
+        self._defaults = dict(compiled.params)
+        self._order = tuple(compiled.positiontup) if compiled.positional else None
+
+    def parameters(self, values: Mapping[str, object]) -> tuple | dict:
+        merged = {**self._defaults, **values}
+        if self._order is None:
+            return merged
+        return tuple(merged[name] for name in self._order)
+
+
+class _Cursor:
+    """The driver cursor of a SQLAlchemy connection; driver errors become SQLAlchemy's
+    (an IntegrityError stays one, so :meth:`Submissions.record` retries as before)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._cursor = conn.connection.dbapi_connection.cursor()
+        self._dialect = conn.dialect
+        self._error = conn.dialect.loaded_dbapi.Error
+
+    def run(self, prepared: _Prepared, values: Mapping[str, object]):
+        return self._call(prepared, self._cursor.execute, prepared.parameters(values))
+
+    def run_many(self, prepared: _Prepared, rows: list[Mapping[str, object]]) -> None:
+        self._call(prepared, self._cursor.executemany,
+                   [prepared.parameters(row) for row in rows])
+
+    def _call(self, prepared: _Prepared, method, parameters):
+        try:
+            method(prepared.sql, parameters)
+        except self._error as exc:
+            # the driver's message only in the exception's cause: parameters never shown
+            raise sa_exc.DBAPIError.instance(prepared.sql, None, exc, self._error,
+                                             hide_parameters=True,
+                                             dialect=self._dialect) from exc
+        return self._cursor
+
+
+@dataclass(frozen=True)
+class _Statements:
+    """The statements of one submission for one survey, compiled for the engine's dialect."""
+
+    group: _Prepared
+    issued: _Prepared
+    existing: _Prepared
+    insert_answers: _Prepared
+    add_respondent: _Prepared
+    add_counts: _Prepared
+    add_respondents: _Prepared
+    count_import: _Prepared
+
+    @classmethod
+    def compile(cls, conn: Connection, survey_key: int,
+                question_keys: Mapping[str, int]) -> _Statements:
+        dialect = conn.dialect
+        respondents, responses, imports = store.respondents, store.responses, store.imports
+        key = bindparam("b_survey", survey_key)
+        respondent = bindparam("b_respondent")
+        group = select(respondents.c.group_number).where(
+            respondents.c.survey_id == key, respondents.c.respondent_id == respondent)
+        issued = select(respondents.c.respondent_id).where(
+            respondents.c.survey_id == key).limit(1)
+        # question_id IN (...) keeps the lookup on the primary key (survey, question,
+        # respondent); the survey's question keys are constants of the statement
+        existing = select(responses.c.question_id, responses.c.answer,
+                          responses.c.import_id).where(
+            responses.c.survey_id == key,
+            responses.c.question_id.in_([literal_column(str(int(question)))
+                                         for question in question_keys.values()]),
+            responses.c.respondent_id == respondent)
+        columns = ("question_id", "respondent_id", "answer", "group_number", "import_id")
+        insert_answers = responses.insert().values(
+            survey_id=key, **{name: bindparam(f"b_{name}") for name in columns})
+        add_respondent = answer_counts.known_respondent_insert_statement(conn).values(
+            survey_id=key, respondent_id=respondent)
+        cell = ("question_id", "group_number", "answer", "count")
+        add_counts = answer_counts.count_upsert_statement(conn).values(
+            survey_id=key, **{name: bindparam(f"b_{name}") for name in cell})
+        count_import = imports.update().where(imports.c.id == bindparam("b_import")).values(
+            rows_read=imports.c.rows_read + 1,
+            imported=imports.c.imported + bindparam("b_imported"),
+            missing=imports.c.missing + bindparam("b_missing"))
+        return cls(*(_Prepared(dialect, statement) for statement in (
+            group, issued, existing, insert_answers, add_respondent, add_counts,
+            answer_counts.known_respondents_update_statement(), count_import)))
+
+
 @dataclass(frozen=True)
 class Submissions:
     """One survey's web submissions on one database (open with :func:`open_submissions`).
@@ -160,6 +260,7 @@ class Submissions:
     question_keys: Mapping[str, int]
     _labels: Mapping[str, frozenset[str]] = field(repr=False)
     _lock: threading.Lock | None = field(repr=False, compare=False)
+    _statements: _Statements = field(repr=False, compare=False)
     survey_version: int = 1
     # Facts that never change once true, kept to save round trips: the web import record
     # of each day (once committed) and whether the survey has issued ids.
@@ -169,8 +270,9 @@ class Submissions:
         """The canonical id, its group and whether it has answers; NotIssuedError if refused."""
         canonical = canonical_web_id(respondent_id)
         with self.engine.connect() as conn:
-            group = self._group(conn, canonical)
-            answered = bool(self._existing(conn, canonical))
+            cursor = _Cursor(conn)
+            group = self._group(cursor, canonical)
+            answered = bool(self._existing(cursor, canonical))
         return RespondentStatus(respondent_id=canonical, group=group, answered=answered)
 
     def record(self, respondent_id: object, answers: object, *,
@@ -195,9 +297,11 @@ class Submissions:
 
     def _record(self, respondent_id: str, wanted: dict[str, str],
                 moment: datetime) -> SubmissionResult:
+        statements = self._statements
         with self._writing(), store.write_transaction(self.engine) as conn:
-            group = self._group(conn, respondent_id)
-            existing = self._existing(conn, respondent_id)
+            cursor = _Cursor(conn)
+            group = self._group(cursor, respondent_id)
+            existing = self._existing(cursor, respondent_id)
             if existing:
                 if {name: answer for name, (answer, _) in existing.items()} != wanted:
                     raise SubmissionConflict(
@@ -210,24 +314,25 @@ class Submissions:
             file_name, digest = web_import_name(moment, self.survey_version)
             import_id = self._known.get(digest) or self._web_import(conn, file_name, digest,
                                                                      moment)
-            # one multi-row INSERT: one round trip whatever the number of questions
-            conn.execute(store.responses.insert().values([
-                {"survey_id": self.survey_key, "question_id": self.question_keys[name],
-                 "respondent_id": respondent_id, "answer": answer, "group_number": group,
-                 "import_id": import_id}
-                for name, answer in wanted.items()]))
+            # question order: the same order of row locks in every writer
+            cells = sorted((self.question_keys[name], answer) for name, answer in wanted.items())
+            cursor.run_many(statements.insert_answers, [
+                {"b_question_id": question, "b_respondent_id": respondent_id,
+                 "b_answer": answer, "b_group_number": group, "b_import_id": import_id}
+                for question, answer in cells])
             # the kept counts change with the answers (surveykit.store.answer_counts)
-            new = answer_counts.add_known_respondents(conn, self.survey_key, [respondent_id])
-            answer_counts.apply_changes(conn, self.survey_key, {
-                (self.question_keys[name], group, answer): 1 for name, answer in wanted.items()
-            }, new)
-            imports = store.imports
+            new = cursor.run(statements.add_respondent, {"b_respondent": respondent_id}).rowcount
+            cursor.run_many(statements.add_counts, [
+                {"b_question_id": question, "b_group_number": group, "b_answer": answer,
+                 "b_count": 1} for question, answer in cells])
+            if new:
+                cursor.run(statements.add_respondents, {"b_survey": self.survey_key,
+                                                        "b_new": new})
             # Last statement of the transaction: on PostgreSQL this row's lock is held
             # only until the commit that follows.
-            conn.execute(imports.update().where(imports.c.id == import_id).values(
-                rows_read=imports.c.rows_read + 1,
-                imported=imports.c.imported + len(wanted),
-                missing=imports.c.missing + len(self.question_keys) - len(wanted)))
+            cursor.run(statements.count_import, {
+                "b_import": import_id, "b_imported": len(wanted),
+                "b_missing": len(self.question_keys) - len(wanted)})
         self._known[digest] = import_id  # committed: it exists from now on
         return SubmissionResult(survey=self.survey.name, respondent_id=respondent_id,
                                 group=group, answers=len(wanted), already_recorded=False,
@@ -256,23 +361,19 @@ class Submissions:
             checked[name] = answer
         return checked
 
-    def _group(self, conn: Connection, respondent_id: str) -> int:
-        respondents = store.respondents
-        row = conn.execute(select(respondents.c.group_number).where(
-            respondents.c.survey_id == self.survey_key,
-            respondents.c.respondent_id == respondent_id)).first()
+    def _group(self, cursor: _Cursor, respondent_id: str) -> int:
+        row = cursor.run(self._statements.group, {"b_respondent": respondent_id}).fetchone()
         several = len(self.survey.groups) > 1
         if row is not None:
-            if row.group_number is not None:
-                return row.group_number
+            if row[0] is not None:
+                return row[0]
             if several:
                 raise NotIssuedError(
                     f"this respondent id was issued without a group, but survey "
                     f"{self.survey.name!r} has multi-group designs; issue ids with groups")
             return 1
         if not self._known.get("issued"):  # ids are never withdrawn once issued
-            self._known["issued"] = conn.execute(select(respondents.c.respondent_id).where(
-                respondents.c.survey_id == self.survey_key).limit(1)).first() is not None
+            self._known["issued"] = cursor.run(self._statements.issued, {}).fetchone() is not None
         if self._known["issued"]:
             # a typo the check symbol catches is said as such; no nearest id is suggested
             # (it would let anyone find issued ids by trying ids near a guess)
@@ -284,16 +385,11 @@ class Submissions:
                 "issue ids (surveykit generate) so that each respondent has a group")
         return 1
 
-    def _existing(self, conn: Connection, respondent_id: str) -> dict[str, tuple[str, int]]:
-        responses = store.responses
+    def _existing(self, cursor: _Cursor, respondent_id: str) -> dict[str, tuple[str, int]]:
         names = {key: name for name, key in self.question_keys.items()}
-        # question_id IN (...) keeps the lookup on the primary key (survey, question, respondent)
-        rows = conn.execute(select(responses.c.question_id, responses.c.answer,
-                                   responses.c.import_id).where(
-            responses.c.survey_id == self.survey_key,
-            responses.c.question_id.in_(list(names)),
-            responses.c.respondent_id == respondent_id))
-        return {names[question]: (answer, import_id) for question, answer, import_id in rows}
+        rows = cursor.run(self._statements.existing, {"b_respondent": respondent_id})
+        return {names[question]: (answer, import_id)
+                for question, answer, import_id in rows.fetchall()}
 
     def _web_import(self, conn: Connection, file_name: str, digest: str,
                     moment: datetime) -> int:
@@ -328,8 +424,11 @@ def open_submissions(engine: Engine, survey_name: str) -> Submissions:
     labels = {question.id: frozenset(question.design.response_labels)
               for question in survey.questions}
     lock = threading.Lock() if engine.dialect.name == "sqlite" else None
+    with engine.connect() as conn:
+        statements = _Statements.compile(conn, key, ordered)
     return Submissions(engine=engine, survey=survey, survey_key=key, question_keys=ordered,
-                       _labels=labels, _lock=lock, survey_version=version)
+                       _labels=labels, _lock=lock, _statements=statements,
+                       survey_version=version)
 
 
 def record_submission(engine: Engine, survey_name: str, respondent_id: object,

@@ -30,15 +30,16 @@ one line on the server's stderr, never a traceback.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
 import traceback
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from anyio import CapacityLimiter, to_thread
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
@@ -119,6 +120,25 @@ class SubmissionTally:
                 f"{'s' if self.conflicts != 1 else ''}, {self.refused} refused")
 
 
+# What the page is rendered with in place of the CSRF token, once per server (a token is
+# 87 characters of URL-safe base64 and a dot: nothing in it is escaped in HTML).
+_TOKEN_SLOT = "surveykit-csrf-token-slot"
+
+
+class _PageBytes:
+    """The page rendered once, in UTF-8, with the slot of the CSRF token cut out: each
+    ``GET /`` joins the parts around a token instead of rendering the template."""
+
+    def __init__(self, rendered: str) -> None:
+        self.parts = [part.encode() for part in rendered.split(_TOKEN_SLOT)]
+        if len(self.parts) < 2:
+            raise ValueError("the page template does not show csrf_token")
+
+    def with_token(self, token: str) -> bytes:
+        """The page carrying ``token`` (which :class:`CsrfTokens` made: base64 and a dot)."""
+        return token.encode("ascii").join(self.parts)
+
+
 def _error(status: int, message: str, reason: str,
            headers: dict[str, str] | None = None) -> Response:
     """A refusal (:func:`surveykit.web.security.error_body`) with ``status``."""
@@ -192,8 +212,14 @@ class _SecurityHeaders:
 
     def __init__(self, app, *, script_integrity: str) -> None:
         self.app = app
-        self.plain = security_headers(script_integrity, https=False)
-        self.tls = security_headers(script_integrity, https=True)
+        # encoded once: every response carries them
+        self.plain = self._encoded(security_headers(script_integrity, https=False))
+        self.tls = self._encoded(security_headers(script_integrity, https=True))
+
+    @staticmethod
+    def _encoded(headers: list[tuple[str, str]]) -> tuple[tuple[bytes, bytes], ...]:
+        return (*((name.encode(), value.encode()) for name, value in headers),
+                (b"cache-control", b"no-store"))
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -205,10 +231,7 @@ class _SecurityHeaders:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 present = {name.lower() for name, _ in headers}
-                headers += [(name.encode(), value.encode()) for name, value in extra
-                            if name.encode() not in present]
-                if b"cache-control" not in present:
-                    headers.append((b"cache-control", b"no-store"))
+                headers += [header for header in extra if header[0] not in present]
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -272,15 +295,25 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     environment = make_environment()
     form = build_web_form(submissions.survey,
                           wording_defaults=load_wording_defaults(environment))
-    page = environment.get_template("web/page.html.j2")
     script, style = load_asset(SCRIPT), load_asset(STYLE)
+    page = _PageBytes(environment.get_template("web/page.html.j2").render(
+        language=form.language, title=form.title, wording=form.wording,
+        csrf_token=_TOKEN_SLOT, script=script, style=style))
     limiter = RateLimiter(per_minute=rate_limit)
     csrf = CsrfTokens.new(context=survey_name)
     tally = tally if tally is not None else SubmissionTally()
     now = clock or (lambda: datetime.now(UTC))
     form_data = form.to_dict()
+    closes_at = close_at.isoformat() if close_at is not None else None
+    # survey.json as it reads while the survey is open, and once it is closed
+    survey_bytes = {is_open_now: json.dumps({**form_data, "open": is_open_now,
+                                             "closes_at": closes_at},
+                                            ensure_ascii=False).encode()
+                    for is_open_now in (True, False)}
     # Store calls wait here rather than for a pooled connection (whose wait has a timeout).
-    database_threads = CapacityLimiter(_DATABASE_THREADS)
+    # (plain executors: a call costs about half of anyio's to_thread, and a submission
+    # that waits in their queue holds no pooled connection)
+    database_threads = ThreadPoolExecutor(_DATABASE_THREADS, "surveykit-database")
 
     def is_open() -> bool:
         return close_at is None or now() < close_at
@@ -295,17 +328,13 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
         return response
 
     async def home(request: Request) -> Response:
-        return with_token(request, lambda token: HTMLResponse(page.render(
-            language=form.language, title=form.title, wording=form.wording, csrf_token=token,
-            script=script, style=style)))
+        return with_token(request, lambda token: HTMLResponse(page.with_token(token)))
 
     async def token(request: Request) -> Response:
         return with_token(request, lambda token: JSONResponse({"token": token}))
 
     async def survey_json(request: Request) -> Response:
-        data = {**form_data, "open": is_open(),
-                "closes_at": close_at.isoformat() if close_at is not None else None}
-        return Response(json.dumps(data, ensure_ascii=False), media_type="application/json")
+        return Response(survey_bytes[is_open()], media_type="application/json")
 
     def static(asset) -> Callable:
         async def serve(request: Request) -> Response:
@@ -334,7 +363,8 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     async def store_call(function, *args):
         """Run a blocking store call in a worker thread; database trouble becomes 503."""
         try:
-            return await to_thread.run_sync(function, *args, limiter=database_threads)
+            return await asyncio.get_running_loop().run_in_executor(database_threads, function,
+                                                                    *args)
         except (SubmissionError, NotIssuedError, SubmissionConflict):
             raise
         except (StoreError, SQLAlchemyError) as exc:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 from surveykit.resources import locate_resource
 
@@ -27,18 +27,19 @@ _MEDIA_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; char
 
 @dataclass(frozen=True)
 class Asset:
-    """A static file of the page, with its hashes."""
+    """A static file of the page, with its hashes (computed once: the page and every
+    response's Content-Security-Policy carry the script's)."""
 
     name: str
     content: bytes
     media_type: str
 
-    @property
+    @cached_property
     def sha256(self) -> str:
         """Hexadecimal SHA-256, as ``sha256sum`` prints it."""
         return hashlib.sha256(self.content).hexdigest()
 
-    @property
+    @cached_property
     def integrity(self) -> str:
         """The Subresource Integrity value: ``sha256-`` and the base64 digest."""
         digest = hashlib.sha256(self.content).digest()
