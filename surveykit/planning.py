@@ -32,7 +32,7 @@ from typing import Literal
 
 import numpy as np
 
-from surveykit.designs.base import YES
+from surveykit.designs.base import YES, has_free_entries, with_dont_know_parameter
 from surveykit.designs.base import Design as RRDesign
 from surveykit.designs.registry import design_class, make_design, parse_parameters
 from surveykit.designs.warner import GeneralizedWarner
@@ -222,17 +222,22 @@ class FreeParameter:
 
 
 @dataclass(frozen=True)
-class AnswerRateFamily(FreeParameter):
-    """The generalized Warner designs with p + q = 1 - dont_know (Corollary 3.12's family)."""
+class BuiltFamily(FreeParameter):
+    """A family whose designs the design class builds from x itself
+    (:attr:`~surveykit.designs.base.BudgetFamily.build`: the generalized Warner designs with
+    p + q = 1 - dont_know, Corollary 3.12's family)."""
 
-    answered: float = 1.0
+    family_label: str = ""
+    builder: Callable[[float], RRDesign] | None = field(default=None, compare=False,
+                                                        repr=False)
 
     @property
     def label(self) -> str:
-        return "p (q = 1 - dont_know - p)"
+        return self.family_label or super().label
 
     def build(self, value: float) -> RRDesign:
-        return GeneralizedWarner(p=value, q=self.answered - value)
+        assert self.builder is not None
+        return self.builder(value)
 
 
 def parse_free_parameters(name: str, texts: Mapping[str, str]) -> dict[str, object]:
@@ -257,11 +262,6 @@ def parse_free_parameters(name: str, texts: Mapping[str, str]) -> dict[str, obje
     return {key: out[key] for key in texts}
 
 
-def _has_free(parameters: Mapping[str, object]) -> bool:
-    return any(v is None or (isinstance(v, list | tuple) and any(i is None for i in v))
-               for v in parameters.values())
-
-
 def free_parameter(name: str, parameters: Mapping[str, object] | None = None, *,
                    dont_know: float | None = None) -> FreeParameter:
     """What planning chooses for a budget: the entries marked ``None``, else the design's
@@ -279,71 +279,12 @@ def free_parameter(name: str, parameters: Mapping[str, object] | None = None, *,
     >>> free_parameter("fr").label
     'p[0] = p[1]'
     """
-    model = design_class(name).model
-    parameters = dict(parameters or {})
-    if model != "generalized_warner":
-        parameters = _with_dont_know(parameters, dont_know)
-    elif dont_know is not None and _has_free(parameters):
-        raise ParameterError("design 'generalized_warner' has no dont_know parameter: its "
-                             "don't-know probability is 1 - p - q")
-    if _has_free(parameters):
-        return FreeParameter(model, parameters, 0.0, 1.0)
-    chosen = {"warner": ("p", 0.5, 1.0), "crosswise": ("p", 0.0, 0.5),
-              "triangular": ("p", 0.0, 1.0), "mangat": ("p", 0.0, 1.0),
-              "grr": ("p", 0.0, 1.0)}
-    if model == "generalized_warner":
-        for key in ("p", "q"):
-            if key in parameters:
-                raise ParameterError(
-                    f"{key} is what the budget chooses for design 'generalized_warner' (with "
-                    "p + q = 1 - dont_know); give dont_know instead of p and q")
-        d = 0.0 if dont_know is None else float(dont_know)
-        if not 0 <= d < 1:
-            raise ParameterError(f"dont_know ({d:g}) must be a probability below 1")
-        return AnswerRateFamily(model, {}, (1 - d) / 2, 1 - d, answered=1 - d)
-    if model == "fr":
-        if "p" in parameters:
-            raise ParameterError(
-                "p is what the budget chooses for design 'fr' (equal forced-answer "
-                "probabilities); drop --param p, or mark the entries to solve for with ?, "
-                "e.g. p=?,0.1")
-        count = len(parameters.get("categories") or ()) or 2
-        return FreeParameter(model, {**parameters, "p": [None] * count}, 0.0, 1.0 / count)
-    if model in chosen:
-        key, low, high = chosen[model]
-        if key in parameters:
-            raise ParameterError(
-                f"{key} is what the budget chooses for design {model!r}; drop --param {key} "
-                "(or drop --epsilon to evaluate the design as given)")
-        if model == "grr" and "epsilon" in parameters:
-            raise ParameterError("design 'grr': give the budget as --epsilon, not as a "
-                                 "parameter, when planning")
-        return FreeParameter(model, {**parameters, key: None}, low, high)
-    examples = {"uqtknown": "p=?,0.0833 (p[0] for the budget, p[1] the innocuous yes share)",
-                "kuk": "p=?,0.3 (deck 1's red share for the budget, given deck 2's)",
-                "uqtunknown": "p=0.8,? (p[1] for the budget, given p[0])",
-                "sld": "p=0.1667,? (p[1] for the budget, given p[0])",
-                "cdm": "p=0.3,? (p[1] for the budget, given p[0])",
-                "cdmsym": "p=0.2,0.1,?,? (group 2's forced answers, given group 1's)"}
-    if model in examples:
-        raise ParameterError(
-            f"design {model!r} has no single free parameter: mark the entries to solve for "
-            f"with ?, e.g. --param {examples[model]}")
-    raise ParameterError(
-        f"design {model!r} has no parameter to solve for a budget; drop --epsilon to see "
-        "its privacy loss and precision as given")
-
-
-def _with_dont_know(parameters: Mapping[str, object], dont_know: float | None
-                    ) -> dict[str, object]:
-    """The parameters with ``dont_know`` added (it may be given once, either way)."""
-    out = dict(parameters)
-    if dont_know is not None:
-        if "dont_know" in out:
-            raise ParameterError(f"dont_know is given twice ({dont_know:g} and "
-                                 f"{out['dont_know']:g}); give it once")
-        out["dont_know"] = dont_know
-    return out
+    cls = design_class(name)
+    family = cls.budget_family(dict(parameters or {}), dont_know)
+    if family.build is not None:
+        return BuiltFamily(cls.model, family.parameters, family.low, family.high,
+                           family_label=family.label or "", builder=family.build)
+    return FreeParameter(cls.model, family.parameters, family.low, family.high)
 
 
 def _loss(design: RRDesign, semantics: str, nuisance: Mapping[str, float] | None) -> float:
@@ -798,9 +739,9 @@ def plan_design(name: str, parameters: Mapping[str, object] | None = None, *,
         design, value = solve_for_budget(free, epsilon=epsilon, semantics=semantics,
                                          nuisance=nuisance, rank=rank)
     else:
-        if _has_free(parameters):
+        if has_free_entries(parameters):
             raise ParameterError("entries marked ? are solved for a budget: give --epsilon")
-        design = make_design(name, **_with_dont_know(parameters, dont_know))
+        design = make_design(name, **with_dont_know_parameter(parameters, dont_know))
     values = nuisance_values(design, nuisance)
     at = {p.name: values[p.name] for p in design.nuisance}
     losses = {"shafer": design.epsilon_shafer, "walley": design.epsilon_walley}

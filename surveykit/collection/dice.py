@@ -71,10 +71,8 @@ SINGLE_DICE: tuple[int, ...] = (2, 4, 6, 8, 10, 12, 20, 100)
 _PAIR_DICE: tuple[int, ...] = (4, 6, 8, 10, 12, 20)
 # Parameters the nearest-design search moves: the probabilities a preset takes.
 _PROBABILITY_PARAMETERS = ("p", "q", "dont_know")
-# ... except the innocuous question's yes share: a fact about the population, not a setting
-# (and no die draws it).
-_FIXED_PARAMETERS = {"uqtknown": {("p", 1)}, "crosswise": {("p", None)},
-                     "triangular": {("p", None)}}
+# ... except the design's population_parameters (the innocuous question's yes share): facts
+# about the population, not settings (and no die draws them).
 # Losses within this slack count as equal (they are logarithms of exact ratios).
 _LOSS_SLACK = 1e-12
 # Kuk's red and black cards, as entries of a card table.
@@ -361,7 +359,7 @@ def _describe_plan(design: Design, plan: Sequence[GroupDie | None]) -> str:
 def _probability_parameters(design: Design) -> list[tuple[str, int | None, Fraction]]:
     """(name, index in a list or None, exact value) of every probability parameter."""
     found = []
-    fixed = _FIXED_PARAMETERS.get(design.model, set())
+    fixed = design.population_parameters
     for name, value in design.parameters().items():
         if name not in _PROBABILITY_PARAMETERS:
             continue
@@ -489,8 +487,8 @@ def format_parameters(design: Design, reference: Design | None = None) -> str:
     >>> format_parameters(StochasticLieDetector(p=[0.25, 0.75]))
     'p = [0.25, 0.75], dont_know = 0'
     """
-    shown = ["its matrix"] if design.model == "custom" and reference is None else []
     mine = design.parameters()
+    shown = ["its matrix"] if "matrix" in mine and reference is None else []
     theirs = reference.parameters() if reference is not None else {}
     for name in _PROBABILITY_PARAMETERS:
         if name not in mine or (reference is not None and mine[name] == theirs.get(name)):

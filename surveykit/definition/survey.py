@@ -126,8 +126,6 @@ RESERVED_COLUMNS = frozenset({"respondent_id", "question_id", "answer", "group"}
 _TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "wording", "aliases",
                        "questions", "import", "covariates", "models"})
 _QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wording"})
-# Designs whose respondents answer an innocuous question need its text.
-_INNOCUOUS_DESIGNS = frozenset({"uqtknown", "uqtunknown", "crosswise", "triangular"})
 # For "did you mean": every design name the reader takes, and every parameter of any design.
 _DESIGN_SPELLINGS = (*PRESETS, *ALIASES, *RR_NAMES)
 _ALL_PARAMETERS = tuple(sorted({name for cls in PRESETS.values()
@@ -541,12 +539,12 @@ class _Validator:
             key = next((k for k in parameters if str(exc).startswith(f"{k} ")
                         or str(exc).startswith(f"{k}[")), None)
             raise self.fail(f"{where}.{key}" if key else where, str(exc)) from None
-        if cls.model in _INNOCUOUS_DESIGNS and innocuous is None:
+        if cls.asks_innocuous and innocuous is None:
             raise self.fail(f"{where}.innocuous", (
                 f"missing: the {cls.model} design asks an innocuous question beside the "
                 "sensitive one; give its text, e.g. innocuous = \"Were you born in January, "
                 "February or March?\""))
-        if cls.model not in _INNOCUOUS_DESIGNS and innocuous is not None:
+        if not cls.asks_innocuous and innocuous is not None:
             raise self.fail(f"{where}.innocuous", f"the {cls.model} design asks no innocuous "
                                                   "question; remove innocuous")
         if innocuous is not None:

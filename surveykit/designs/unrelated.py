@@ -23,8 +23,10 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
 from typing import ClassVar
 
 import numpy as np
@@ -34,6 +36,7 @@ from surveykit.designs.base import (
     DONT_KNOW,
     NO,
     YES,
+    BudgetFamily,
     Design,
     DontKnowBranch,
     Instruction,
@@ -46,6 +49,7 @@ from surveykit.designs.base import (
     check_probability,
     group_names,
     instructions_with_dont_know,
+    one_free_entry,
     readonly,
     scale_slopes,
     with_dont_know,
@@ -80,6 +84,10 @@ class UnrelatedQuestionKnown(DontKnowBranch, Design):
     model: ClassVar[str] = "uqtknown"
     summary: ClassVar[str] = ("answer the sensitive question (p[0]) or an innocuous one "
                               "with known yes share p[1]")
+    asks_innocuous: ClassVar[bool] = True
+    population_parameters: ClassVar[frozenset[tuple[str, int | None]]] = frozenset({("p", 1)})
+    budget_example: ClassVar[str | None] = (
+        "p=?,0.0833 (p[0] for the budget, p[1] the innocuous yes share)")
 
     p: tuple[float, float]
     dont_know: float = 0.0
@@ -122,6 +130,8 @@ class UnrelatedQuestionUnknown(DontKnowBranch, Design):
     model: ClassVar[str] = "uqtunknown"
     summary: ClassVar[str] = ("two groups answer the sensitive question with probabilities "
                               "p[0], p[1], else an innocuous one")
+    asks_innocuous: ClassVar[bool] = True
+    budget_example: ClassVar[str | None] = "p=0.8,? (p[1] for the budget, given p[0])"
 
     p: tuple[float, float]
     dont_know: float = 0.0
@@ -180,6 +190,15 @@ class Crosswise(DontKnowBranch, Design):
     model: ClassVar[str] = "crosswise"
     summary: ClassVar[str] = ("are your answers to the sensitive and an innocuous question "
                               "(yes share p) the same?")
+    asks_innocuous: ClassVar[bool] = True
+    combined_wording: ClassVar[Mapping[str, str]] = MappingProxyType({
+        "prompt": "crosswise_instructions", "yes": "crosswise_yes", "no": "crosswise_no"})
+    population_parameters: ClassVar[frozenset[tuple[str, int | None]]] = frozenset(
+        {("p", None)})
+
+    @classmethod
+    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
+        return one_free_entry(cls.model, parameters, "p", 0.0, 0.5)
 
     p: float
     dont_know: float = 0.0
@@ -217,6 +236,15 @@ class Triangular(DontKnowBranch, Design):
     model: ClassVar[str] = "triangular"
     summary: ClassVar[str] = ("is the answer to the sensitive or an innocuous question "
                               "(yes share p) yes?")
+    asks_innocuous: ClassVar[bool] = True
+    combined_wording: ClassVar[Mapping[str, str]] = MappingProxyType({
+        "prompt": "triangular_instructions", "yes": "triangular_yes", "no": "triangular_no"})
+    population_parameters: ClassVar[frozenset[tuple[str, int | None]]] = frozenset(
+        {("p", None)})
+
+    @classmethod
+    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
+        return one_free_entry(cls.model, parameters, "p", 0.0, 1.0)
 
     p: float
     dont_know: float = 0.0

@@ -21,6 +21,7 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar, Literal
@@ -32,6 +33,7 @@ from surveykit.designs.base import (
     DONT_KNOW,
     NO,
     YES,
+    BudgetFamily,
     Design,
     DontKnowBranch,
     Instruction,
@@ -41,7 +43,9 @@ from surveykit.designs.base import (
     check_dont_know,
     check_probabilities,
     check_probability,
+    has_free_entries,
     instructions_with_dont_know,
+    one_free_entry,
     readonly,
     with_dont_know,
 )
@@ -56,6 +60,7 @@ __all__ = [
     "Kuk",
     "Warner",
     "estimate_redistributed",
+    "generalized_warner_equivalent",
 ]
 
 _PROB_SLACK = 1e-12
@@ -101,6 +106,36 @@ class GeneralizedWarner(Design):
     model: ClassVar[str] = "generalized_warner"
     summary: ClassVar[str] = ("the paper's mechanism: truthful p, opposite q, "
                               "don't know 1 - p - q")
+    flat_parameters: ClassVar[bool] = True
+
+    @classmethod
+    def budget_family(cls, parameters: Mapping[str, object],
+                      dont_know: float | None = None) -> BudgetFamily:
+        """Corollary 3.12's family: p in ((1 - d)/2, 1 - d) with q = 1 - d - p, at the
+        don't-know probability d = ``dont_know``; entries marked ``None`` as for any design.
+
+        >>> family = GeneralizedWarner.budget_family({}, 0.2)
+        >>> family.low, family.high, family.build(0.5)
+        (0.4, 0.8, GeneralizedWarner(p=0.5, q=0.30000000000000004))
+        """
+        parameters = dict(parameters)
+        if has_free_entries(parameters):
+            if dont_know is not None:
+                raise ParameterError("design 'generalized_warner' has no dont_know parameter: "
+                                     "its don't-know probability is 1 - p - q")
+            return BudgetFamily(parameters, 0.0, 1.0)
+        for key in ("p", "q"):
+            if key in parameters:
+                raise ParameterError(
+                    f"{key} is what the budget chooses for design 'generalized_warner' (with "
+                    "p + q = 1 - dont_know); give dont_know instead of p and q")
+        d = 0.0 if dont_know is None else float(dont_know)
+        if not 0 <= d < 1:
+            raise ParameterError(f"dont_know ({d:g}) must be a probability below 1")
+        answered = 1 - d
+        return BudgetFamily(parameters, answered / 2, answered,
+                            label="p (q = 1 - dont_know - p)",
+                            build=lambda value: cls(p=value, q=answered - value))
 
     p: float
     q: float
@@ -306,6 +341,9 @@ class Warner(DontKnowBranch, Design):
 
     model: ClassVar[str] = "warner"
     summary: ClassVar[str] = "answer the statement (p) or its negation (1 - p)"
+    @classmethod
+    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
+        return one_free_entry(cls.model, parameters, "p", 0.5, 1.0)
 
     p: float
     dont_know: float = 0.0
@@ -350,6 +388,8 @@ class Kuk(DontKnowBranch, Design):
     model: ClassVar[str] = "kuk"
     summary: ClassVar[str] = ("two decks of cards (red shares p[0] for yes, p[1] for no), "
                               "report the number of red cards")
+    budget_example: ClassVar[str | None] = (
+        "p=?,0.3 (deck 1's red share for the budget, given deck 2's)")
 
     p: tuple[float, float]
     repetitions: int = 1
@@ -418,3 +458,25 @@ def estimate_redistributed(*, yes: int, n: int, mechanism: GeneralizedWarner, la
     if denominator == 0:
         raise ParameterError(f"lam ({lam}) makes Q_lambda uninformative (truth probability 1/2)")
     return (yes / n - (1 - lam) * r - mechanism.q) / denominator
+
+
+def generalized_warner_equivalent(design: Design) -> GeneralizedWarner | None:
+    """The generalized Warner design with the same matrix, for symmetric one-group yes/no
+    designs (Warner with or without don't know, crosswise); None for the others.
+
+    >>> generalized_warner_equivalent(Warner(p=0.75))
+    GeneralizedWarner(p=0.75, q=0.25)
+    """
+    if isinstance(design, GeneralizedWarner):
+        return design
+    if not design.is_simple_binary:
+        return None
+    matrix = design.matrix()[0]
+    yes = design.state_labels.index(YES)
+    truthful, opposite = float(matrix[0, yes]), float(matrix[0, 1 - yes])
+    symmetric = np.isclose(matrix[1, 1 - yes], truthful) and np.isclose(matrix[1, yes], opposite)
+    if not symmetric or truthful == opposite:
+        return None
+    # a design that says "yes" more often for "no" (crosswise with p < 1/2) is the same
+    # design with its answers renamed: same privacy, same precision
+    return GeneralizedWarner(p=max(truthful, opposite), q=min(truthful, opposite))

@@ -145,10 +145,9 @@ def binomial_map(design: Design) -> BinomialMap | None:
     >>> binomial_map(GeneralizedWarner(p=0.6, q=0.2))
     BinomialMap(first_yes=0.6, first_no=0.2, answered=0.8)
     """
-    s = design.structure
-    if (s.states != s.categories or not design.is_binary or len(s.groups) != 1
-            or s.nuisance or len(s.responses) != 3):
+    if not design.is_simple_binary:
         return None
+    s = design.structure
     matrix = s.base[0]
     yes, no = s.states.index(YES), 1 - s.states.index(YES)
     return BinomialMap(first_yes=float(matrix[0, yes]), first_no=float(matrix[0, no]),

@@ -36,7 +36,6 @@ import numpy as np
 
 from surveykit.counts import Counts, plain_counts
 from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Structure, identifiable
-from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import binomial
 from surveykit.estimation.compliance import ALPHA, DontKnowCheck, dont_know_check
@@ -442,8 +441,8 @@ class Estimate:
             data.update(yes=self.yes, no=self.no, dont_know=self.dont_know)
         else:
             data["dont_know"] = self.dont_know
-        if isinstance(design, GeneralizedWarner):
-            data.update(p=design.p, q=design.q)
+        if design.flat_parameters:
+            data.update(design.parameters())
         estimates = []
         for category in design.category_labels:
             low, high = self.confidence_interval(level, method, category)

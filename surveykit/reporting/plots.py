@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from surveykit.designs.warner import GeneralizedWarner
+from surveykit.designs.warner import GeneralizedWarner, generalized_warner_equivalent
 from surveykit.errors import ParameterError
 from surveykit.files import output_file
 
@@ -194,26 +194,6 @@ def plot_privacy_accuracy(mechanism: GeneralizedWarner, *, n: int, pi: float, ti
     ax.grid(color="0.92")
     _legend(ax)
     return fig
-
-
-def generalized_warner_equivalent(design) -> GeneralizedWarner | None:
-    """The generalized Warner mechanism with the same matrix, for symmetric one-group yes/no
-    designs (Warner with or without don't know, crosswise); None for the others."""
-    if isinstance(design, GeneralizedWarner):
-        return design
-    from surveykit.estimation.binomial import binomial_map
-
-    if binomial_map(design) is None:
-        return None
-    matrix = design.matrix()[0]
-    yes = design.state_labels.index("yes")
-    truthful, opposite = float(matrix[0, yes]), float(matrix[0, 1 - yes])
-    symmetric = np.isclose(matrix[1, 1 - yes], truthful) and np.isclose(matrix[1, yes], opposite)
-    if not symmetric or truthful == opposite:
-        return None
-    # a design that says "yes" more often for "no" (crosswise with p < 1/2) is the same
-    # mechanism with its answers renamed: same privacy, same precision
-    return GeneralizedWarner(p=max(truthful, opposite), q=min(truthful, opposite))
 
 
 def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
