@@ -74,6 +74,7 @@ class CheatingDetection(DontKnowBranch, Design):
     model: ClassVar[str] = "cdm"
     summary: ClassVar[str] = ("cheating detection: yes with probability p[g] in group g, "
                               "else truthfully; estimates cheaters")
+
     budget_example: ClassVar[str | None] = "p=0.3,? (p[1] for the budget, given p[0])"
 
     p: tuple[float, float]
@@ -119,6 +120,7 @@ class CheatingDetectionSymmetric(DontKnowBranch, Design):
     model: ClassVar[str] = "cdmsym"
     summary: ClassVar[str] = ("symmetric cheating detection: forced yes and forced no "
                               "in each of two groups")
+
     budget_example: ClassVar[str | None] = (
         "p=0.2,0.1,?,? (group 2's forced answers, given group 1's)")
 
@@ -188,6 +190,7 @@ class StochasticLieDetector(DontKnowBranch, Design):
     model: ClassVar[str] = "sld"
     summary: ClassVar[str] = ("stochastic lie detector: truthful with p[g] in group g, else "
                               "yes; estimates the honesty t")
+
     budget_example: ClassVar[str | None] = "p=0.1667,? (p[1] for the budget, given p[0])"
 
     p: tuple[float, float]

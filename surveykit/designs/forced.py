@@ -148,6 +148,7 @@ class ForcedResponse(DontKnowBranch, Design):
     summary: ClassVar[str] = ("forced response: answer category i with probability p[i], "
                               "else truthfully; yes/no: p = [forced no, forced yes] as in "
                               "RRreg")
+
     @classmethod
     def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
         """Symmetric forced answers: every forced-answer probability takes the value x."""
@@ -218,6 +219,7 @@ class Mangat(DontKnowBranch, Design):
     model: ClassVar[str] = "mangat"
     summary: ClassVar[str] = ("yes if you have the trait; otherwise truthfully with "
                               "probability p, else yes")
+
     @classmethod
     def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
         return one_free_entry(cls.model, parameters, "p", 0.0, 1.0)

@@ -130,6 +130,7 @@ class UnrelatedQuestionUnknown(DontKnowBranch, Design):
     model: ClassVar[str] = "uqtunknown"
     summary: ClassVar[str] = ("two groups answer the sensitive question with probabilities "
                               "p[0], p[1], else an innocuous one")
+
     asks_innocuous: ClassVar[bool] = True
     budget_example: ClassVar[str | None] = "p=0.8,? (p[1] for the budget, given p[0])"
 

@@ -106,6 +106,7 @@ class GeneralizedWarner(Design):
     model: ClassVar[str] = "generalized_warner"
     summary: ClassVar[str] = ("the paper's mechanism: truthful p, opposite q, "
                               "don't know 1 - p - q")
+
     flat_parameters: ClassVar[bool] = True
 
     @classmethod
@@ -341,6 +342,7 @@ class Warner(DontKnowBranch, Design):
 
     model: ClassVar[str] = "warner"
     summary: ClassVar[str] = "answer the statement (p) or its negation (1 - p)"
+
     @classmethod
     def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
         return one_free_entry(cls.model, parameters, "p", 0.5, 1.0)
