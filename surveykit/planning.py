@@ -24,8 +24,10 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -35,61 +37,18 @@ import numpy as np
 from surveykit.designs.base import YES, has_free_entries, with_dont_know_parameter
 from surveykit.designs.base import Design as RRDesign
 from surveykit.designs.registry import design_class, make_design, parse_parameters
-from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
 from surveykit.estimation import binomial
 from surveykit.estimation.likelihood import LikelihoodProblem, covariance
 from surveykit.validation import check_epsilon
 
-__all__ = ["Design", "FreeParameter", "Plan", "Precision", "design_survey", "free_parameter",
+__all__ = ["FreeParameter", "Plan", "Precision", "design_survey", "free_parameter",
            "group_sizes", "parse_free_parameters", "plan_design", "precision",
            "smallest_sample_size", "solve_for_budget", "trade_off_curve"]
 
 Semantics = Literal["shafer", "walley"]
 # Sample sizes beyond this are not surveys; the search stops there.
 _MAX_N = 10**12
-
-
-@dataclass(frozen=True, kw_only=True)
-class Design:
-    """One design: a mechanism, its privacy losses and its precision at n respondents.
-
-    ``n`` and ``se`` are ``None`` when neither a sample size nor a target was given.
-    """
-
-    semantics: Semantics
-    budget: float
-    mechanism: GeneralizedWarner
-    pi: float
-    n: int | None
-    se: float | None
-    target_se: float | None
-
-    @property
-    def epsilon_shafer(self) -> float:
-        """ln(p/q), Def. 3.1."""
-        return self.mechanism.epsilon_shafer
-
-    @property
-    def epsilon_walley(self) -> float:
-        """ln((1 - q)/q), Def. 3.13."""
-        return self.mechanism.epsilon_walley
-
-    def to_dict(self) -> dict:
-        """Plain numbers for JSON (keys p, q, dont_know, epsilon_shafer, epsilon_walley, n, se)."""
-        return {
-            "semantics": self.semantics,
-            "budget": self.budget,
-            "p": self.mechanism.p,
-            "q": self.mechanism.q,
-            "dont_know": self.mechanism.dont_know,
-            "epsilon_shafer": self.epsilon_shafer,
-            "epsilon_walley": self.epsilon_walley,
-            "pi": self.pi,
-            "n": self.n,
-            "se": self.se,
-            "target_se": self.target_se,
-        }
 
 
 def standard_error(mechanism: RRDesign, *, n: int, pi: float) -> float:
@@ -105,6 +64,7 @@ def smallest_sample_size(mechanism: RRDesign, *, target_se: float, pi: float) ->
     doubling search followed by bisection finds the boundary; the answer is
     then checked on both sides.
 
+    >>> from surveykit.designs.warner import GeneralizedWarner
     >>> gw = GeneralizedWarner(p=0.6, q=0.2)
     >>> n = smallest_sample_size(gw, target_se=0.05, pi=0.5)
     >>> standard_error(gw, n=n, pi=0.5) <= 0.05 < standard_error(gw, n=n - 1, pi=0.5)
@@ -140,14 +100,17 @@ def design_survey(
     n: int | None = None,
     target_se: float | None = None,
     pi: float = 0.5,
-) -> tuple[Design, Design]:
-    """The generalized Warner design for a budget, and Warner's design at the same budget.
+) -> tuple[Plan, Plan]:
+    """The generalized Warner design for a budget, and Warner's design at the same budget:
+    two :func:`plan_design` plans, side by side (surveykit 0.1's ``surveykit design``).
 
     Give at most one of ``n`` (report the standard error there) and
     ``target_se`` (find the smallest n that reaches it; each design gets its own n).
+    Warner's design is the generalized Warner's with no "don't know"; its Shafer and
+    Walley losses are equal, ln(p / (1 - p)).
 
     >>> ours, warner = design_survey(epsilon=math.log(3), dont_know=0.2, n=1000)
-    >>> round(ours.mechanism.p, 4), round(ours.mechanism.q, 4)
+    >>> round(ours.design.p, 4), round(ours.design.q, 4)
     (0.6, 0.2)
     >>> ours.se > warner.se   # "don't know" costs precision at the same Shafer budget
     True
@@ -160,22 +123,13 @@ def design_survey(
         raise ParameterError(f"n ({n!r}) must be a whole number of respondents, at least 1")
     if not (isinstance(pi, int | float) and 0 <= pi <= 1):
         raise ParameterError(f"pi ({pi!r}) must be a prevalence between 0 and 1")
-    if semantics == "shafer":
-        mechanism = GeneralizedWarner.optimal(epsilon=epsilon, dont_know=dont_know)
-    else:
-        mechanism = GeneralizedWarner.for_walley_budget(epsilon=epsilon, dont_know=dont_know)
-    # Warner's mechanism has equal Shafer and Walley losses, ln(p / (1 - p)).
-    warner = GeneralizedWarner.optimal(epsilon=epsilon, dont_know=0.0)
-
-    def build(m: GeneralizedWarner) -> Design:
-        size = n
-        if target_se is not None:
-            size = smallest_sample_size(m, target_se=target_se, pi=pi)
-        se = standard_error(m, n=size, pi=pi) if size is not None else None
-        return Design(semantics=semantics, budget=float(epsilon), mechanism=m, pi=float(pi),
-                      n=size, se=se, target_se=target_se)
-
-    return build(mechanism), build(warner)
+    ours = plan_design("generalized_warner", epsilon=epsilon, semantics=semantics,
+                       dont_know=dont_know, pi=pi, n=n, target_se=target_se)
+    # Corollary 3.12 at d = 0 is Warner's design for either loss; the table shows it under
+    # the budget's semantics
+    warner = plan_design("generalized_warner", epsilon=epsilon, dont_know=0.0, pi=pi, n=n,
+                         target_se=target_se)
+    return ours, dataclasses.replace(warner, semantics=semantics)
 
 
 # -- any design --------------------------------------------------------------------------------
@@ -230,6 +184,8 @@ class BuiltFamily(FreeParameter):
     family_label: str = ""
     builder: Callable[[float], RRDesign] | None = field(default=None, compare=False,
                                                         repr=False)
+    solver: Callable[[float, str], tuple[RRDesign, float]] | None = field(
+        default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -283,7 +239,8 @@ def free_parameter(name: str, parameters: Mapping[str, object] | None = None, *,
     family = cls.budget_family(dict(parameters or {}), dont_know)
     if family.build is not None:
         return BuiltFamily(cls.model, family.parameters, family.low, family.high,
-                           family_label=family.label or "", builder=family.build)
+                           family_label=family.label or "", builder=family.build,
+                           solver=family.solve)
     return FreeParameter(cls.model, family.parameters, family.low, family.high)
 
 
@@ -315,9 +272,12 @@ def solve_for_budget(free: FreeParameter, *, epsilon: float, semantics: str = "s
     >>> round(p, 12), round(design.epsilon_shafer, 12)   # p / (1 - p) = 3
     (0.75, 1.098612288668)
     """
-    epsilon = check_epsilon(epsilon)
     if semantics not in ("shafer", "walley"):
         raise ParameterError(f"semantics ({semantics!r}) must be 'shafer' or 'walley'")
+    solver = getattr(free, "solver", None)
+    if solver is not None:  # the family's closed form (the generalized Warner's Cor. 3.12)
+        return solver(epsilon, semantics)
+    epsilon = check_epsilon(epsilon)
     errors: list[ParameterError] = []
 
     def loss_at(x: float) -> float | None:
@@ -667,6 +627,23 @@ class Plan:
         """The standard error at n (None without --n or a target)."""
         return None if self.precision is None else self.precision.se
 
+    @property
+    def epsilon_shafer(self) -> float:
+        """The design's Shafer privacy loss (Def. 3.1), worst case over nuisance ranges."""
+        return self.losses["shafer"]
+
+    @property
+    def epsilon_walley(self) -> float:
+        """The design's Walley privacy loss (Def. 3.13), worst case over nuisance ranges."""
+        return self.losses["walley"]
+
+    @property
+    def mechanism(self) -> RRDesign:
+        """Deprecated: the plan's :attr:`design` (surveykit 0.1's name for it)."""
+        warnings.warn("Plan.mechanism is deprecated; use Plan.design", DeprecationWarning,
+                      stacklevel=2)
+        return self.design
+
     def to_dict(self) -> dict:
         """Plain numbers for JSON; infinite losses become None."""
         def finite(value: float) -> float | None:
@@ -797,3 +774,13 @@ def trade_off_curve(plan: Plan, *, n: int, points: int = 80
     branches = [rows[: turn + 1], rows[turn:]]
     return [(np.array([r[1] for r in b]), np.array([r[2] for r in b]))
             for b in branches if len(b) > 1]
+
+
+def __getattr__(name: str) -> object:
+    # planning.Design was surveykit 0.1's plan of the generalized Warner design; it is a Plan
+    # now (a Design is what surveykit.designs builds)
+    if name == "Design":
+        warnings.warn("surveykit.planning.Design is deprecated; use surveykit.planning.Plan",
+                      DeprecationWarning, stacklevel=2)
+        return Plan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

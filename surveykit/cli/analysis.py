@@ -601,6 +601,16 @@ def _fielder(lines: list[str], width: int):
     return field
 
 
+def _side_by_side(plan) -> dict:
+    """A generalized Warner plan as surveykit 0.1's JSON had it (keys p, q, dont_know,
+    epsilon_shafer, epsilon_walley, n, se, ...)."""
+    design = plan.design
+    return {"semantics": plan.semantics, "budget": plan.budget, "p": design.p, "q": design.q,
+            "dont_know": design.dont_know, "epsilon_shafer": plan.epsilon_shafer,
+            "epsilon_walley": plan.epsilon_walley, "pi": plan.pi, "n": plan.n, "se": plan.se,
+            "target_se": plan.target_se}
+
+
 def _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi,
                                nuisance_texts, allocation, semantics, plot_file, fmt):
     """surveykit 0.1's form: the Corollary 3.12 design beside Warner's; output unchanged."""
@@ -622,19 +632,19 @@ def _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi
         click.echo(f"Wrote the trade-off picture to {save_design_plot(plot_file, ours, warner)}",
                    err=True)
     if fmt == "json":
-        print_json({**ours.to_dict(), "warner": warner.to_dict()})
+        print_json({**_side_by_side(ours), "warner": _side_by_side(warner)})
         return
     click.echo(f"Design for a {semantics.capitalize()} budget of {epsilon:g} with "
                f"{dont_know:.0%} \"don't know\", precision at pi = {pi:g}")
     click.echo("")
     rows = [
         ("", "with don't know", "Warner"),
-        ("p (answer truthfully)", format_number(ours.mechanism.p),
-         format_number(warner.mechanism.p)),
-        ("q (give the opposite)", format_number(ours.mechanism.q),
-         format_number(warner.mechanism.q)),
-        ("don't know", format_number(ours.mechanism.dont_know),
-         format_number(warner.mechanism.dont_know)),
+        ("p (answer truthfully)", format_number(ours.design.p),
+         format_number(warner.design.p)),
+        ("q (give the opposite)", format_number(ours.design.q),
+         format_number(warner.design.q)),
+        ("don't know", format_number(ours.design.dont_know),
+         format_number(warner.design.dont_know)),
         ("epsilon, Shafer", format_number(ours.epsilon_shafer),
          format_number(warner.epsilon_shafer)),
         ("epsilon, Walley", format_number(ours.epsilon_walley),

@@ -245,7 +245,9 @@ class BudgetFamily:
     (``{"p": [0.1667, None]}``: p[2], group 2's, is free); x ranges over
     (low, high). A family that ``None`` entries cannot say (the generalized
     Warner's p with q = 1 - dont_know - p) gives ``build`` (x -> design) and
-    ``label`` (how the free entry reads).
+    ``label`` (how the free entry reads). A family with a closed form for the design
+    that spends a budget gives ``solve`` ((epsilon, semantics) -> (design, x), the
+    generalized Warner's Corollary 3.12), used instead of a numerical search.
     """
 
     parameters: Mapping[str, object]
@@ -254,6 +256,8 @@ class BudgetFamily:
     label: str | None = None
     build: Callable[[float], Design] | None = field(default=None, compare=False,
                                                        repr=False)
+    solve: Callable[[float, str], tuple[Design, float]] | None = field(
+        default=None, compare=False, repr=False)
 
 
 def has_free_entries(parameters: Mapping[str, object]) -> bool:

@@ -130,13 +130,20 @@ class GeneralizedWarner(Design):
                 raise ParameterError(
                     f"{key} is what the budget chooses for design 'generalized_warner' (with "
                     "p + q = 1 - dont_know); give dont_know instead of p and q")
-        d = 0.0 if dont_know is None else float(dont_know)
-        if not 0 <= d < 1:
-            raise ParameterError(f"dont_know ({d:g}) must be a probability below 1")
+        d = 0.0 if dont_know is None else _check_probability("dont_know", dont_know)
+        if d >= 1:
+            raise ParameterError(
+                f"dont_know ({dont_know}) must be below 1: someone must answer yes or no")
         answered = 1 - d
+
+        def solve(epsilon: float, semantics: str) -> tuple[GeneralizedWarner, float]:
+            design = (cls.for_walley_budget(epsilon=epsilon, dont_know=d)
+                      if semantics == "walley" else cls.optimal(epsilon=epsilon, dont_know=d))
+            return design, design.p
+
         return BudgetFamily(parameters, answered / 2, answered,
                             label="p (q = 1 - dont_know - p)",
-                            build=lambda value: cls(p=value, q=answered - value))
+                            build=lambda value: cls(p=value, q=answered - value), solve=solve)
 
     p: float
     q: float
