@@ -144,7 +144,8 @@ class FreeParameter:
     """The entries of a design's parameters that planning chooses; all take one value x.
 
     ``parameters`` are the design's parameters with ``None`` where x goes
-    (``{"p": [0.1667, None]}``: p[1] is free); x ranges over (low, high).
+    (``{"p": [0.1667, None]}``: p[2] is free; entries count from 1); x ranges over
+    (low, high).
     """
 
     model: str
@@ -154,13 +155,14 @@ class FreeParameter:
 
     @property
     def label(self) -> str:
-        """``p``, ``p[1]``, ``p[0] = p[1]``: the free entries, as the user would write them."""
+        """``p``, ``p[2]``, ``p[1] = p[2]``: the free entries, numbered from 1 as users
+        number groups."""
         names: list[str] = []
         for key, value in self.parameters.items():
             if value is None:
                 names.append(key)
             elif isinstance(value, list | tuple):
-                names += [f"{key}[{i}]" for i, v in enumerate(value) if v is None]
+                names += [f"{key}[{i}]" for i, v in enumerate(value, start=1) if v is None]
         return " = ".join(names)
 
     def build(self, value: float) -> RRDesign:
@@ -231,9 +233,9 @@ def free_parameter(name: str, parameters: Mapping[str, object] | None = None, *,
     innocuous share of the unrelated question) need the free entry marked.
 
     >>> free_parameter("sld", {"p": [0.1667, None]}).label
-    'p[1]'
+    'p[2]'
     >>> free_parameter("fr").label
-    'p[0] = p[1]'
+    'p[1] = p[2]'
     """
     cls = design_class(name)
     family = cls.budget_family(dict(parameters or {}), dont_know)
@@ -694,7 +696,7 @@ def plan_design(name: str, parameters: Mapping[str, object] | None = None, *,
     >>> plan = plan_design("sld", {"p": [0.1667, None]}, epsilon=2.0, nuisance={"t": 0.9},
     ...                    target_se=0.05, pi=0.3)
     >>> plan.free.label, round(plan.value, 4), plan.n, plan.precision.group_sizes
-    ('p[1]', 0.7389, 912, (456, 456))
+    ('p[2]', 0.7389, 912, (456, 456))
     """
     if n is not None and target_se is not None:
         raise ParameterError("give either n or target_se, not both")

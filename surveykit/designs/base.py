@@ -135,7 +135,7 @@ def check_probabilities(name: str, values: object, length: int | None = None) ->
             f"{name} ({list(items)!r}) must have {length} entries, not {len(items)}")
     if not items:
         raise ParameterError(f"{name} must not be empty")
-    return tuple(check_probability(f"{name}[{i}]", v) for i, v in enumerate(items))
+    return tuple(check_probability(f"{name}[{i}]", v) for i, v in enumerate(items, start=1))
 
 
 @dataclass(frozen=True)
@@ -242,7 +242,8 @@ class BudgetFamily:
     """The designs a privacy budget chooses among: one value x fills every free entry.
 
     ``parameters`` are the design's parameters with ``None`` where x goes
-    (``{"p": [0.1667, None]}``: p[2], group 2's, is free); x ranges over
+    (``{"p": [0.1667, None]}``: p[2], group 2's, is free: entries count from 1, as
+    users number groups); x ranges over
     (low, high). A family that ``None`` entries cannot say (the generalized
     Warner's p with q = 1 - dont_know - p) gives ``build`` (x -> design) and
     ``label`` (how the free entry reads). A family with a closed form for the design

@@ -1,12 +1,12 @@
 """Designs that mix the sensitive question with an innocuous one.
 
 * ``uqtknown`` (unrelated question, Greenberg et al. 1969; RRreg's
-  ``"UQTknown"``): with probability p[0] the respondent answers the sensitive
-  question, otherwise an innocuous question whose "yes" share p[1] is known
+  ``"UQTknown"``): with probability p[1] the respondent answers the sensitive
+  question, otherwise an innocuous question whose "yes" share p[2] is known
   ("Were you born in January to March?").
 * ``uqtunknown`` (RRreg's ``"UQTunknown"``): the same with the innocuous share
-  unknown; two groups answer the sensitive question with probabilities p[0]
-  and p[1], which identifies both prevalences. The innocuous share
+  unknown; two groups answer the sensitive question with probabilities p[1]
+  and p[2], which identifies both prevalences. The innocuous share
   ``pi_innocuous`` is a nuisance parameter estimated from the data.
 * ``crosswise`` (Yu, Tian and Tang 2008; RRreg's ``"Crosswise"``): "Are your
   answers to both questions the same (both yes or both no)?"; p is the
@@ -82,12 +82,12 @@ class UnrelatedQuestionKnown(DontKnowBranch, Design):
     """
 
     model: ClassVar[str] = "uqtknown"
-    summary: ClassVar[str] = ("answer the sensitive question (p[0]) or an innocuous one "
-                              "with known yes share p[1]")
+    summary: ClassVar[str] = ("answer the sensitive question (p[1]) or an innocuous one "
+                              "with known yes share p[2]")
     asks_innocuous: ClassVar[bool] = True
     population_parameters: ClassVar[frozenset[tuple[str, int | None]]] = frozenset({("p", 1)})
     budget_example: ClassVar[str | None] = (
-        "p=?,0.0833 (p[0] for the budget, p[1] the innocuous yes share)")
+        "p=?,0.0833 (p[1] for the budget, p[2] the innocuous yes share)")
 
     p: tuple[float, float]
     dont_know: float = 0.0
@@ -96,7 +96,7 @@ class UnrelatedQuestionKnown(DontKnowBranch, Design):
         p = check_probabilities("p", self.p, 2)
         if p[0] == 0:
             raise ParameterError(
-                f"p[0] ({p[0]:g}), the probability of answering the sensitive question, must "
+                f"p[1] ({p[0]:g}), the probability of answering the sensitive question, must "
                 "be above 0: otherwise the answers identify nothing")
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
@@ -129,10 +129,10 @@ class UnrelatedQuestionUnknown(DontKnowBranch, Design):
 
     model: ClassVar[str] = "uqtunknown"
     summary: ClassVar[str] = ("two groups answer the sensitive question with probabilities "
-                              "p[0], p[1], else an innocuous one")
+                              "p[1], p[2], else an innocuous one")
 
     asks_innocuous: ClassVar[bool] = True
-    budget_example: ClassVar[str | None] = "p=0.8,? (p[1] for the budget, given p[0])"
+    budget_example: ClassVar[str | None] = "p=0.8,? (p[2] for the budget, given p[1])"
 
     p: tuple[float, float]
     dont_know: float = 0.0

@@ -8,7 +8,7 @@
   with 1 - p - q. It is Warner's design (p / (p + q)) with the don't-know
   branch 1 - p - q.
 * ``kuk`` (Kuk 1990): two decks of cards; a respondent who has the trait draws
-  from deck 1 (a share p[0] of red cards), others from deck 2 (p[1]), and
+  from deck 1 (a share p[1] of red cards), others from deck 2 (p[2]), and
   reports the colour; with ``repetitions`` draws, the number of red cards.
   RRreg's ``"Kuk"`` with ``Kukrep``.
 
@@ -383,11 +383,11 @@ class Warner(DontKnowBranch, Design):
 class Kuk(DontKnowBranch, Design):
     """Kuk's (1990) card design, with ``repetitions`` draws and the optional "don't know" branch.
 
-    A respondent with the trait draws from deck 1 (share p[0] of red cards),
-    one without from deck 2 (share p[1]), puts the card back, repeats
+    A respondent with the trait draws from deck 1 (share p[1] of red cards),
+    one without from deck 2 (share p[2]), puts the card back, repeats
     ``repetitions`` times and reports the number of red cards: responses
-    "0", "1", ..., str(repetitions), Binomial(repetitions, p[0]) or
-    Binomial(repetitions, p[1]). With one draw the responses are "yes" (red)
+    "0", "1", ..., str(repetitions), Binomial(repetitions, p[1]) or
+    Binomial(repetitions, p[2]). With one draw the responses are "yes" (red)
     and "no" (black). Equal shares identify nothing and are refused.
 
     >>> Kuk(p=[0.7, 0.3], repetitions=2).answer_labels
@@ -395,7 +395,7 @@ class Kuk(DontKnowBranch, Design):
     """
 
     model: ClassVar[str] = "kuk"
-    summary: ClassVar[str] = ("two decks of cards (red shares p[0] for yes, p[1] for no), "
+    summary: ClassVar[str] = ("two decks of cards (red shares p[1] for yes, p[2] for no), "
                               "report the number of red cards")
     budget_example: ClassVar[str | None] = (
         "p=?,0.3 (deck 1's red share for the budget, given deck 2's)")
