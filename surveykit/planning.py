@@ -34,7 +34,12 @@ from typing import Literal
 
 import numpy as np
 
-from surveykit.designs.base import YES, has_free_entries, with_dont_know_parameter
+from surveykit.designs.base import (
+    YES,
+    has_free_entries,
+    mechanism_deprecated,
+    with_dont_know_parameter,
+)
 from surveykit.designs.base import Design as RRDesign
 from surveykit.designs.registry import design_class, make_design, parse_parameters
 from surveykit.errors import ParameterError
@@ -642,8 +647,7 @@ class Plan:
     @property
     def mechanism(self) -> RRDesign:
         """Deprecated: the plan's :attr:`design` (surveykit 0.1's name for it)."""
-        warnings.warn("Plan.mechanism is deprecated; use Plan.design", DeprecationWarning,
-                      stacklevel=2)
+        mechanism_deprecated("Plan.mechanism")
         return self.design
 
     def to_dict(self) -> dict:

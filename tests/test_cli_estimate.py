@@ -30,7 +30,7 @@ def test_json_output_has_the_documented_keys_and_the_library_numbers():
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert REQUIRED_KEYS <= set(data)
-    expected = estimate(yes=312, no=451, dont_know=237, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+    expected = estimate(yes=312, no=451, dont_know=237, design=GeneralizedWarner(p=0.6, q=0.2))
     assert data["pi_hat"] == expected.pi_hat
     assert data["se"] == expected.se
     assert (data["ci_low"], data["ci_high"]) == tuple(expected.confidence_interval())
@@ -139,7 +139,7 @@ def test_an_estimate_exactly_on_the_edge_is_0_or_1_with_no_warning(yes, no, dont
     assert f"pi_hat (Eq. 2)      {pi:.4f}" in text and "-0.0" not in text
     assert "above 1" not in text and "below 0" not in text
     result = estimate(yes=yes, no=no, dont_know=dont_know,
-                      mechanism=GeneralizedWarner(p=float(p), q=float(q)))
+                      design=GeneralizedWarner(p=float(p), q=float(q)))
     assert result.pi_hat == pi and not result.warnings
 
 
@@ -167,7 +167,7 @@ def test_estimate_runs_the_dont_know_check_as_the_report_does():
     assert data["dont_know_pvalue"] == pytest.approx(expected, rel=1e-9)
     assert data["dont_know_warning"].startswith('More "don\'t know" than designed')
     check = estimate(yes=400, no=300, dont_know=300,
-                     mechanism=GeneralizedWarner(p=0.6, q=0.2)).dont_know_check()
+                     design=GeneralizedWarner(p=0.6, q=0.2)).dont_know_check()
     assert check.pvalue == pytest.approx(expected, rel=1e-9) and check.warning
     # answers that follow the design: the check runs and stays quiet
     fine = json.loads(run(["estimate", "--yes", "500", "--no", "300", "--dont-know-count",

@@ -108,3 +108,13 @@ def test_design_plot_refuses_an_unknown_picture_format(tmp_path):
     assert result.exit_code == 2
     assert "must end in .png, .svg or .pdf" in result.stderr
     assert not (tmp_path / "design.gif").exists()
+
+
+def test_old_names_of_the_plan_still_work_with_a_deprecation_warning():
+    import surveykit.planning as planning
+
+    ours, _ = design_survey(epsilon=1.0, dont_know=0.2, n=100)
+    with pytest.warns(DeprecationWarning, match="Plan.mechanism"):
+        assert ours.mechanism is ours.design
+    with pytest.warns(DeprecationWarning, match="planning.Design is deprecated"):
+        assert planning.Design is planning.Plan

@@ -196,7 +196,7 @@ def _estimate_generalized_warner(ctx, params, count_texts, dont_know, dont_know_
             raise click.MissingParameter(ctx=ctx, param=_option(ctx, name))
     dont_know = dont_know_count
     result = estimate(yes=yes, no=no, dont_know=dont_know,
-                      mechanism=GeneralizedWarner(p=p, q=q))
+                      design=GeneralizedWarner(p=p, q=q))
     method = result.default_method() if method is None else method
     data = result.to_dict(level=level, method=method)
     if fmt == "json":
@@ -205,7 +205,7 @@ def _estimate_generalized_warner(ctx, params, count_texts, dont_know, dont_know_
     rows = [
         ("answers", f"yes {yes}, no {no}, don't know {dont_know} (n = {data['n']})"),
         ("mechanism", f"p = {p:g} truthful, q = {q:g} opposite, "
-                      f"{result.mechanism.dont_know:.4g} don't know"),
+                      f"{result.design.dont_know:.4g} don't know"),
         ("pi_hat (Eq. 2)", format_number(data["pi_hat"])),
         ("pi_mle on [0, 1]", format_number(data["pi_mle"])),
         ("standard error", format_number(data["se"])),

@@ -84,7 +84,7 @@ from surveykit.definition.covariates import (
     parse_models,
 )
 from surveykit.definition.profile import ImportProfile, parse_profile
-from surveykit.designs.base import Design, check_identifiable
+from surveykit.designs.base import Design, check_identifiable, mechanism_deprecated
 from surveykit.designs.registry import (
     ALIASES,
     PRESETS,
@@ -170,7 +170,8 @@ class Question:
 
     @property
     def mechanism(self) -> Design:
-        """The question's design (surveykit 0.1's name for it)."""
+        """Deprecated: the question's :attr:`design` (surveykit 0.1's name for it)."""
+        mechanism_deprecated("Question.mechanism")
         return self.design
 
     def answer_spellings(self) -> dict[str, str]:
@@ -209,7 +210,8 @@ class Survey:
 
     @property
     def mechanism(self) -> Design | None:
-        """The default design (surveykit 0.1's name for it)."""
+        """Deprecated: the default :attr:`design` (surveykit 0.1's name for it)."""
+        mechanism_deprecated("Survey.mechanism")
         return self.design
 
     def covariate(self, name: str) -> Covariate:
@@ -306,7 +308,7 @@ def parse_survey(text: str, source_name: str = "<survey>") -> Survey:
     ... id = "q1"
     ... text = "Have you ever cheated on an exam?"
     ... ''', "demo.toml")
-    >>> s.questions[0].mechanism.dont_know
+    >>> s.questions[0].design.dont_know
     0.2
     """
     if len(text) > MAX_FILE_BYTES:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -66,7 +67,9 @@ __all__ = [
     "check_identifiable",
     "check_probability",
     "describe_parameters",
+    "given_design",
     "has_free_entries",
+    "mechanism_deprecated",
     "with_dont_know_parameter",
 ]
 
@@ -259,6 +262,27 @@ class BudgetFamily:
                                                        repr=False)
     solve: Callable[[float, str], tuple[Design, float]] | None = field(
         default=None, compare=False, repr=False)
+
+
+def mechanism_deprecated(where: str, *, stacklevel: int = 3) -> None:
+    """Warn that ``where`` uses ``mechanism``, surveykit 0.1's second name for the design."""
+    warnings.warn(f"{where}: 'mechanism' is deprecated; use 'design' (the same object)",
+                  DeprecationWarning, stacklevel=stacklevel)
+
+
+def given_design(design: object, mechanism: object, where: str) -> object:
+    """``design``, or the deprecated ``mechanism`` keyword of ``where`` (with a
+    DeprecationWarning); never both.
+
+    >>> given_design("gw", None, "estimate()")
+    'gw'
+    """
+    if mechanism is None:
+        return design
+    if design is not None:
+        raise ParameterError("give design or mechanism, not both")
+    mechanism_deprecated(where, stacklevel=4)
+    return mechanism
 
 
 def has_free_entries(parameters: Mapping[str, object]) -> bool:

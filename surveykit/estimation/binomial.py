@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from surveykit.designs.base import YES, Design
+from surveykit.designs.base import YES, Design, given_design
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation.exact import inverse_moment
 from surveykit.validation import check_sample_size
@@ -284,11 +284,11 @@ def interval_arrays(*, yes, no, dont_know=0, design: Design | None = None,
     """Confidence limits for pi from many surveys at once (arrays of counts).
 
     ``yes`` and ``no`` count the design's two answers (for crosswise "same"
-    and "different"); ``mechanism`` is the old name of ``design``. Used by
+    and "different"); ``mechanism``, the old name of ``design``, is deprecated. Used by
     simulations and coverage studies; every survey must have yes + no > 0.
     Returns ``(low, high)`` arrays inside [0, 1].
     """
-    design = design if design is not None else mechanism
+    design = given_design(design, mechanism, "interval_arrays()")
     if design is None:
         raise ParameterError("interval_arrays needs the design")
     mapping = _require_map(design)
