@@ -368,6 +368,12 @@ class Design:
     #: nothing a budget could choose.
     budget_example: ClassVar[str | None] = None
 
+    def repeated_draw(self) -> tuple[tuple[Fraction, ...], int] | None:
+        """For a design whose respondents repeat one two-way draw and report how often one
+        side came up (Kuk's cards drawn r times): that side's chance per true state, and r.
+        Dice realize it as one die rolled r times. None for every other design."""
+        return None
+
     @classmethod
     def budget_family(cls, parameters: Mapping[str, object],
                       dont_know: float | None = None) -> BudgetFamily:

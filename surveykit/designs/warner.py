@@ -420,6 +420,17 @@ class Kuk(DontKnowBranch, Design):
         object.__setattr__(self, "repetitions", int(reps))
         object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
 
+    def repeated_draw(self) -> tuple[tuple[Fraction, ...], int] | None:
+        """The red share of each deck (per true state) and the number of draws, when
+        respondents draw more than once.
+
+        >>> Kuk(p=[0.7, 0.3], repetitions=2).repeated_draw()
+        ((Fraction(7, 10), Fraction(3, 10)), 2)
+        """
+        if self.repetitions == 1:
+            return None
+        return tuple(as_fraction(share) for share in self.p), self.repetitions
+
     def parameters(self) -> dict[str, object]:
         return {"p": list(self.p), "repetitions": self.repetitions, "dont_know": self.dont_know}
 
