@@ -20,11 +20,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import ClassVar
 
+import httpx
 import numpy as np
 import pytest
 from click.testing import CliRunner
 from field_clients import convert
 from openpyxl import load_workbook
+from web_support import serving
 
 from surveykit.cli import main
 from surveykit.designs import (
@@ -50,6 +52,8 @@ from surveykit.designs.base import (
     readonly,
 )
 from surveykit.errors import ParameterError
+from surveykit.store import open_engine
+from surveykit.web.app import create_app
 
 P, D, PI = 0.75, 0.1, 0.3
 RESPONDENTS = 600
@@ -180,6 +184,32 @@ def test_registered_toy_design_runs_through_add_generate_export_import_and_repor
                            "--dont-know", str(D), "--counts",
                            f"yes={yes},no={no},dont_know={dont_know}", "--format", "json"))
     assert typed["pi_hat"] == pytest.approx(pi_hat, abs=1e-9)
+
+
+def test_the_web_page_draws_the_toy_designs_instructions_with_their_probabilities(
+        toy, tmp_path):
+    """The survey page's browser draw: uniform 53-bit integers below each rule's threshold,
+    cumulative in the protocol's order (truthful 27/40, "no" 9/40, "don't know" 4/40)."""
+    db = f"sqlite:///{tmp_path / 'toy.db'}"
+    survey = tmp_path / "toy.toml"
+    survey.write_text(SURVEY, encoding="utf-8")
+    run("init", "--db", db)
+    run("survey", "add", str(survey), "--db", db)
+    engine = open_engine(db)
+    try:
+        with serving(create_app(engine, "toy")) as url, \
+                httpx.Client(base_url=url, timeout=30) as client:
+            page = client.get("/survey.json").json()
+    finally:
+        engine.dispose()
+    (question,) = page["questions"]
+    assert question["id"] == "fare_dodging"
+    (rules,) = question["rules"]
+    assert [rule["lines"] for rule in rules] == [
+        ["Answer truthfully."], ['Answer "No", whatever the truth is.'],
+        ["Answer \"don't know\", whatever the truth is."]]
+    cumulative = [P * (1 - D), (1 - D), 1.0]
+    assert [rule["below"] / 2**53 for rule in rules] == pytest.approx(cumulative, abs=2**-52)
 
 
 def test_toy_design_is_a_preset_only_while_registered(toy):
