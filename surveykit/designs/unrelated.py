@@ -56,7 +56,8 @@ from surveykit.designs.base import (
 )
 from surveykit.errors import ParameterError
 
-__all__ = ["Crosswise", "Triangular", "UnrelatedQuestionKnown", "UnrelatedQuestionUnknown"]
+__all__ = ["CombinedQuestion", "Crosswise", "Triangular", "UnrelatedQuestionKnown",
+           "UnrelatedQuestionUnknown"]
 
 _RESPONSES = (YES, NO, DONT_KNOW)
 
@@ -177,8 +178,33 @@ class UnrelatedQuestionUnknown(DontKnowBranch, Design):
             privacy_states=BINARY_STATES, state_parameters={})
 
 
+class CombinedQuestion:
+    """Designs that ask one combined question about the sensitive and an innocuous one, with
+    no randomizer (crosswise, triangular): the sheet words the question and its answers
+    (``{model}_instructions``, ``{model}_yes``, ``{model}_no``), the innocuous yes share p
+    is a fact about the population, and a budget chooses p in (0, ``budget_high``)."""
+
+    model: ClassVar[str]
+    asks_innocuous: ClassVar[bool] = True
+    population_parameters: ClassVar[frozenset[tuple[str, int | None]]] = frozenset(
+        {("p", None)})
+    combined_wording: ClassVar[Mapping[str, str]]
+    budget_high: ClassVar[float]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        model = cls.__dict__.get("model")
+        if model is not None:
+            cls.combined_wording = MappingProxyType({
+                "prompt": f"{model}_instructions", "yes": f"{model}_yes", "no": f"{model}_no"})
+
+    @classmethod
+    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
+        return one_free_entry(cls.model, parameters, "p", 0.0, cls.budget_high)
+
+
 @dataclass(frozen=True, kw_only=True)
-class Crosswise(DontKnowBranch, Design):
+class Crosswise(CombinedQuestion, DontKnowBranch, Design):
     """Crosswise model: "yes" means the answers to the sensitive and the innocuous question
     are the same; p is the innocuous question's yes share (p = 1/2 identifies nothing).
 
@@ -191,15 +217,7 @@ class Crosswise(DontKnowBranch, Design):
     model: ClassVar[str] = "crosswise"
     summary: ClassVar[str] = ("are your answers to the sensitive and an innocuous question "
                               "(yes share p) the same?")
-    asks_innocuous: ClassVar[bool] = True
-    combined_wording: ClassVar[Mapping[str, str]] = MappingProxyType({
-        "prompt": "crosswise_instructions", "yes": "crosswise_yes", "no": "crosswise_no"})
-    population_parameters: ClassVar[frozenset[tuple[str, int | None]]] = frozenset(
-        {("p", None)})
-
-    @classmethod
-    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
-        return one_free_entry(cls.model, parameters, "p", 0.0, 0.5)
+    budget_high: ClassVar[float] = 0.5
 
     p: float
     dont_know: float = 0.0
@@ -224,7 +242,7 @@ class Crosswise(DontKnowBranch, Design):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Triangular(DontKnowBranch, Design):
+class Triangular(CombinedQuestion, DontKnowBranch, Design):
     """Triangular model: "yes" means at least one of the sensitive and the innocuous
     question is answered yes; p is the innocuous yes share (p = 1 identifies nothing).
 
@@ -237,15 +255,7 @@ class Triangular(DontKnowBranch, Design):
     model: ClassVar[str] = "triangular"
     summary: ClassVar[str] = ("is the answer to the sensitive or an innocuous question "
                               "(yes share p) yes?")
-    asks_innocuous: ClassVar[bool] = True
-    combined_wording: ClassVar[Mapping[str, str]] = MappingProxyType({
-        "prompt": "triangular_instructions", "yes": "triangular_yes", "no": "triangular_no"})
-    population_parameters: ClassVar[frozenset[tuple[str, int | None]]] = frozenset(
-        {("p", None)})
-
-    @classmethod
-    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
-        return one_free_entry(cls.model, parameters, "p", 0.0, 1.0)
+    budget_high: ClassVar[float] = 1.0
 
     p: float
     dont_know: float = 0.0
