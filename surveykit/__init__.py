@@ -1,7 +1,7 @@
 """surveykit: randomized-response surveys, every design, with a "don't know" option.
 
 >>> from surveykit import GeneralizedWarner, estimate
->>> e = estimate(yes=30, no=50, dont_know=20, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+>>> e = estimate(yes=30, no=50, dont_know=20, design=GeneralizedWarner(p=0.6, q=0.2))
 >>> round(e.pi_mle, 3)
 0.25
 

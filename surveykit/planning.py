@@ -24,73 +24,37 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
-from surveykit.designs.base import YES
+from surveykit.designs.base import (
+    YES,
+    has_free_entries,
+    mechanism_deprecated,
+    with_dont_know_parameter,
+)
 from surveykit.designs.base import Design as RRDesign
 from surveykit.designs.registry import design_class, make_design, parse_parameters
-from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
 from surveykit.estimation import binomial
 from surveykit.estimation.likelihood import LikelihoodProblem, covariance
 from surveykit.validation import check_epsilon
 from surveykit.vocabulary import loss_fields
 
-__all__ = ["Design", "FreeParameter", "Plan", "Precision", "design_survey", "free_parameter",
+__all__ = ["FreeParameter", "Plan", "Precision", "design_survey", "free_parameter",
            "group_sizes", "parse_free_parameters", "plan_design", "precision",
            "smallest_sample_size", "solve_for_budget", "trade_off_curve"]
 
 Semantics = Literal["shafer", "walley"]
 # Sample sizes beyond this are not surveys; the search stops there.
 _MAX_N = 10**12
-
-
-@dataclass(frozen=True, kw_only=True)
-class Design:
-    """One design: a mechanism, its privacy losses and its precision at n respondents.
-
-    ``n`` and ``se`` are ``None`` when neither a sample size nor a target was given.
-    """
-
-    semantics: Semantics
-    budget: float
-    mechanism: GeneralizedWarner
-    pi: float
-    n: int | None
-    se: float | None
-    target_se: float | None
-
-    @property
-    def epsilon_shafer(self) -> float:
-        """ln(p/q), Def. 3.1."""
-        return self.mechanism.epsilon_shafer
-
-    @property
-    def epsilon_walley(self) -> float:
-        """ln((1 - q)/q), Def. 3.13."""
-        return self.mechanism.epsilon_walley
-
-    def to_dict(self) -> dict:
-        """Plain numbers for JSON (keys p, q, dont_know, epsilon_shafer, epsilon_walley, n, se)."""
-        return {
-            "semantics": self.semantics,
-            "budget": self.budget,
-            "p": self.mechanism.p,
-            "q": self.mechanism.q,
-            "dont_know": self.mechanism.dont_know,
-            **loss_fields("epsilon_shafer", self.epsilon_shafer),
-            **loss_fields("epsilon_walley", self.epsilon_walley),
-            "pi": self.pi,
-            "n": self.n,
-            "se": self.se,
-            "target_se": self.target_se,
-        }
 
 
 def standard_error(mechanism: RRDesign, *, n: int, pi: float) -> float:
@@ -106,6 +70,7 @@ def smallest_sample_size(mechanism: RRDesign, *, target_se: float, pi: float) ->
     doubling search followed by bisection finds the boundary; the answer is
     then checked on both sides.
 
+    >>> from surveykit.designs.warner import GeneralizedWarner
     >>> gw = GeneralizedWarner(p=0.6, q=0.2)
     >>> n = smallest_sample_size(gw, target_se=0.05, pi=0.5)
     >>> standard_error(gw, n=n, pi=0.5) <= 0.05 < standard_error(gw, n=n - 1, pi=0.5)
@@ -141,14 +106,17 @@ def design_survey(
     n: int | None = None,
     target_se: float | None = None,
     pi: float = 0.5,
-) -> tuple[Design, Design]:
-    """The generalized Warner design for a budget, and Warner's design at the same budget.
+) -> tuple[Plan, Plan]:
+    """The generalized Warner design for a budget, and Warner's design at the same budget:
+    two :func:`plan_design` plans, side by side (surveykit 0.1's ``surveykit design``).
 
     Give at most one of ``n`` (report the standard error there) and
     ``target_se`` (find the smallest n that reaches it; each design gets its own n).
+    Warner's design is the generalized Warner's with no "don't know"; its Shafer and
+    Walley losses are equal, ln(p / (1 - p)).
 
     >>> ours, warner = design_survey(epsilon=math.log(3), dont_know=0.2, n=1000)
-    >>> round(ours.mechanism.p, 4), round(ours.mechanism.q, 4)
+    >>> round(ours.design.p, 4), round(ours.design.q, 4)
     (0.6, 0.2)
     >>> ours.se > warner.se   # "don't know" costs precision at the same Shafer budget
     True
@@ -161,22 +129,13 @@ def design_survey(
         raise ParameterError(f"n ({n!r}) must be a whole number of respondents, at least 1")
     if not (isinstance(pi, int | float) and 0 <= pi <= 1):
         raise ParameterError(f"pi ({pi!r}) must be a prevalence between 0 and 1")
-    if semantics == "shafer":
-        mechanism = GeneralizedWarner.optimal(epsilon=epsilon, dont_know=dont_know)
-    else:
-        mechanism = GeneralizedWarner.for_walley_budget(epsilon=epsilon, dont_know=dont_know)
-    # Warner's mechanism has equal Shafer and Walley losses, ln(p / (1 - p)).
-    warner = GeneralizedWarner.optimal(epsilon=epsilon, dont_know=0.0)
-
-    def build(m: GeneralizedWarner) -> Design:
-        size = n
-        if target_se is not None:
-            size = smallest_sample_size(m, target_se=target_se, pi=pi)
-        se = standard_error(m, n=size, pi=pi) if size is not None else None
-        return Design(semantics=semantics, budget=float(epsilon), mechanism=m, pi=float(pi),
-                      n=size, se=se, target_se=target_se)
-
-    return build(mechanism), build(warner)
+    ours = plan_design("generalized_warner", epsilon=epsilon, semantics=semantics,
+                       dont_know=dont_know, pi=pi, n=n, target_se=target_se)
+    # Corollary 3.12 at d = 0 is Warner's design for either loss; the table shows it under
+    # the budget's semantics
+    warner = plan_design("generalized_warner", epsilon=epsilon, dont_know=0.0, pi=pi, n=n,
+                         target_se=target_se)
+    return ours, dataclasses.replace(warner, semantics=semantics)
 
 
 # -- any design --------------------------------------------------------------------------------
@@ -191,7 +150,8 @@ class FreeParameter:
     """The entries of a design's parameters that planning chooses; all take one value x.
 
     ``parameters`` are the design's parameters with ``None`` where x goes
-    (``{"p": [0.1667, None]}``: p[1] is free); x ranges over (low, high).
+    (``{"p": [0.1667, None]}``: p[2] is free; entries count from 1); x ranges over
+    (low, high).
     """
 
     model: str
@@ -201,13 +161,14 @@ class FreeParameter:
 
     @property
     def label(self) -> str:
-        """``p``, ``p[1]``, ``p[0] = p[1]``: the free entries, as the user would write them."""
+        """``p``, ``p[2]``, ``p[1] = p[2]``: the free entries, numbered from 1 as users
+        number groups."""
         names: list[str] = []
         for key, value in self.parameters.items():
             if value is None:
                 names.append(key)
             elif isinstance(value, list | tuple):
-                names += [f"{key}[{i}]" for i, v in enumerate(value) if v is None]
+                names += [f"{key}[{i}]" for i, v in enumerate(value, start=1) if v is None]
         return " = ".join(names)
 
     def build(self, value: float) -> RRDesign:
@@ -223,17 +184,24 @@ class FreeParameter:
 
 
 @dataclass(frozen=True)
-class AnswerRateFamily(FreeParameter):
-    """The generalized Warner designs with p + q = 1 - dont_know (Corollary 3.12's family)."""
+class BuiltFamily(FreeParameter):
+    """A family whose designs the design class builds from x itself
+    (:attr:`~surveykit.designs.base.BudgetFamily.build`: the generalized Warner designs with
+    p + q = 1 - dont_know, Corollary 3.12's family)."""
 
-    answered: float = 1.0
+    family_label: str = ""
+    builder: Callable[[float], RRDesign] | None = field(default=None, compare=False,
+                                                        repr=False)
+    solver: Callable[[float, str], tuple[RRDesign, float]] | None = field(
+        default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
-        return "p (q = 1 - dont_know - p)"
+        return self.family_label or super().label
 
     def build(self, value: float) -> RRDesign:
-        return GeneralizedWarner(p=value, q=self.answered - value)
+        assert self.builder is not None
+        return self.builder(value)
 
 
 def parse_free_parameters(name: str, texts: Mapping[str, str]) -> dict[str, object]:
@@ -258,11 +226,6 @@ def parse_free_parameters(name: str, texts: Mapping[str, str]) -> dict[str, obje
     return {key: out[key] for key in texts}
 
 
-def _has_free(parameters: Mapping[str, object]) -> bool:
-    return any(v is None or (isinstance(v, list | tuple) and any(i is None for i in v))
-               for v in parameters.values())
-
-
 def free_parameter(name: str, parameters: Mapping[str, object] | None = None, *,
                    dont_know: float | None = None) -> FreeParameter:
     """What planning chooses for a budget: the entries marked ``None``, else the design's
@@ -276,75 +239,17 @@ def free_parameter(name: str, parameters: Mapping[str, object] | None = None, *,
     innocuous share of the unrelated question) need the free entry marked.
 
     >>> free_parameter("sld", {"p": [0.1667, None]}).label
-    'p[1]'
+    'p[2]'
     >>> free_parameter("fr").label
-    'p[0] = p[1]'
+    'p[1] = p[2]'
     """
-    model = design_class(name).model
-    parameters = dict(parameters or {})
-    if model != "generalized_warner":
-        parameters = _with_dont_know(parameters, dont_know)
-    elif dont_know is not None and _has_free(parameters):
-        raise ParameterError("design 'generalized_warner' has no dont_know parameter: its "
-                             "don't-know probability is 1 - p - q")
-    if _has_free(parameters):
-        return FreeParameter(model, parameters, 0.0, 1.0)
-    chosen = {"warner": ("p", 0.5, 1.0), "crosswise": ("p", 0.0, 0.5),
-              "triangular": ("p", 0.0, 1.0), "mangat": ("p", 0.0, 1.0),
-              "grr": ("p", 0.0, 1.0)}
-    if model == "generalized_warner":
-        for key in ("p", "q"):
-            if key in parameters:
-                raise ParameterError(
-                    f"{key} is what the budget chooses for design 'generalized_warner' (with "
-                    "p + q = 1 - dont_know); give dont_know instead of p and q")
-        d = 0.0 if dont_know is None else float(dont_know)
-        if not 0 <= d < 1:
-            raise ParameterError(f"dont_know ({d:g}) must be a probability below 1")
-        return AnswerRateFamily(model, {}, (1 - d) / 2, 1 - d, answered=1 - d)
-    if model == "fr":
-        if "p" in parameters:
-            raise ParameterError(
-                "p is what the budget chooses for design 'fr' (equal forced-answer "
-                "probabilities); drop --param p, or mark the entries to solve for with ?, "
-                "e.g. p=?,0.1")
-        count = len(parameters.get("categories") or ()) or 2
-        return FreeParameter(model, {**parameters, "p": [None] * count}, 0.0, 1.0 / count)
-    if model in chosen:
-        key, low, high = chosen[model]
-        if key in parameters:
-            raise ParameterError(
-                f"{key} is what the budget chooses for design {model!r}; drop --param {key} "
-                "(or drop --epsilon to evaluate the design as given)")
-        if model == "grr" and "epsilon" in parameters:
-            raise ParameterError("design 'grr': give the budget as --epsilon, not as a "
-                                 "parameter, when planning")
-        return FreeParameter(model, {**parameters, key: None}, low, high)
-    examples = {"uqtknown": "p=?,0.0833 (p[0] for the budget, p[1] the innocuous yes share)",
-                "kuk": "p=?,0.3 (deck 1's red share for the budget, given deck 2's)",
-                "uqtunknown": "p=0.8,? (p[1] for the budget, given p[0])",
-                "sld": "p=0.1667,? (p[1] for the budget, given p[0])",
-                "cdm": "p=0.3,? (p[1] for the budget, given p[0])",
-                "cdmsym": "p=0.2,0.1,?,? (group 2's forced answers, given group 1's)"}
-    if model in examples:
-        raise ParameterError(
-            f"design {model!r} has no single free parameter: mark the entries to solve for "
-            f"with ?, e.g. --param {examples[model]}")
-    raise ParameterError(
-        f"design {model!r} has no parameter to solve for a budget; drop --epsilon to see "
-        "its privacy loss and precision as given")
-
-
-def _with_dont_know(parameters: Mapping[str, object], dont_know: float | None
-                    ) -> dict[str, object]:
-    """The parameters with ``dont_know`` added (it may be given once, either way)."""
-    out = dict(parameters)
-    if dont_know is not None:
-        if "dont_know" in out:
-            raise ParameterError(f"dont_know is given twice ({dont_know:g} and "
-                                 f"{out['dont_know']:g}); give it once")
-        out["dont_know"] = dont_know
-    return out
+    cls = design_class(name)
+    family = cls.budget_family(dict(parameters or {}), dont_know)
+    if family.build is not None:
+        return BuiltFamily(cls.model, family.parameters, family.low, family.high,
+                           family_label=family.label or "", builder=family.build,
+                           solver=family.solve)
+    return FreeParameter(cls.model, family.parameters, family.low, family.high)
 
 
 def _loss(design: RRDesign, semantics: str, nuisance: Mapping[str, float] | None) -> float:
@@ -375,9 +280,12 @@ def solve_for_budget(free: FreeParameter, *, epsilon: float, semantics: str = "s
     >>> round(p, 12), round(design.epsilon_shafer, 12)   # p / (1 - p) = 3
     (0.75, 1.098612288668)
     """
-    epsilon = check_epsilon(epsilon)
     if semantics not in ("shafer", "walley"):
         raise ParameterError(f"semantics ({semantics!r}) must be 'shafer' or 'walley'")
+    solver = getattr(free, "solver", None)
+    if solver is not None:  # the family's closed form (the generalized Warner's Cor. 3.12)
+        return solver(epsilon, semantics)
+    epsilon = check_epsilon(epsilon)
     errors: list[ParameterError] = []
 
     def loss_at(x: float) -> float | None:
@@ -727,6 +635,22 @@ class Plan:
         """The standard error at n (None without --n or a target)."""
         return None if self.precision is None else self.precision.se
 
+    @property
+    def epsilon_shafer(self) -> float:
+        """The design's Shafer privacy loss (Def. 3.1), worst case over nuisance ranges."""
+        return self.losses["shafer"]
+
+    @property
+    def epsilon_walley(self) -> float:
+        """The design's Walley privacy loss (Def. 3.13), worst case over nuisance ranges."""
+        return self.losses["walley"]
+
+    @property
+    def mechanism(self) -> RRDesign:
+        """Deprecated: the plan's :attr:`design` (surveykit 0.1's name for it)."""
+        mechanism_deprecated("Plan.mechanism")
+        return self.design
+
     def to_dict(self) -> dict:
         """Plain numbers for JSON; an infinite loss is ``"inf"`` with ``..._finite`` false
         (:func:`surveykit.vocabulary.loss_fields`)."""
@@ -775,7 +699,7 @@ def plan_design(name: str, parameters: Mapping[str, object] | None = None, *,
     >>> plan = plan_design("sld", {"p": [0.1667, None]}, epsilon=2.0, nuisance={"t": 0.9},
     ...                    target_se=0.05, pi=0.3)
     >>> plan.free.label, round(plan.value, 4), plan.n, plan.precision.group_sizes
-    ('p[1]', 0.7389, 912, (456, 456))
+    ('p[2]', 0.7389, 912, (456, 456))
     """
     if n is not None and target_se is not None:
         raise ParameterError("give either n or target_se, not both")
@@ -797,9 +721,9 @@ def plan_design(name: str, parameters: Mapping[str, object] | None = None, *,
         design, value = solve_for_budget(free, epsilon=epsilon, semantics=semantics,
                                          nuisance=nuisance, rank=rank)
     else:
-        if _has_free(parameters):
+        if has_free_entries(parameters):
             raise ParameterError("entries marked ? are solved for a budget: give --epsilon")
-        design = make_design(name, **_with_dont_know(parameters, dont_know))
+        design = make_design(name, **with_dont_know_parameter(parameters, dont_know))
     values = nuisance_values(design, nuisance)
     at = {p.name: values[p.name] for p in design.nuisance}
     losses = {"shafer": design.epsilon_shafer, "walley": design.epsilon_walley}
@@ -855,3 +779,13 @@ def trade_off_curve(plan: Plan, *, n: int, points: int = 80
     branches = [rows[: turn + 1], rows[turn:]]
     return [(np.array([r[1] for r in b]), np.array([r[2] for r in b]))
             for b in branches if len(b) > 1]
+
+
+def __getattr__(name: str) -> object:
+    # planning.Design was surveykit 0.1's plan of the generalized Warner design; it is a Plan
+    # now (a Design is what surveykit.designs builds)
+    if name == "Design":
+        warnings.warn("surveykit.planning.Design is deprecated; use surveykit.planning.Plan",
+                      DeprecationWarning, stacklevel=2)
+        return Plan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,8 @@ REQUIRED_KEYS = {
     "n", "yes", "no", "dont_know", "p", "q", "pi_hat", "pi_mle", "variance", "se",
     "ci_low", "ci_high", "ci_level", "ci_method", "epsilon_shafer", "epsilon_walley",
 }
-ARGS = ["estimate", "--yes", "312", "--no", "451", "--dont-know", "237", "--p", "0.6", "--q", "0.2"]
+ARGS = ["estimate", "--yes", "312", "--no", "451", "--dont-know-count", "237", "--p", "0.6",
+        "--q", "0.2"]
 
 
 def run(args):
@@ -28,7 +29,7 @@ def test_json_output_has_the_documented_keys_and_the_library_numbers():
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert REQUIRED_KEYS <= set(data)
-    expected = estimate(yes=312, no=451, dont_know=237, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+    expected = estimate(yes=312, no=451, dont_know=237, design=GeneralizedWarner(p=0.6, q=0.2))
     assert data["pi_hat"] == expected.pi_hat
     assert data["se"] == expected.se
     assert (data["ci_low"], data["ci_high"]) == tuple(expected.confidence_interval())
@@ -44,7 +45,8 @@ def test_text_output_fits_an_80_column_terminal():
 
 
 def test_no_protection_prints_inf_and_json_inf_not_null():
-    args = ["estimate", "--yes", "5", "--no", "5", "--dont-know", "0", "--p", "1", "--q", "0"]
+    args = ["estimate", "--yes", "5", "--no", "5", "--dont-know-count", "0", "--p", "1",
+            "--q", "0"]
     assert "Shafer inf, Walley inf" in run(args).stdout
     data = json.loads(run([*args, "--format", "json"]).stdout)
     assert (data["epsilon_shafer"], data["epsilon_shafer_finite"]) == ("inf", False)
@@ -126,8 +128,8 @@ def test_an_estimate_exactly_on_the_edge_is_0_or_1_with_no_warning(yes, no, dont
                                                                     pi):
     # pi_hat in exact arithmetic is 0 or 1; floating point printed -0.0000 or gave
     # 1.0000000000000002 and the warning "above 1"
-    args = ["estimate", "--yes", str(yes), "--no", str(no), "--dont-know", str(dont_know),
-            "--p", p, "--q", q]
+    args = ["estimate", "--yes", str(yes), "--no", str(no), "--dont-know-count",
+            str(dont_know), "--p", p, "--q", q]
     data = json.loads(run([*args, "--format", "json"]).stdout)
     assert data["pi_hat"] == pi and data["pi_mle"] == pi
     assert math.copysign(1.0, data["pi_hat"]) == 1.0
@@ -137,7 +139,7 @@ def test_an_estimate_exactly_on_the_edge_is_0_or_1_with_no_warning(yes, no, dont
     assert f"pi_hat (Eq. 2)      {pi:.4f}" in text and "-0.0" not in text
     assert "above 1" not in text and "below 0" not in text
     result = estimate(yes=yes, no=no, dont_know=dont_know,
-                      mechanism=GeneralizedWarner(p=float(p), q=float(q)))
+                      design=GeneralizedWarner(p=float(p), q=float(q)))
     assert result.pi_hat == pi and not result.warnings
 
 
@@ -154,8 +156,8 @@ def test_30_of_100_under_warner_07_is_zero_not_minus_zero():
 def test_estimate_runs_the_dont_know_check_as_the_report_does():
     # 300 "don't know" of 1,000 where the design asks for 20%: the exact binomial test
     # (scipy.stats.binomtest, two-sided) gives p = 5.6e-14, so estimate warns
-    args = ["estimate", "--yes", "400", "--no", "300", "--dont-know", "300", "--p", "0.6",
-            "--q", "0.2"]
+    args = ["estimate", "--yes", "400", "--no", "300", "--dont-know-count", "300", "--p",
+            "0.6", "--q", "0.2"]
     expected = binomtest(300, 1000, 0.2).pvalue
     text = " ".join(run(args).stdout.split())
     assert "don't know 30.0% observed, 20.0% designed (exact binomial test" in text
@@ -165,9 +167,26 @@ def test_estimate_runs_the_dont_know_check_as_the_report_does():
     assert data["dont_know_pvalue"] == pytest.approx(expected, rel=1e-9)
     assert data["dont_know_warning"].startswith('More "don\'t know" than designed')
     check = estimate(yes=400, no=300, dont_know=300,
-                     mechanism=GeneralizedWarner(p=0.6, q=0.2)).dont_know_check()
+                     design=GeneralizedWarner(p=0.6, q=0.2)).dont_know_check()
     assert check.pvalue == pytest.approx(expected, rel=1e-9) and check.warning
     # answers that follow the design: the check runs and stays quiet
-    fine = json.loads(run(["estimate", "--yes", "500", "--no", "300", "--dont-know", "200",
-                           "--p", "0.6", "--q", "0.2", "--format", "json"]).stdout)
+    fine = json.loads(run(["estimate", "--yes", "500", "--no", "300", "--dont-know-count",
+                           "200", "--p", "0.6", "--q", "0.2", "--format", "json"]).stdout)
     assert fine["dont_know_pvalue"] > 0.01 and fine["dont_know_warning"] is None
+
+
+def test_dont_know_as_the_count_of_the_0_1_form_still_works_with_a_note():
+    """--dont-know is a probability in every command; surveykit 0.1's `--dont-know N` (a count,
+    in the form without --design) still gives the same output, and says so on stderr."""
+    old = [*ARGS[:5], "--dont-know", "237", *ARGS[7:]]
+    assert ARGS[5:7] == ["--dont-know-count", "237"]
+    result = CliRunner().invoke(main, old)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == run(ARGS).stdout
+    assert result.stderr == ("Note: --dont-know 237 as the count of \"don't know\" answers is "
+                             "deprecated (--dont-know is a probability); use --dont-know-count "
+                             "237\n")
+    both = CliRunner().invoke(main, [*ARGS, "--dont-know", "0.2"])
+    assert both.exit_code == 2
+    assert "the 0.1 form takes the count of \"don't know\" answers as --dont-know-count" \
+        in both.stderr

@@ -104,8 +104,8 @@ def test_dont_know_with_design_is_the_designed_probability():
 
 
 def test_generalized_warner_by_name_gives_the_old_forms_json():
-    old = run_json(["estimate", "--yes", "312", "--no", "451", "--dont-know", "237", "--p",
-                    "0.6", "--q", "0.2"])
+    old = run_json(["estimate", "--yes", "312", "--no", "451", "--dont-know-count", "237",
+                    "--p", "0.6", "--q", "0.2"])
     new = run_json(["estimate", "--design", "generalized_warner", "--param", "p=0.6",
                     "--param", "q=0.2", "--counts", "yes=312,no=451,dont_know=237"])
     assert new == old
@@ -175,7 +175,7 @@ def test_help_lists_every_design_with_its_summary_within_80_columns():
     for name, cls in PRESETS.items():
         line = next(line for line in listing.splitlines() if line.split()[:1] == [name])
         assert cls.summary.split()[0] in line
-    assert "--dont-know means two things" in text
+    assert "--dont-know is a probability, as in every command" in text
     assert "sld: stochastic_lie_detector" in text
 
 
@@ -255,8 +255,8 @@ def test_help_lists_every_design_with_its_summary_within_80_columns():
          "KEY=VALUE (see 'surveykit estimate --help')"),
         (["--counts", "yes=3"],
          "Error: --param and --counts need --design NAME (see 'surveykit estimate --help')"),
-        (["--yes", "3", "--no", "4", "--dont-know", "0.5", "--p", "0.6", "--q", "0.2"],
-         "Error: Invalid value for '--dont-know': '0.5' is not a valid integer. "
+        (["--yes", "3", "--no", "4", "--dont-know-count", "0.5", "--p", "0.6", "--q", "0.2"],
+         "Error: Invalid value for '--dont-know-count': '0.5' is not a valid integer. "
          "(see 'surveykit estimate --help')"),
     ],
 )

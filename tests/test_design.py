@@ -19,9 +19,9 @@ def test_sample_size_is_the_smallest_that_meets_the_target(epsilon, dont_know, t
     ours, warner = design_survey(epsilon=epsilon, dont_know=dont_know, target_se=target, pi=pi)
     for design in (ours, warner):
         n = design.n
-        assert standard_error(design.mechanism, n=n, pi=pi) <= target
+        assert standard_error(design.design, n=n, pi=pi) <= target
         if n > 1:
-            assert standard_error(design.mechanism, n=n - 1, pi=pi) > target
+            assert standard_error(design.design, n=n - 1, pi=pi) > target
     assert ours.n >= warner.n  # don't know never buys precision at a fixed Shafer budget
 
 
@@ -30,9 +30,9 @@ def test_design_spends_exactly_the_budget_in_its_semantics(semantics):
     ours, warner = design_survey(epsilon=1.2, dont_know=0.25, semantics=semantics, n=400)
     spent = ours.epsilon_shafer if semantics == "shafer" else ours.epsilon_walley
     assert spent == pytest.approx(1.2, rel=1e-12)
-    assert ours.mechanism.dont_know == pytest.approx(0.25, abs=1e-12)
+    assert ours.design.dont_know == pytest.approx(0.25, abs=1e-12)
     assert warner.epsilon_shafer == pytest.approx(1.2, rel=1e-12)
-    assert warner.mechanism.dont_know == 0.0
+    assert warner.design.dont_know == 0.0
 
 
 @pytest.mark.parametrize(("epsilon", "dont_know", "n", "pi"),
@@ -40,7 +40,7 @@ def test_design_spends_exactly_the_budget_in_its_semantics(semantics):
 def test_design_standard_error_matches_a_seeded_simulation(epsilon, dont_know, n, pi):
     """40,000 simulated surveys; the SD of pi_hat given N1+N2 > 0 agrees within 4 SE."""
     ours, _ = design_survey(epsilon=epsilon, dont_know=dont_know, n=n, pi=pi)
-    gw = ours.mechanism
+    gw = ours.design
     rng = np.random.default_rng(5)
     counts = rng.multinomial(n, gw.probabilities(pi), size=40_000)
     m = counts[:, 0] + counts[:, 1]
@@ -58,7 +58,7 @@ def test_design_refuses_contradictory_or_impossible_requests():
     with pytest.raises(ParameterError, match="dont_know .* is too large for a Walley budget"):
         design_survey(epsilon=0.3, dont_know=0.5, semantics="walley", n=10)
     with pytest.raises(ParameterError, match="needs more than"):
-        smallest_sample_size(design_survey(epsilon=0.01)[0].mechanism, target_se=1e-7, pi=0.5)
+        smallest_sample_size(design_survey(epsilon=0.01)[0].design, target_se=1e-7, pi=0.5)
 
 
 def test_cli_json_has_the_documented_keys():
@@ -108,3 +108,13 @@ def test_design_plot_refuses_an_unknown_picture_format(tmp_path):
     assert result.exit_code == 2
     assert "must end in .png, .svg or .pdf" in result.stderr
     assert not (tmp_path / "design.gif").exists()
+
+
+def test_old_names_of_the_plan_still_work_with_a_deprecation_warning():
+    import surveykit.planning as planning
+
+    ours, _ = design_survey(epsilon=1.0, dont_know=0.2, n=100)
+    with pytest.warns(DeprecationWarning, match="Plan.mechanism"):
+        assert ours.mechanism is ours.design
+    with pytest.warns(DeprecationWarning, match="planning.Design is deprecated"):
+        assert planning.Design is planning.Plan

@@ -50,7 +50,7 @@ BAD_DESIGNS = [
     (lambda: Warner(p=-0.1), "p (-0.1) must be a probability between 0 and 1"),
     (lambda: Warner(p=float("nan")), "p (nan) must be a probability between 0 and 1"),
     (lambda: Warner(p="0.7"), "p ('0.7') must be a number between 0 and 1"),
-    (lambda: Kuk(p=[0.3, 1.3]), "p[1] (1.3) must be a probability between 0 and 1"),
+    (lambda: Kuk(p=[0.3, 1.3]), "p[2] (1.3) must be a probability between 0 and 1"),
     (lambda: Warner(p=0.7, dont_know=1.5),
      "dont_know (1.5) must be a probability between 0 and 1"),
     (lambda: Warner(p=0.7, dont_know=1),
@@ -97,7 +97,7 @@ BAD_DESIGNS = [
     (lambda: Mangat(p=0),
      "p (0) must be above 0: with p = 0 everybody answers yes and the answers identify nothing"),
     (lambda: UnrelatedQuestionKnown(p=[0, 0.3]),
-     "p[0] (0), the probability of answering the sensitive question, must be above 0: "
+     "p[1] (0), the probability of answering the sensitive question, must be above 0: "
      "otherwise the answers identify nothing"),
     (lambda: GeneralizedRandomizedResponse(p=0.3, k=3),
      "p (0.3) must be above 1/k = 0.3333: otherwise the true category is reported no more "

@@ -370,8 +370,8 @@ CASES += [
     Case("demo: --dir not empty", ("demo", "--dir", "."), 2,
          r"^Error: --dir '.' is not empty: the demo needs a fresh folder"),
     # usage: exit 2
-    Case("estimate: p out of range", ("estimate", "--yes", "3", "--no", "4", "--dont-know",
-                                      "1", "--p", "1.5", "--q", "0.2"), 2,
+    Case("estimate: p out of range", ("estimate", "--yes", "3", "--no", "4",
+                                      "--dont-know-count", "1", "--p", "1.5", "--q", "0.2"), 2,
          r"^Error: p \(1.5\)"),
     Case("estimate: a count that is no number", ("estimate", "--design", "warner", "--param",
                                                  "p=0.7", "--counts", "yes=x"), 2,

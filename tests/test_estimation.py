@@ -109,7 +109,7 @@ def test_warner_case_gives_warners_variance(p, pi, method):
 def test_warner_case_gives_warners_estimator(yes):
     """Example 3.7 (corrected, docs/errata.md item 5): pi_hat = (p-1)/(2p-1) + n1/((2p-1) n)."""
     p, n = 0.7, 137
-    e = estimate(yes=yes, no=n - yes, dont_know=0, mechanism=Warner(p=p))
+    e = estimate(yes=yes, no=n - yes, dont_know=0, design=Warner(p=p))
     assert e.pi_hat == pytest.approx((p - 1) / (2 * p - 1) + yes / ((2 * p - 1) * n), abs=1e-12)
 
 
@@ -143,7 +143,7 @@ def test_conditional_variance_refuses_bad_n(n, message):
 
 
 def test_estimate_is_a_frozen_result_with_a_readable_repr():
-    e = estimate(yes=30, no=50, dont_know=20, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+    e = estimate(yes=30, no=50, dont_know=20, design=GeneralizedWarner(p=0.6, q=0.2))
     assert (e.n, e.yes, e.no, e.dont_know) == (100, 30, 50, 20)
     assert e.pi_hat == pytest.approx((50 * 0.2 - 30 * 0.6) / (80 * (0.2 - 0.6)))
     assert e.se == pytest.approx(math.sqrt(e.variance))
@@ -154,7 +154,7 @@ def test_estimate_is_a_frozen_result_with_a_readable_repr():
 
 def test_estimate_outside_the_unit_interval_is_clipped_for_the_mle_only():
     # 19 of 100 say yes; even pi = 0 predicts 22 in expectation
-    e = estimate(yes=19, no=81, dont_know=0, mechanism=GeneralizedWarner(p=0.7, q=0.2))
+    e = estimate(yes=19, no=81, dont_know=0, design=GeneralizedWarner(p=0.7, q=0.2))
     assert e.pi_hat < 0
     assert e.pi_mle == 0.0
     assert e.variance == pytest.approx(
@@ -168,7 +168,7 @@ def test_pi_mle_maximizes_the_likelihood_on_the_unit_interval():
     gw = GeneralizedWarner(p=0.55, q=0.25)
     grid = np.linspace(0, 1, 20001)
     for yes, no in [(40, 20), (20, 40), (5, 60), (60, 5), (33, 34)]:
-        e = estimate(yes=yes, no=no, dont_know=7, mechanism=gw)
+        e = estimate(yes=yes, no=no, dont_know=7, design=gw)
         q1, q2, _ = gw.probabilities(grid)
         loglik = yes * np.log(q1) + no * np.log(q2)
         assert e.pi_mle == pytest.approx(grid[np.argmax(loglik)], abs=1e-4)
@@ -188,25 +188,25 @@ def test_pi_mle_maximizes_the_likelihood_on_the_unit_interval():
 )
 def test_estimate_refuses_bad_counts(counts, error, message):
     with pytest.raises(error, match=message):
-        estimate(**counts, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+        estimate(**counts, design=GeneralizedWarner(p=0.6, q=0.2))
 
 
 def test_estimate_needs_a_generalized_warner_mechanism():
     with pytest.raises(ParameterError, match="design .* must be a design, e.g. GeneralizedWarner"):
-        estimate(yes=1, no=2, dont_know=0, mechanism=(0.6, 0.2))  # type: ignore[arg-type]
+        estimate(yes=1, no=2, dont_know=0, design=(0.6, 0.2))  # type: ignore[arg-type]
 
 
 def test_estimate_from_labels_counts_like_bincount():
     gw = GeneralizedWarner(p=0.6, q=0.2)
     labels = np.random.default_rng(3).choice(["yes", "no", "dont_know"], size=1000)
-    e = estimate_from_labels(labels, mechanism=gw)
+    e = estimate_from_labels(labels, design=gw)
     assert (e.yes, e.no, e.dont_know) == tuple(int((labels == k).sum()) for k in
                                                 ("yes", "no", "dont_know"))
     codes = np.select([labels == "yes", labels == "no"], [0, 1], 2)
-    assert estimate_from_labels(codes, mechanism=gw) == e
+    assert estimate_from_labels(codes, design=gw) == e
     with pytest.raises(ParameterError, match="label 'maybe' is not an answer of design "
                                              "'generalized_warner'; its answers are yes, no"):
-        estimate_from_labels(["yes", "maybe"], mechanism=gw)
+        estimate_from_labels(["yes", "maybe"], design=gw)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int64])
@@ -234,7 +234,7 @@ def test_estimate_from_codes_and_groups_counts_every_cell(dtype):
 def test_every_interval_is_a_named_tuple_inside_the_unit_interval(method):
     gw = GeneralizedWarner(p=0.6, q=0.2)
     for yes, no in [(0, 40), (40, 0), (13, 27), (1, 1)]:
-        e = estimate(yes=yes, no=no, dont_know=5, mechanism=gw)
+        e = estimate(yes=yes, no=no, dont_know=5, design=gw)
         ci = e.confidence_interval(0.95, method)
         assert isinstance(ci, ConfidenceInterval)
         assert 0.0 <= ci.low <= ci.high <= 1.0
@@ -246,7 +246,7 @@ def test_every_interval_is_a_named_tuple_inside_the_unit_interval(method):
 
 def test_likelihood_ratio_limits_sit_on_the_chi_square_cutoff():
     gw = GeneralizedWarner(p=0.6, q=0.2)
-    e = estimate(yes=30, no=50, dont_know=20, mechanism=gw)
+    e = estimate(yes=30, no=50, dont_know=20, design=gw)
     low, high = e.confidence_interval(0.95, "likelihood-ratio")
 
     def loglik(pi):
@@ -259,7 +259,7 @@ def test_likelihood_ratio_limits_sit_on_the_chi_square_cutoff():
 
 
 def test_interval_arguments_are_checked():
-    e = estimate(yes=30, no=50, dont_know=20, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+    e = estimate(yes=30, no=50, dont_know=20, design=GeneralizedWarner(p=0.6, q=0.2))
     with pytest.raises(ParameterError, match=r"level \(95\.0\) must be strictly between 0 and 1"):
         e.confidence_interval(95)
     with pytest.raises(ParameterError, match="method .'bootstrap'. must be one of"):
@@ -280,7 +280,7 @@ def _simulated_coverage(p, q, pi, n, method, reps, seed):
     counts = rng.multinomial(n, gw.probabilities(pi), size=reps)
     counts = counts[counts[:, 0] + counts[:, 1] > 0]
     low, high = interval_arrays(yes=counts[:, 0], no=counts[:, 1], dont_know=counts[:, 2],
-                                mechanism=gw, method=method)
+                                design=gw, method=method)
     return float(np.mean((low <= pi) & (pi <= high)))
 
 
@@ -294,7 +294,7 @@ def _exact_coverage(p, q, pi, n, method):
         if weight < 1e-15:
             continue
         yes = np.arange(m + 1)
-        low, high = interval_arrays(yes=yes, no=m - yes, dont_know=n - m, mechanism=gw,
+        low, high = interval_arrays(yes=yes, no=m - yes, dont_know=n - m, design=gw,
                                     method=method)
         covered = (low <= pi) & (pi <= high)
         total += weight * float(np.sum(stats.binom.pmf(yes, m, q1 / s) * covered))
@@ -353,6 +353,22 @@ def test_intervals_agree_with_scipys_binomial_proportion_intervals(method, scipy
             reference = stats.binomtest(yes, m).proportion_ci(0.95, method=scipy_method)
             expected = np.clip((np.array([reference.low, reference.high]) * s - gw.q)
                                / (gw.p - gw.q), 0, 1)
-            low, high = interval_arrays(yes=yes, no=m - yes, dont_know=0, mechanism=gw,
+            low, high = interval_arrays(yes=yes, no=m - yes, dont_know=0, design=gw,
                                         method=method)
             assert [float(low), float(high)] == pytest.approx(expected, abs=1e-11)
+
+
+def test_mechanism_is_a_deprecated_name_of_the_design_with_the_same_result():
+    """One name for one thing: `design`. The 0.1 keyword `mechanism=` and the `.mechanism`
+    attributes still work, each with a DeprecationWarning, and give what `design` gives."""
+    gw = GeneralizedWarner(p=0.6, q=0.2)
+    expected = estimate(yes=30, no=50, dont_know=20, design=gw)
+    with pytest.warns(DeprecationWarning, match=r"estimate\(\): 'mechanism' is deprecated"):
+        old = estimate(yes=30, no=50, dont_know=20, mechanism=gw)
+    assert old == expected
+    with pytest.warns(DeprecationWarning, match="Estimate.mechanism"):
+        assert old.mechanism is gw
+    with pytest.warns(DeprecationWarning, match="estimate_from_labels"):
+        assert estimate_from_labels(["yes", "no"], mechanism=gw).n == 2
+    with pytest.raises(ParameterError, match="give design or mechanism, not both"):
+        estimate(yes=1, no=1, dont_know=0, design=gw, mechanism=gw)

@@ -207,7 +207,7 @@ def test_wrong_headers_are_refused(survey_engine, tmp_path, content, expected):
 def test_forced_format_must_match_the_header(survey_engine, tmp_path):
     path = write(tmp_path / "w.csv", "respondent_id,exam_cheating\nr1,yes\n")
     error = refused(survey_engine, path, fmt="long")
-    assert "--format long was given but the header (respondent_id, exam_cheating) is the wide" \
+    assert "--layout long was given but the header (respondent_id, exam_cheating) is the wide" \
         in str(error)
     assert import_responses(survey_engine, path, SURVEY, fmt="wide").imported == 1
 
@@ -628,3 +628,24 @@ def test_two_imports_into_one_sqlite_database_at_once_both_succeed(tmp_path, sam
     check = run_cli("check", "--survey", SURVEY, "--db", url)
     assert check.exit_code == 0, check.stderr
     assert "200,000 answers, 50,000 respondents" in check.stdout
+
+
+def test_layout_option_and_its_deprecated_format_alias_import_the_same(tmp_path,
+                                                                      sample_survey_path):
+    """`import --layout wide` is the file layout; `--format wide` (its old name) still works,
+    with a note on stderr; the two disagreeing is a usage error."""
+    wide = write(tmp_path / "w.csv", "respondent_id,exam_cheating\nr1,yes\nr2,no\n")
+    for option, db_name in (("--layout", "a.db"), ("--format", "b.db")):
+        db = f"sqlite:///{tmp_path / db_name}"
+        for args in (["init"], ["survey", "add", str(sample_survey_path)]):
+            assert CliRunner().invoke(main, [*args, "--db", db]).exit_code == 0
+        result = CliRunner().invoke(main, ["import", str(wide), "--survey", SURVEY, option,
+                                           "wide", "--db", db])
+        assert result.exit_code == 0, result.output
+        assert "(wide layout)" in result.stdout and "2 answers added" in result.stdout
+        note = "Note: --format wide is deprecated for the file layout; use --layout wide\n"
+        assert result.stderr == (note if option == "--format" else "")
+    both = CliRunner().invoke(main, ["import", str(wide), "--survey", SURVEY, "--layout",
+                                     "long", "--format", "wide", "--db", db])
+    assert both.exit_code == 2
+    assert "--layout long and --format wide both give the file layout" in both.stderr

@@ -46,13 +46,13 @@ def test_estimate_from_labels_takes_a_series_with_missing_answers_as_the_cli_rea
     import pandas as pd
 
     design = surveykit.GeneralizedWarner(p=0.6, q=0.2)
-    expected = surveykit.estimate(yes=3, no=2, dont_know=1, mechanism=design)
+    expected = surveykit.estimate(yes=3, no=2, dont_know=1, design=design)
     labels = ["Yes", "No", "Don't know", "YES", " yes ", "no"]
     gaps = [None, np.nan, pd.NA, "", "  "]
     for given in (pd.Series(labels), pd.Series(labels + gaps), labels + gaps,
                   np.array(labels + gaps, dtype=object),
                   pd.Series(labels + [None], dtype="string")):
-        result = surveykit.estimate_from_labels(given, mechanism=design)
+        result = surveykit.estimate_from_labels(given, design=design)
         assert (result.yes, result.no, result.dont_know) == (3, 2, 1), given
         assert result.pi_hat == expected.pi_hat and result.se == expected.se
 

@@ -162,8 +162,8 @@ def test_every_design_whose_states_answer_alike_is_refused_naming_its_parameters
 
 def test_estimate_refuses_a_design_whose_answers_carry_no_information_in_one_line():
     # on main: ZeroDivisionError: Fraction(-1, 0) in the exact pi_hat
-    result = cli("estimate", "--yes", "3", "--no", "4", "--dont-know", "1", "--p", "0.1",
-                 "--q", "0.09999999999999999")
+    result = cli("estimate", "--yes", "3", "--no", "4", "--dont-know-count", "1", "--p",
+                 "0.1", "--q", "0.09999999999999999")
     line = assert_one_line(result, status=2)
     assert line == ("Error: P(first answer | yes) (0.1) and P(first answer | no) "
                     "(0.09999999999999999) differ only by round-off: the answers carry no "

@@ -93,7 +93,7 @@ def test_grr_solution_is_the_presets_own_epsilon_parameterization():
 def test_two_group_designs_solve_the_marked_entry_at_the_nuisance_values():
     plan = plan_design("sld", parse_free_parameters("sld", {"p": "0.1667,?"}), epsilon=2.0,
                        nuisance={"t": 0.9}, n=1000)
-    assert plan.free.label == "p[1]"
+    assert plan.free.label == "p[2]"
     assert plan.design.p[0] == 0.1667
     assert plan.budget_at == {"t": 0.9}
     at = plan.design.privacy_loss("shafer", {"t": 0.9})
@@ -112,13 +112,13 @@ def test_two_group_designs_solve_the_marked_entry_at_the_nuisance_values():
          "state 'yes' never answer 'no', so that answer rules the state out; no value meets a "
          "finite budget"),
         ("sld", {"p": [0.1667, None]}, {},
-         "design 'sld' loses unbounded privacy (Shafer) for every p[1] in the worst case over t "
+         "design 'sld' loses unbounded privacy (Shafer) for every p[2] in the worst case over t "
          "in [0, 1] (give --nuisance t=VALUE to plan at a value): respondents in state 'yes' "
          "never answer 'yes' (at t = 0), so that answer rules the state out; no value meets a "
          "finite budget"),
         ("sld", {}, {},
          "design 'sld' has no single free parameter: mark the entries to solve for with ?, "
-         "e.g. --param p=0.1667,? (p[1] for the budget, given p[0])"),
+         "e.g. --param p=0.1667,? (p[2] for the budget, given p[1])"),
         ("warner", {"p": 0.7}, {},
          "p is what the budget chooses for design 'warner'; drop --param p (or drop --epsilon "
          "to evaluate the design as given)"),
@@ -126,8 +126,8 @@ def test_two_group_designs_solve_the_marked_entry_at_the_nuisance_values():
          "design 'direct' has no parameter to solve for a budget; drop --epsilon to see its "
          "privacy loss and precision as given"),
         ("cdmsym", {"p": [0.2, 0.1, None, None]}, {},
-         "no value of p[2] = p[3] meets a Shafer budget of 1 for design 'cdmsym': the smallest "
-         "loss is 2.079 (at p[2] = p[3] = 0.1125); raise the budget or change the other "
+         "no value of p[3] = p[4] meets a Shafer budget of 1 for design 'cdmsym': the smallest "
+         "loss is 2.079 (at p[3] = p[4] = 0.1125); raise the budget or change the other "
          "parameters"),
     ],
 )
@@ -267,7 +267,7 @@ def test_cli_plans_any_design_within_80_columns():
     lines = result.stdout.splitlines()
     assert max(map(len, lines)) <= 80
     assert lines[0] == "Design sld for a Shafer budget of 2 at t = 0.9"
-    assert "solved          p[1] = 0.738906 (spends the budget)" in lines
+    assert "solved          p[2] = 0.738906 (spends the budget)" in lines
     assert "privacy loss    worst case (t in [0, 1]): Shafer inf, Walley inf" in lines
     assert "                at t = 0.9: Shafer 2.0000, Walley 2.0000" in lines
     assert "respondents     912 in 2 groups: 1 456, 2 456 (equal allocation)" in lines
@@ -281,7 +281,7 @@ def test_cli_json_is_the_plan():
     data = json.loads(result.stdout)
     plan = plan_design("uqtknown", {"p": [None, 0.0833]}, epsilon=2.0, n=800)
     assert data == json.loads(json.dumps(plan.to_dict()))
-    assert data["solved"]["parameter"] == "p[0]"
+    assert data["solved"]["parameter"] == "p[1]"
     assert data["variance"] == "exact" and data["n"] == 800
 
 

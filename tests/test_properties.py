@@ -141,7 +141,7 @@ def _import_property(workspace: Path, content: bytes, options: list[str]) -> Non
 
 
 _OPTIONS = st.sampled_from([[], [], ["--skip-invalid"], ["--dry-run"], ["--replace"],
-                            ["--format", "long"], ["--format", "wide"]])
+                            ["--layout", "long"], ["--layout", "wide"]])
 
 
 @FAST

@@ -170,7 +170,7 @@ def test_parameters_from_text():
      "mu of S (3) disagrees with its cards deck [0, 1, 3, 5, 8], whose mean is 3.4: give one"),
     ("eriksson", {"p": 0.5, "scrambler": "cauchy", "mu": 0},
      "scrambler of S ('cauchy') must be one of moments, normal, uniform, laplace, exponential"),
-    ("mix_unknown", {"p": [0.5, 0.5]}, "p[0] and p[1] (0.5) must differ"),
+    ("mix_unknown", {"p": [0.5, 0.5]}, "p[1] and p[2] (0.5) must differ"),
     ("mix_unknown", {"p": [0.5]}, "p ([0.5]) must have 2 entries, one per group"),
     ("chaudhuri_christofides", {"mu": [6]}, "mu ([6]) must have 2 entries, not 1"),
     ("diana_perri_2", {"beta": 1, "mu": [1, 1]}, "beta (1) must be below 1"),

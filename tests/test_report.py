@@ -76,7 +76,7 @@ def test_report_numbers_equal_the_core_estimate(database):
             continue
         yes, no, dont_know = COUNTS[q.id]
         expected = estimate(yes=yes, no=no, dont_know=dont_know,
-                            mechanism=survey.question(q.id).mechanism)
+                            design=survey.question(q.id).design)
         assert (q.yes, q.no, q.dont_know) == (yes, no, dont_know)
         assert q.estimate == expected
         assert q.interval == expected.confidence_interval(0.9)
@@ -219,7 +219,7 @@ def test_core_estimate_guard_the_report_uses_the_default_interval(database):
     _, engine = database
     q = report_for_survey(engine, "crafted").questions[0]
     assert q.interval == estimate(yes=130, no=170, dont_know=75,
-                                  mechanism=GeneralizedWarner(p=0.6, q=0.2)).confidence_interval()
+                                  design=GeneralizedWarner(p=0.6, q=0.2)).confidence_interval()
 
 
 def test_report_is_a_pandas_frame_for_notebooks(database):

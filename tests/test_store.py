@@ -107,7 +107,7 @@ def test_a_different_survey_under_an_existing_name_is_refused(survey_engine, sam
     with pytest.raises(StoreError, match=r"a different survey named 'academic_integrity' is "
                                          r"already in the database"):
         store.add_survey(survey_engine, changed)
-    assert store.load_survey(survey_engine, SURVEY).questions[1].mechanism.p == 0.7
+    assert store.load_survey(survey_engine, SURVEY).questions[1].design.p == 0.7
 
 
 def test_unknown_survey_names_the_known_ones(survey_engine):

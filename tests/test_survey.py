@@ -27,7 +27,7 @@ def test_sample_survey_has_four_questions_with_their_own_mechanisms(sample_surve
     assert sample_survey.language == "en"
     assert [q.id for q in sample_survey.questions] == [
         "exam_cheating", "plagiarism", "contract_cheating", "fabricated_data"]
-    mechanisms = {q.id: q.mechanism for q in sample_survey.questions}
+    mechanisms = {q.id: q.design for q in sample_survey.questions}
     assert mechanisms["exam_cheating"] == GeneralizedWarner(p=0.6, q=0.2)  # the default
     assert mechanisms["plagiarism"] == GeneralizedWarner(p=0.7, q=0.15)
     assert mechanisms["contract_cheating"] == GeneralizedWarner(p=0.5, q=0.25)
@@ -55,7 +55,7 @@ def test_defaults_language_en_and_empty_wording():
     assert survey.language == "en"
     assert dict(survey.wording) == {}
     assert dict(survey.questions[0].aliases) == {}
-    assert survey.questions[0].mechanism == survey.mechanism
+    assert survey.questions[0].design == survey.design
 
 
 def test_survey_and_questions_are_immutable():

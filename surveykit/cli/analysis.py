@@ -78,12 +78,13 @@ Any design; groups are 1, 2, ... in the order of p, as in RRreg:
 
 \b
 The generalized Warner design, surveykit 0.1's form:
-  surveykit estimate --yes 30 --no 50 --dont-know 20 --p 0.6 --q 0.2
+  surveykit estimate --yes 30 --no 50 --dont-know-count 20 --p 0.6 --q 0.2
 
---dont-know means two things: with --design it is the design's probability
+--dont-know is a probability, as in every command: the design's probability
 of telling a respondent to answer "don't know" (the same as --param
-dont_know=D; the count of such answers goes in --counts dont_know=N); in the
-0.1 form it is the number of "don't know" answers.
+dont_know=D). Counts of "don't know" answers go in --counts dont_know=N, or
+--dont-know-count N in the 0.1 form (its old spelling --dont-know N still
+works there, with a note).
 """
 
 
@@ -97,11 +98,13 @@ dont_know=D; the count of such answers goes in --counts dont_know=N); in the
               help="Answers of one group (repeat once per group, group 1 first, or name the "
                    "group: 2:yes=35,no=65). Yes/no designs take yes/no (or 1/0) and dont_know.")
 @click.option("--dont-know", "dont_know", default=None, metavar="D",
-              help="With --design: the designed probability of \"don't know\" (a probability). "
-                   "In the 0.1 form: the number of \"don't know\" answers (a count).")
+              help="The designed probability of \"don't know\" (the same as --param "
+                   "dont_know=D).")
 @click.option("--yes", "yes", type=int, default=None,
               help="0.1 form: number of 'yes' answers.")
 @click.option("--no", "no", type=int, default=None, help="0.1 form: number of 'no' answers.")
+@click.option("--dont-know-count", "dont_know_count", type=int, default=None,
+              help="0.1 form: number of \"don't know\" answers.")
 @click.option("--p", "p", type=float, default=None,
               help="0.1 form: probability of answering truthfully.")
 @click.option("--q", "q", type=float, default=None,
@@ -120,23 +123,25 @@ dont_know=D; the count of such answers goes in --counts dont_know=N); in the
                    "('surveykit docs scale').")
 @db_option
 @click.pass_context
-def estimate_command(ctx, design_name, params, count_texts, dont_know, yes, no, p, q, level,
-                     method, fmt, counts_file, db_url):
+def estimate_command(ctx, design_name, params, count_texts, dont_know, yes, no,
+                     dont_know_count, p, q, level, method, fmt, counts_file, db_url):
     if counts_file is not None:
         given = [name for name, value in (("--design", design_name), ("--counts", count_texts),
                                           ("--yes", yes), ("--no", no), ("--p", p),
-                                          ("--q", q), ("--dont-know", dont_know)) if value]
+                                          ("--q", q), ("--dont-know", dont_know),
+                                          ("--dont-know-count", dont_know_count)) if value]
         if given:
             raise click.UsageError(f"--counts-file takes the designs from the stored survey; "
                                    f"leave out {', '.join(given)}", ctx=ctx)
         _estimate_counts_file(counts_file, db_url, level, method, fmt)
         return
     if design_name is None:
-        _estimate_generalized_warner(ctx, params, count_texts, dont_know, yes, no, p, q, level,
-                                     method, fmt)
+        _estimate_generalized_warner(ctx, params, count_texts, dont_know, dont_know_count, yes,
+                                     no, p, q, level, method, fmt)
         return
-    old = [name for name, value in (("--yes", yes), ("--no", no), ("--p", p), ("--q", q))
-           if value is not None]
+    old = [name for name, value in (("--yes", yes), ("--no", no),
+                                    ("--dont-know-count", dont_know_count), ("--p", p),
+                                    ("--q", q)) if value is not None]
     if old:
         raise click.UsageError(
             f"{', '.join(old)} belong{'s' if len(old) == 1 else ''} to the 0.1 form without "
@@ -164,21 +169,34 @@ def estimate_command(ctx, design_name, params, count_texts, dont_know, yes, no, 
         click.echo(line)
 
 
-def _estimate_generalized_warner(ctx, params, count_texts, dont_know, yes, no, p, q, level,
-                                 method, fmt):
-    """surveykit 0.1's form: --yes --no --dont-know (a count) --p --q; output unchanged."""
+def _estimate_generalized_warner(ctx, params, count_texts, dont_know, dont_know_count, yes, no,
+                                 p, q, level, method, fmt):
+    """surveykit 0.1's form: --yes --no --dont-know-count --p --q; output unchanged.
+
+    ``--dont-know N`` was the count here in surveykit 0.1: it still is, with a note (the
+    option is a probability everywhere else)."""
     if params or count_texts:
         raise click.UsageError("--param and --counts need --design NAME", ctx=ctx)
-    for name, value in (("yes", yes), ("no", no), ("dont_know", dont_know), ("p", p), ("q", q)):
+    if dont_know is not None:
+        if dont_know_count is not None:
+            raise click.UsageError(
+                f"--dont-know ({dont_know}) is a probability; the 0.1 form takes the count "
+                "of \"don't know\" answers as --dont-know-count only", ctx=ctx)
+        try:
+            dont_know_count = int(dont_know)
+        except ValueError:
+            raise click.BadParameter(f"{dont_know!r} is not a valid integer.", ctx=ctx,
+                                     param=_option(ctx, "dont_know")) from None
+        click.echo(f"Note: --dont-know {dont_know} as the count of \"don't know\" answers is "
+                   f"deprecated (--dont-know is a probability); use --dont-know-count "
+                   f"{dont_know}", err=True)
+    for name, value in (("yes", yes), ("no", no), ("dont_know_count", dont_know_count),
+                        ("p", p), ("q", q)):
         if value is None:
             raise click.MissingParameter(ctx=ctx, param=_option(ctx, name))
-    try:
-        dont_know = int(dont_know)
-    except ValueError:
-        raise click.BadParameter(f"{dont_know!r} is not a valid integer.", ctx=ctx,
-                                 param=_option(ctx, "dont_know")) from None
+    dont_know = dont_know_count
     result = estimate(yes=yes, no=no, dont_know=dont_know,
-                      mechanism=GeneralizedWarner(p=p, q=q))
+                      design=GeneralizedWarner(p=p, q=q))
     method = result.default_method() if method is None else method
     data = result.to_dict(level=level, method=method)
     if fmt == "json":
@@ -187,7 +205,7 @@ def _estimate_generalized_warner(ctx, params, count_texts, dont_know, yes, no, p
     rows = [
         ("answers", f"yes {yes}, no {no}, don't know {dont_know} (n = {data['n']})"),
         ("mechanism", f"p = {p:g} truthful, q = {q:g} opposite, "
-                      f"{result.mechanism.dont_know:.4g} don't know"),
+                      f"{result.design.dont_know:.4g} don't know"),
         ("pi_hat (Eq. 2)", format_number(data["pi_hat"])),
         ("pi_mle on [0, 1]", format_number(data["pi_mle"])),
         ("standard error", format_number(data["se"])),
@@ -601,6 +619,16 @@ def _fielder(lines: list[str], width: int):
     return field
 
 
+def _side_by_side(plan) -> dict:
+    """A generalized Warner plan as surveykit 0.1's JSON had it (keys p, q, dont_know,
+    epsilon_shafer, epsilon_walley, n, se, ...)."""
+    design = plan.design
+    return {"semantics": plan.semantics, "budget": plan.budget, "p": design.p, "q": design.q,
+            "dont_know": design.dont_know, "epsilon_shafer": plan.epsilon_shafer,
+            "epsilon_walley": plan.epsilon_walley, "pi": plan.pi, "n": plan.n, "se": plan.se,
+            "target_se": plan.target_se}
+
+
 def _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi,
                                nuisance_texts, allocation, semantics, plot_file, fmt):
     """surveykit 0.1's form: the Corollary 3.12 design beside Warner's; output unchanged."""
@@ -622,19 +650,19 @@ def _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi
         click.echo(f"Wrote the trade-off picture to {save_design_plot(plot_file, ours, warner)}",
                    err=True)
     if fmt == "json":
-        print_json({**ours.to_dict(), "warner": warner.to_dict()})
+        print_json({**_side_by_side(ours), "warner": _side_by_side(warner)})
         return
     click.echo(f"Design for a {semantics.capitalize()} budget of {epsilon:g} with "
                f"{dont_know:.0%} \"don't know\", precision at pi = {pi:g}")
     click.echo("")
     rows = [
         ("", "with don't know", "Warner"),
-        ("p (answer truthfully)", format_number(ours.mechanism.p),
-         format_number(warner.mechanism.p)),
-        ("q (give the opposite)", format_number(ours.mechanism.q),
-         format_number(warner.mechanism.q)),
-        ("don't know", format_number(ours.mechanism.dont_know),
-         format_number(warner.mechanism.dont_know)),
+        ("p (answer truthfully)", format_number(ours.design.p),
+         format_number(warner.design.p)),
+        ("q (give the opposite)", format_number(ours.design.q),
+         format_number(warner.design.q)),
+        ("don't know", format_number(ours.design.dont_know),
+         format_number(warner.design.dont_know)),
         ("epsilon, Shafer", format_number(ours.epsilon_shafer),
          format_number(warner.epsilon_shafer)),
         ("epsilon, Walley", format_number(ours.epsilon_walley),

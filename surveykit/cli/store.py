@@ -154,10 +154,13 @@ def survey_list_command(db_url, fmt):
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--survey", "survey_name", required=True, metavar="NAME",
               help="A survey added with 'surveykit survey add'.")
-@click.option("--format", "file_format", type=click.Choice(["auto", "long", "wide"]),
-              default="auto", show_default=True,
-              help="long: respondent_id,question_id,answer; wide: respondent_id and one column "
-                   "per question; auto: decided by the header.")
+@click.option("--layout", "file_format", type=click.Choice(["auto", "long", "wide"]),
+              default=None, help="long: respondent_id,question_id,answer; wide: "
+                                 "respondent_id and one column per question; auto: decided "
+                                 "by the header.  [default: auto]")
+@click.option("--format", "old_layout", type=click.Choice(["auto", "long", "wide"]),
+              default=None, hidden=True,
+              help="Deprecated: the file layout, now --layout.")
 @click.option("--skip-invalid", is_flag=True,
               help="Import the good rows and write the bad ones to --rejects.")
 @click.option("--rejects", "rejects", type=click.Path(dir_okay=False), default=None,
@@ -171,9 +174,9 @@ def survey_list_command(db_url, fmt):
                    "nothing (no rejects file either).")
 @db_option
 @click.option("--output", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True,
-              help="How to print the summary (--format is the file layout).")
-def import_command(file, survey_name, file_format, skip_invalid, rejects, replace, dry_run,
-                   db_url, fmt):
+              help="How to print the summary.")
+def import_command(file, survey_name, file_format, old_layout, skip_invalid, rejects, replace,
+                   dry_run, db_url, fmt):
     """Import a response file into a survey, all or nothing.
 
     CSV (UTF-8 with or without BOM; comma, semicolon or tab), Excel (.xlsx,
@@ -192,6 +195,14 @@ def import_command(file, survey_name, file_format, skip_invalid, rejects, replac
     """
     from surveykit.store.importer import describe_columns, import_responses
 
+    if old_layout is not None:
+        if file_format is not None and file_format != old_layout:
+            raise click.UsageError(f"--layout {file_format} and --format {old_layout} both give "
+                                   "the file layout; give --layout only")
+        click.echo(f"Note: --format {old_layout} is deprecated for the file layout; use "
+                   f"--layout {old_layout}", err=True)
+        file_format = old_layout
+    file_format = "auto" if file_format is None else file_format
     if skip_invalid and rejects is None and not dry_run:
         raise click.UsageError("--skip-invalid needs --rejects FILE for the rows it leaves out")
     if rejects is not None and not skip_invalid:

@@ -43,7 +43,6 @@ from typing import Literal
 
 from surveykit.designs.base import Design, Instruction, as_fraction
 from surveykit.designs.registry import make_design
-from surveykit.designs.warner import Kuk
 from surveykit.errors import ParameterError
 
 __all__ = [
@@ -71,10 +70,8 @@ SINGLE_DICE: tuple[int, ...] = (2, 4, 6, 8, 10, 12, 20, 100)
 _PAIR_DICE: tuple[int, ...] = (4, 6, 8, 10, 12, 20)
 # Parameters the nearest-design search moves: the probabilities a preset takes.
 _PROBABILITY_PARAMETERS = ("p", "q", "dont_know")
-# ... except the innocuous question's yes share: a fact about the population, not a setting
-# (and no die draws it).
-_FIXED_PARAMETERS = {"uqtknown": {("p", 1)}, "crosswise": {("p", None)},
-                     "triangular": {("p", None)}}
+# ... except the design's population_parameters (the innocuous question's yes share): facts
+# about the population, not settings (and no die draws them).
 # Losses within this slack count as equal (they are logarithms of exact ratios).
 _LOSS_SLACK = 1e-12
 # Kuk's red and black cards, as entries of a card table.
@@ -269,16 +266,16 @@ def _per_state_die(design: Design, instructions: Sequence[Instruction]) -> Group
     return GroupDie(kind="per_state", dice=dice, states=states)
 
 
-def _card_die(design: Kuk) -> GroupDie | None:
-    """Kuk's decks as one die rolled ``repetitions`` times (no "don't know" branch)."""
-    red = [as_fraction(share) for share in design.p]
+def _card_die(design: Design, red: Sequence[Fraction], repetitions: int) -> GroupDie | None:
+    """A repeated two-way draw (Kuk's decks: ``red`` per true state) as one die rolled
+    ``repetitions`` times (no "don't know" branch)."""
     dice = smallest_dice([[share, 1 - share] for share in red], single=True)
     if dice is None:
         return None
     states = tuple(StateTable(state=state, entries=(RED, BLACK),
                               table=die_table([share, 1 - share], dice))
                    for state, share in zip(design.state_labels, red, strict=True))
-    return GroupDie(kind="count", dice=dice, states=states, repetitions=design.repetitions)
+    return GroupDie(kind="count", dice=dice, states=states, repetitions=repetitions)
 
 
 def _plan(design: Design) -> tuple[GroupDie | None, ...] | None:
@@ -292,10 +289,11 @@ def _plan(design: Design) -> tuple[GroupDie | None, ...] | None:
         if _needs_no_draw(instructions):
             plan.append(None)
             continue
-        if isinstance(design, Kuk) and design.repetitions > 1:
+        repeated = design.repeated_draw()
+        if repeated is not None:
             if design.designed_dont_know != 0:
                 return None
-            die = _card_die(design)
+            die = _card_die(design, *repeated)
         elif protocol.kind == "per_state":
             die = _per_state_die(design, instructions)
         else:
@@ -327,7 +325,7 @@ def die_plan(design: Design, *, otherwise: str = "generate with --mode slips"
         return plan
     message = (f"no die in d{', d'.join(map(str, SINGLE_DICE))} or pair of dice realizes "
                f"{design.model} with {format_parameters(design)} exactly")
-    if isinstance(design, Kuk) and design.repetitions > 1 and design.designed_dont_know:
+    if design.repeated_draw() is not None and design.designed_dont_know:
         message += ("; Kuk's cards drawn several times are a die rolled several times, "
                     "which cannot also give the \"don't know\" branch; use dont_know = 0 or "
                     f"{otherwise}")
@@ -361,7 +359,7 @@ def _describe_plan(design: Design, plan: Sequence[GroupDie | None]) -> str:
 def _probability_parameters(design: Design) -> list[tuple[str, int | None, Fraction]]:
     """(name, index in a list or None, exact value) of every probability parameter."""
     found = []
-    fixed = _FIXED_PARAMETERS.get(design.model, set())
+    fixed = design.population_parameters
     for name, value in design.parameters().items():
         if name not in _PROBABILITY_PARAMETERS:
             continue
@@ -489,8 +487,8 @@ def format_parameters(design: Design, reference: Design | None = None) -> str:
     >>> format_parameters(StochasticLieDetector(p=[0.25, 0.75]))
     'p = [0.25, 0.75], dont_know = 0'
     """
-    shown = ["its matrix"] if design.model == "custom" and reference is None else []
     mine = design.parameters()
+    shown = ["its matrix"] if "matrix" in mine and reference is None else []
     theirs = reference.parameters() if reference is not None else {}
     for name in _PROBABILITY_PARAMETERS:
         if name not in mine or (reference is not None and mine[name] == theirs.get(name)):

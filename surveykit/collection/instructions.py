@@ -49,7 +49,6 @@ from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Instruction
 from surveykit.errors import ParameterError, printable
 
 __all__ = [
-    "COMBINED_MODELS",
     "PLACEHOLDERS",
     "answer_options",
     "answer_text",
@@ -73,10 +72,6 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "die_count": frozenset({"die", "repetitions", "faces"}),
     "web_progress": frozenset({"number", "total"}),
 })
-
-#: Designs whose sheet asks one combined question (wording keys ``{model}_instructions``,
-#: ``{model}_yes``, ``{model}_no``).
-COMBINED_MODELS: tuple[str, ...] = ("crosswise", "triangular")
 
 # Control characters (C0 but tab and line feed, DEL, C1) and the bidirectional overrides and
 # isolates that reorder what is shown (CVE-2021-42574): they rewrite terminals, spreadsheets
@@ -195,8 +190,9 @@ def answer_text(design: Design, label: str, wording: Mapping[str, str]) -> str:
     ...     repetitions=2), "2", w)
     ('Both the same', '2')
     """
-    if design.model in COMBINED_MODELS and label in (YES, NO):
-        return wording_text(wording, f"{design.model}_{label}")
+    combined = design.combined_wording.get(label)
+    if combined is not None:
+        return wording_text(wording, combined)
     key = _ANSWER_KEYS.get(label)
     if key is not None and label in design.response_labels:
         return wording_text(wording, key)

@@ -33,7 +33,6 @@ from typing import Literal
 
 from surveykit.collection.dice import GroupDie, die_plan, format_faces
 from surveykit.collection.instructions import (
-    COMBINED_MODELS,
     answer_options,
     answer_text,
     check_placeholders,
@@ -250,11 +249,12 @@ def _question_view(number: int, question, wording: Mapping[str, str]) -> Questio
     design = question.design
     answers = tuple(AnswerOption(label=label, text=text)
                     for label, text in answer_options(design, wording))
-    combined = design.model in COMBINED_MODELS and design.protocol.kind == "combined"
+    prompt = design.combined_wording.get("prompt")
+    combined = prompt is not None and design.protocol.kind == "combined"
     return QuestionView(
         number=number, id=question.id, text=question.text, wording=wording, answers=answers,
         innocuous=question.innocuous if combined else None,
-        prompt=wording_text(wording, f"{design.model}_instructions") if combined else "")
+        prompt=wording_text(wording, prompt) if combined and prompt else "")
 
 
 def _slip_lines(question, view: QuestionView, groups: int

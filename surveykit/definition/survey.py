@@ -84,7 +84,7 @@ from surveykit.definition.covariates import (
     parse_models,
 )
 from surveykit.definition.profile import ImportProfile, parse_profile
-from surveykit.designs.base import Design, check_identifiable
+from surveykit.designs.base import Design, check_identifiable, mechanism_deprecated
 from surveykit.designs.registry import (
     ALIASES,
     PRESETS,
@@ -126,8 +126,6 @@ RESERVED_COLUMNS = frozenset({"respondent_id", "question_id", "answer", "group"}
 _TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "wording", "aliases",
                        "questions", "import", "covariates", "models"})
 _QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wording"})
-# Designs whose respondents answer an innocuous question need its text.
-_INNOCUOUS_DESIGNS = frozenset({"uqtknown", "uqtunknown", "crosswise", "triangular"})
 # For "did you mean": every design name the reader takes, and every parameter of any design.
 _DESIGN_SPELLINGS = (*PRESETS, *ALIASES, *RR_NAMES)
 _ALL_PARAMETERS = tuple(sorted({name for cls in PRESETS.values()
@@ -172,7 +170,8 @@ class Question:
 
     @property
     def mechanism(self) -> Design:
-        """The question's design (surveykit 0.1's name for it)."""
+        """Deprecated: the question's :attr:`design` (surveykit 0.1's name for it)."""
+        mechanism_deprecated("Question.mechanism")
         return self.design
 
     def answer_spellings(self) -> dict[str, str]:
@@ -211,7 +210,8 @@ class Survey:
 
     @property
     def mechanism(self) -> Design | None:
-        """The default design (surveykit 0.1's name for it)."""
+        """Deprecated: the default :attr:`design` (surveykit 0.1's name for it)."""
+        mechanism_deprecated("Survey.mechanism")
         return self.design
 
     def covariate(self, name: str) -> Covariate:
@@ -308,7 +308,7 @@ def parse_survey(text: str, source_name: str = "<survey>") -> Survey:
     ... id = "q1"
     ... text = "Have you ever cheated on an exam?"
     ... ''', "demo.toml")
-    >>> s.questions[0].mechanism.dont_know
+    >>> s.questions[0].design.dont_know
     0.2
     """
     if len(text) > MAX_FILE_BYTES:
@@ -541,12 +541,12 @@ class _Validator:
             key = next((k for k in parameters if str(exc).startswith(f"{k} ")
                         or str(exc).startswith(f"{k}[")), None)
             raise self.fail(f"{where}.{key}" if key else where, str(exc)) from None
-        if cls.model in _INNOCUOUS_DESIGNS and innocuous is None:
+        if cls.asks_innocuous and innocuous is None:
             raise self.fail(f"{where}.innocuous", (
                 f"missing: the {cls.model} design asks an innocuous question beside the "
                 "sensitive one; give its text, e.g. innocuous = \"Were you born in January, "
                 "February or March?\""))
-        if cls.model not in _INNOCUOUS_DESIGNS and innocuous is not None:
+        if not cls.asks_innocuous and innocuous is not None:
             raise self.fail(f"{where}.innocuous", f"the {cls.model} design asks no innocuous "
                                                   "question; remove innocuous")
         if innocuous is not None:

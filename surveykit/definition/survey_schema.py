@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from surveykit.definition.covariates import COVARIATE_KINDS
-from surveykit.definition.survey import _INNOCUOUS_DESIGNS, wording_keys
+from surveykit.definition.survey import wording_keys
 from surveykit.designs.registry import (
     ALIASES,
     PRESETS,
@@ -43,7 +43,7 @@ __all__ = ["INNOCUOUS_DESIGNS", "KEYS", "SCHEMA_PATH", "Key", "design_parameters
 #: The shipped JSON Schema (``surveykit schema`` prints it).
 SCHEMA_PATH = Path(__file__).with_name("survey.schema.json")
 #: The designs that ask an innocuous question (the reader's list).
-INNOCUOUS_DESIGNS = tuple(sorted(_INNOCUOUS_DESIGNS))
+INNOCUOUS_DESIGNS = tuple(sorted(name for name, cls in PRESETS.items() if cls.asks_innocuous))
 # rr's parameter names, per rr design name (besides the preset's own).
 _RR_EXTRA = {rr_name: tuple(n for n in accepted_parameters(rr_name)
                             if n not in parameter_names(PRESETS[target]))

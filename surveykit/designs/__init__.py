@@ -38,6 +38,8 @@ from surveykit.designs.registry import (
     design_names,
     make_design,
     parse_parameters,
+    register_design,
+    unregister_design,
 )
 from surveykit.designs.unrelated import (
     Crosswise,
@@ -79,4 +81,6 @@ __all__ = [
     "design_names",
     "make_design",
     "parse_parameters",
+    "register_design",
+    "unregister_design",
 ]

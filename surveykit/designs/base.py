@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from functools import cached_property
@@ -55,6 +56,7 @@ __all__ = [
     "DONT_KNOW",
     "NO",
     "YES",
+    "BudgetFamily",
     "Design",
     "DontKnowBranch",
     "Instruction",
@@ -65,6 +67,10 @@ __all__ = [
     "check_identifiable",
     "check_probability",
     "describe_parameters",
+    "given_design",
+    "has_free_entries",
+    "mechanism_deprecated",
+    "with_dont_know_parameter",
 ]
 
 YES, NO, DONT_KNOW = "yes", "no", "dont_know"
@@ -132,7 +138,7 @@ def check_probabilities(name: str, values: object, length: int | None = None) ->
             f"{name} ({list(items)!r}) must have {length} entries, not {len(items)}")
     if not items:
         raise ParameterError(f"{name} must not be empty")
-    return tuple(check_probability(f"{name}[{i}]", v) for i, v in enumerate(items))
+    return tuple(check_probability(f"{name}[{i}]", v) for i, v in enumerate(items, start=1))
 
 
 @dataclass(frozen=True)
@@ -234,6 +240,88 @@ class Structure:
     state_parameters: Mapping[str, str]
 
 
+@dataclass(frozen=True)
+class BudgetFamily:
+    """The designs a privacy budget chooses among: one value x fills every free entry.
+
+    ``parameters`` are the design's parameters with ``None`` where x goes
+    (``{"p": [0.1667, None]}``: p[2], group 2's, is free: entries count from 1, as
+    users number groups); x ranges over
+    (low, high). A family that ``None`` entries cannot say (the generalized
+    Warner's p with q = 1 - dont_know - p) gives ``build`` (x -> design) and
+    ``label`` (how the free entry reads). A family with a closed form for the design
+    that spends a budget gives ``solve`` ((epsilon, semantics) -> (design, x), the
+    generalized Warner's Corollary 3.12), used instead of a numerical search.
+    """
+
+    parameters: Mapping[str, object]
+    low: float
+    high: float
+    label: str | None = None
+    build: Callable[[float], Design] | None = field(default=None, compare=False,
+                                                       repr=False)
+    solve: Callable[[float, str], tuple[Design, float]] | None = field(
+        default=None, compare=False, repr=False)
+
+
+def mechanism_deprecated(where: str, *, stacklevel: int = 3) -> None:
+    """Warn that ``where`` uses ``mechanism``, surveykit 0.1's second name for the design."""
+    warnings.warn(f"{where}: 'mechanism' is deprecated; use 'design' (the same object)",
+                  DeprecationWarning, stacklevel=stacklevel)
+
+
+def given_design(design: object, mechanism: object, where: str) -> object:
+    """``design``, or the deprecated ``mechanism`` keyword of ``where`` (with a
+    DeprecationWarning); never both.
+
+    >>> given_design("gw", None, "estimate()")
+    'gw'
+    """
+    if mechanism is None:
+        return design
+    if design is not None:
+        raise ParameterError("give design or mechanism, not both")
+    mechanism_deprecated(where, stacklevel=4)
+    return mechanism
+
+
+def has_free_entries(parameters: Mapping[str, object]) -> bool:
+    """Whether some entry of ``parameters`` is ``None`` (left for a budget to choose).
+
+    >>> has_free_entries({"p": [0.1667, None]}), has_free_entries({"p": 0.7})
+    (True, False)
+    """
+    return any(v is None or (isinstance(v, list | tuple) and any(i is None for i in v))
+               for v in parameters.values())
+
+
+def with_dont_know_parameter(parameters: Mapping[str, object], dont_know: float | None
+                             ) -> dict[str, object]:
+    """The parameters with ``dont_know`` added (it may be given once, either way).
+
+    >>> with_dont_know_parameter({"p": 0.7}, 0.2)
+    {'p': 0.7, 'dont_know': 0.2}
+    """
+    out = dict(parameters)
+    if dont_know is not None:
+        if "dont_know" in out:
+            raise ParameterError(f"dont_know is given twice ({dont_know:g} and "
+                                 f"{out['dont_know']:g}); give it once")
+        out["dont_know"] = dont_know
+    return out
+
+
+def one_free_entry(model: str, parameters: Mapping[str, object], key: str, low: float,
+                   high: float) -> BudgetFamily:
+    """The family where the budget chooses parameter ``key`` in (low, high); ``key`` must not
+    be given."""
+    if key in parameters:
+        raise ParameterError(
+            f"{key} is what the budget chooses for design {model!r}; drop --param {key} "
+            "(or drop --epsilon to evaluate the design as given)")
+    return BudgetFamily({**parameters, key: None}, low, high)
+
+
 class DontKnowBranch:
     """Mixin of presets with a ``dont_know`` field: the paper's branch, exact."""
 
@@ -258,6 +346,62 @@ class Design:
     model: ClassVar[str] = "custom"
     #: One line for ``--help`` and docs.
     summary: ClassVar[str] = ""
+
+    # -- facts the rest of surveykit asks the design (never its name) -------------------
+
+    #: Whether respondents also answer an innocuous question, whose text a survey file gives
+    #: (``innocuous = "..."`` in the [design] table) and forms show.
+    asks_innocuous: ClassVar[bool] = False
+    #: Wording keys (``templates/wording.json``) of a combined question: ``"prompt"`` (what
+    #: the sheet says above the answers) and the answers ``"yes"`` and ``"no"``. Empty for
+    #: designs whose respondents draw an instruction.
+    combined_wording: ClassVar[Mapping[str, str]] = {}
+    #: Probability parameters that are facts about the population, not settings (the
+    #: innocuous question's yes share): (name, index in a list or None). No die draws them,
+    #: so the nearest design that dice realize keeps them.
+    population_parameters: ClassVar[frozenset[tuple[str, int | None]]] = frozenset()
+    #: surveykit 0.1's output: JSON and reports show the parameters (p, q) as fields of
+    #: their own beside the estimate. Only the generalized Warner design does.
+    flat_parameters: ClassVar[bool] = False
+    #: How to mark the entries a budget chooses, for designs without a natural free
+    #: parameter (``p=0.1667,? (p[2] for the budget, given p[1])``); None: the design has
+    #: nothing a budget could choose.
+    budget_example: ClassVar[str | None] = None
+
+    def repeated_draw(self) -> tuple[tuple[Fraction, ...], int] | None:
+        """For a design whose respondents repeat one two-way draw and report how often one
+        side came up (Kuk's cards drawn r times): that side's chance per true state, and r.
+        Dice realize it as one die rolled r times. None for every other design."""
+        return None
+
+    @classmethod
+    def budget_family(cls, parameters: Mapping[str, object],
+                      dont_know: float | None = None) -> BudgetFamily:
+        """The designs a privacy budget chooses among, given the other ``parameters``.
+
+        Entries marked ``None`` are free; without any, the design's natural free
+        parameter (:meth:`_natural_budget_family`). ``dont_know`` is the
+        designed don't-know probability, given apart from the parameters.
+
+        >>> from surveykit.designs.warner import Warner
+        >>> Warner.budget_family({})
+        BudgetFamily(parameters={'p': None}, low=0.5, high=1.0, label=None)
+        """
+        parameters = with_dont_know_parameter(parameters, dont_know)
+        if has_free_entries(parameters):
+            return BudgetFamily(parameters, 0.0, 1.0)
+        return cls._natural_budget_family(parameters)
+
+    @classmethod
+    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
+        """The family a budget chooses from when no entry is marked: none by default."""
+        if cls.budget_example is not None:
+            raise ParameterError(
+                f"design {cls.model!r} has no single free parameter: mark the entries to "
+                f"solve for with ?, e.g. --param {cls.budget_example}")
+        raise ParameterError(
+            f"design {cls.model!r} has no parameter to solve for a budget; drop --epsilon to "
+            "see its privacy loss and precision as given")
 
     # -- to be provided by each design -------------------------------------------------
 
@@ -320,6 +464,14 @@ class Design:
     def is_binary(self) -> bool:
         """True when the sensitive question has the answers yes and no."""
         return self.structure.categories == BINARY_STATES
+
+    @property
+    def is_simple_binary(self) -> bool:
+        """One group, the states yes and no only, the answers yes, no and "don't know", no
+        nuisance parameter: the designs with Warner's binomial estimator and exact variance."""
+        s = self.structure
+        return (s.states == s.categories and self.is_binary and len(s.groups) == 1
+                and not s.nuisance and len(s.responses) == 3)
 
     @property
     def designed_dont_know(self) -> Fraction:

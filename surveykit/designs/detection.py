@@ -75,6 +75,8 @@ class CheatingDetection(DontKnowBranch, Design):
     summary: ClassVar[str] = ("cheating detection: yes with probability p[g] in group g, "
                               "else truthfully; estimates cheaters")
 
+    budget_example: ClassVar[str | None] = "p=0.3,? (p[2] for the budget, given p[1])"
+
     p: tuple[float, float]
     dont_know: float = 0.0
     groups: tuple[str, ...] | None = None
@@ -118,6 +120,9 @@ class CheatingDetectionSymmetric(DontKnowBranch, Design):
     model: ClassVar[str] = "cdmsym"
     summary: ClassVar[str] = ("symmetric cheating detection: forced yes and forced no "
                               "in each of two groups")
+
+    budget_example: ClassVar[str | None] = (
+        "p=0.2,0.1,?,? (group 2's forced answers, given group 1's)")
 
     p: tuple[float, float, float, float]
     dont_know: float = 0.0
@@ -175,7 +180,8 @@ class StochasticLieDetector(DontKnowBranch, Design):
     """Stochastic lie detector: non-carriers answer truthfully with probability p[g] in group
     g, else yes; carriers answer yes honestly with probability t (estimated).
 
-    P(yes | yes) = t, P(yes | no, g) = 1 - p[g]. Group 1 has p[0], as in RRreg.
+    P(yes | yes) = t, P(yes | no, g) = 1 - p[g]: group 1 has p[1] (RRreg's p[1], R
+    counting from 1).
 
     >>> sld = StochasticLieDetector(p=[0.1667, 0.8333])
     >>> sld.matrix([1.0])[0].round(4).tolist()   # t = 1: every carrier is honest
@@ -185,6 +191,8 @@ class StochasticLieDetector(DontKnowBranch, Design):
     model: ClassVar[str] = "sld"
     summary: ClassVar[str] = ("stochastic lie detector: truthful with p[g] in group g, else "
                               "yes; estimates the honesty t")
+
+    budget_example: ClassVar[str | None] = "p=0.1667,? (p[2] for the budget, given p[1])"
 
     p: tuple[float, float]
     dont_know: float = 0.0

@@ -32,6 +32,7 @@ from surveykit.designs.base import (
     DONT_KNOW,
     NO,
     YES,
+    BudgetFamily,
     Design,
     DontKnowBranch,
     Instruction,
@@ -43,6 +44,7 @@ from surveykit.designs.base import (
     check_probability,
     instructions_with_dont_know,
     matrix_from_instructions,
+    one_free_entry,
     readonly,
 )
 from surveykit.errors import ParameterError
@@ -147,6 +149,17 @@ class ForcedResponse(DontKnowBranch, Design):
                               "else truthfully; yes/no: p = [forced no, forced yes] as in "
                               "RRreg")
 
+    @classmethod
+    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
+        """Symmetric forced answers: every forced-answer probability takes the value x."""
+        if "p" in parameters:
+            raise ParameterError(
+                "p is what the budget chooses for design 'fr' (equal forced-answer "
+                "probabilities); drop --param p, or mark the entries to solve for with ?, "
+                "e.g. p=?,0.1")
+        count = len(parameters.get("categories") or ()) or 2
+        return BudgetFamily({**parameters, "p": [None] * count}, 0.0, 1.0 / count)
+
     p: tuple[float, ...]
     categories: tuple[str, ...] | None = None
     dont_know: float = 0.0
@@ -207,6 +220,10 @@ class Mangat(DontKnowBranch, Design):
     summary: ClassVar[str] = ("yes if you have the trait; otherwise truthfully with "
                               "probability p, else yes")
 
+    @classmethod
+    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
+        return one_free_entry(cls.model, parameters, "p", 0.0, 1.0)
+
     p: float
     dont_know: float = 0.0
 
@@ -244,6 +261,12 @@ class GeneralizedRandomizedResponse(DontKnowBranch, Design):
     model: ClassVar[str] = "grr"
     summary: ClassVar[str] = ("k categories: the truth with probability p, each other "
                               "category with (1 - p)/(k - 1)")
+    @classmethod
+    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
+        if "p" not in parameters and "epsilon" in parameters:
+            raise ParameterError("design 'grr': give the budget as --epsilon, not as a "
+                                 "parameter, when planning")
+        return one_free_entry(cls.model, parameters, "p", 0.0, 1.0)
 
     p: float | None = None
     epsilon: float | None = None

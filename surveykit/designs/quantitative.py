@@ -552,7 +552,7 @@ def _numbers(name: str, value: object, count: int) -> tuple[float | None, ...]:
     items = list(value)
     if len(items) != count:
         raise ParameterError(f"{name} ({items!r}) must have {count} entries, not {len(items)}")
-    return tuple(None if v is None else check_number(f"{name}[{i}]", v)
+    return tuple(None if v is None else check_number(f"{name}[{i + 1}]", v)
                  for i, v in enumerate(items))
 
 
@@ -984,10 +984,10 @@ class MixUnknown(QuantitativeDesign):
         items = list(self.p)
         if len(items) != 2:
             raise ParameterError(f"p ({items!r}) must have 2 entries, one per group")
-        p = tuple(_p(f"p[{i}]", v) for i, v in enumerate(items))
+        p = tuple(_p(f"p[{i}]", v) for i, v in enumerate(items, start=1))
         if p[0] == p[1]:
             raise ParameterError(
-                f"p[0] and p[1] ({p[0]:g}) must differ: with equal probabilities the two "
+                f"p[1] and p[2] ({p[0]:g}) must differ: with equal probabilities the two "
                 "groups answer alike and the true mean cannot be told from the unrelated one")
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))

@@ -10,13 +10,23 @@ and RRreg's ``eriksson``, ``mix_norm``, ...) are found by :func:`make_design`
 too; :func:`design_class`, which the yes/no and categorical commands use,
 names them and says they are for numeric questions.
 
+A new design is a :class:`~surveykit.designs.base.Design` subclass that
+answers what the rest of surveykit asks a design (its matrix and protocol in
+``_build``; the class facts ``asks_innocuous``, ``combined_wording``,
+``population_parameters``, ``budget_family``, ...), added here with
+:func:`register_design`: survey files, estimation, questionnaires, dice,
+XLSForm, the web page, planning and reports then take it by its name, with no
+other file touched.
+
 This module is pure math: it imports nothing from storage, rendering or the CLI.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 from surveykit.designs.base import Design, check_identifiable
 from surveykit.designs.custom import Custom
@@ -38,19 +48,22 @@ from surveykit.errors import ParameterError
 
 __all__ = ["ALIASES", "EXAMPLES", "PRESETS", "QUANTITATIVE_ALIASES", "QUANTITATIVE_PRESETS",
            "RR_NAMES", "accepted_parameters", "design_class", "design_names", "make_design",
-           "parameter_names", "parse_parameters", "quantitative_design_class"]
+           "parameter_names", "parse_parameters", "quantitative_design_class", "register_design",
+           "unregister_design"]
 
-#: Presets by their RRreg name (lower case), in the order docs list them.
-PRESETS: Mapping[str, type[Design]] = {
+#: Presets by their RRreg name (lower case), in the order docs list them (then the ones
+#: :func:`register_design` added).
+_PRESETS: dict[str, type[Design]] = {
     cls.model: cls for cls in (
         Warner, GeneralizedWarner, ForcedResponse, UnrelatedQuestionKnown,
         UnrelatedQuestionUnknown, Mangat, Kuk, Crosswise, Triangular, CheatingDetection,
         CheatingDetectionSymmetric, StochasticLieDetector, GeneralizedRandomizedResponse,
         Direct, Custom)
 }
+PRESETS: Mapping[str, type[Design]] = MappingProxyType(_PRESETS)
 
 #: Long names for readability -> the preset's name.
-ALIASES: Mapping[str, str] = {
+_ALIASES: dict[str, str] = {
     "forced_response": "fr",
     "unrelated_question": "uqtknown",
     "unrelated_question_known": "uqtknown",
@@ -66,6 +79,7 @@ ALIASES: Mapping[str, str] = {
     "direct_question": "direct",
     "gw": "generalized_warner",
 }
+ALIASES: Mapping[str, str] = MappingProxyType(_ALIASES)
 
 #: The design names of R's rr package (Blair, Imai and Zhou 2015; ``rrreg``, ``power.rr.test``)
 #: -> the preset. rr's parameters are accepted under these names and translated
@@ -97,6 +111,75 @@ QUANTITATIVE_ALIASES: Mapping[str, str] = {
 _LIST_PARAMETERS = {"p", "categories", "states", "responses", "groups", "matrix"}
 _TEXT_LISTS = {"categories", "states", "responses", "groups"}
 _WHOLE_NUMBERS = {"repetitions", "k"}
+
+
+_MODEL_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}\Z")
+# What register_design added: model -> (aliases, whether it added an example).
+_REGISTERED: dict[str, tuple[tuple[str, ...], bool]] = {}
+
+
+def register_design(cls: type[Design], *, aliases: Sequence[str] = (),
+                    example: Mapping[str, str] | None = None) -> type[Design]:
+    """Make the design class ``cls`` a preset, found by its ``model`` name (and ``aliases``)
+    wherever surveykit takes a design name: survey files, ``estimate``, ``design``,
+    questionnaires, XLSForm, the web page and reports. ``example`` is a typical parameter
+    set as ``--param KEY=VALUE`` takes it (text), shown in help and error hints.
+
+    Returns ``cls``, so it works as a class decorator. Registering the same class again
+    changes nothing; another class under a name in use is refused.
+
+    >>> from dataclasses import dataclass
+    >>> from surveykit.designs.forced import Mangat
+    >>> @dataclass(frozen=True, kw_only=True)
+    ... class Timid(Mangat):
+    ...     model = "timid"
+    >>> _ = register_design(Timid, aliases=["timid_mangat"], example={"p": "0.6"})
+    >>> make_design("timid-mangat", p=0.6).describe()
+    'timid (p = 0.6, dont_know = 0)'
+    >>> unregister_design("timid")
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Design)) or cls is Design:
+        raise ParameterError(f"register_design takes a subclass of Design, not {cls!r}")
+    model = cls.__dict__.get("model")
+    if not isinstance(model, str) or not _MODEL_NAME.match(model):
+        raise ParameterError(
+            f"design class {cls.__name__} needs its own model name: a class attribute model "
+            f"= \"name\" of lower-case letters, digits and _ (got {model!r})")
+    if PRESETS.get(model) is cls:
+        return cls
+    names = [_normal(alias) for alias in aliases]
+    for name in (model, *names):
+        if name in PRESETS or name in ALIASES or name in RR_NAMES or \
+                _quantitative_key(name) is not None:
+            raise ParameterError(f"design name {name!r} is taken; choose another name for "
+                                 f"{cls.__name__}")
+    _PRESETS[model] = cls
+    for name in names:
+        _ALIASES[name] = model
+    if example is not None:
+        _EXAMPLES[model] = dict(example)
+    _REGISTERED[model] = (tuple(names), example is not None)
+    if example is not None:
+        try:
+            make_design(model, **parse_parameters(model, example))
+        except ParameterError as exc:
+            unregister_design(model)
+            raise ParameterError(f"the example of design {model!r} is not a design: {exc}"
+                                 ) from None
+    return cls
+
+
+def unregister_design(name: str) -> None:
+    """Remove a design :func:`register_design` added (the built-in presets stay)."""
+    model = _normal(name)
+    if model not in _REGISTERED:
+        raise ParameterError(f"design {name!r} was not added with register_design")
+    aliases, example = _REGISTERED.pop(model)
+    del _PRESETS[model]
+    for alias in aliases:
+        del _ALIASES[alias]
+    if example:
+        del _EXAMPLES[model]
 
 
 def _normal(name: str) -> str:
@@ -207,7 +290,7 @@ def _frozen(value: object) -> object:
 
 
 #: A typical parameter set per preset, spelled as ``--param KEY=VALUE`` takes it (text).
-EXAMPLES: Mapping[str, Mapping[str, str]] = {
+_EXAMPLES: dict[str, Mapping[str, str]] = {
     "warner": {"p": "0.7"}, "generalized_warner": {"p": "0.6", "q": "0.2"},
     "fr": {"p": "0.1,0.2"}, "uqtknown": {"p": "0.7,0.0833"}, "uqtunknown": {"p": "0.8,0.3"},
     "mangat": {"p": "0.7"}, "kuk": {"p": "0.7,0.3", "repetitions": "3"},
@@ -216,6 +299,7 @@ EXAMPLES: Mapping[str, Mapping[str, str]] = {
     "grr": {"epsilon": "1", "categories": "a,b,c"}, "direct": {},
     "custom": {"matrix": "0.8,0.3;0.2,0.7"},
 }
+EXAMPLES: Mapping[str, Mapping[str, str]] = MappingProxyType(_EXAMPLES)
 _NOTES = {"fr": ": forced no, forced yes"}
 
 

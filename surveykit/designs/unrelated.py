@@ -1,12 +1,12 @@
 """Designs that mix the sensitive question with an innocuous one.
 
 * ``uqtknown`` (unrelated question, Greenberg et al. 1969; RRreg's
-  ``"UQTknown"``): with probability p[0] the respondent answers the sensitive
-  question, otherwise an innocuous question whose "yes" share p[1] is known
+  ``"UQTknown"``): with probability p[1] the respondent answers the sensitive
+  question, otherwise an innocuous question whose "yes" share p[2] is known
   ("Were you born in January to March?").
 * ``uqtunknown`` (RRreg's ``"UQTunknown"``): the same with the innocuous share
-  unknown; two groups answer the sensitive question with probabilities p[0]
-  and p[1], which identifies both prevalences. The innocuous share
+  unknown; two groups answer the sensitive question with probabilities p[1]
+  and p[2], which identifies both prevalences. The innocuous share
   ``pi_innocuous`` is a nuisance parameter estimated from the data.
 * ``crosswise`` (Yu, Tian and Tang 2008; RRreg's ``"Crosswise"``): "Are your
   answers to both questions the same (both yes or both no)?"; p is the
@@ -23,8 +23,10 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
 from typing import ClassVar
 
 import numpy as np
@@ -34,6 +36,7 @@ from surveykit.designs.base import (
     DONT_KNOW,
     NO,
     YES,
+    BudgetFamily,
     Design,
     DontKnowBranch,
     Instruction,
@@ -46,13 +49,15 @@ from surveykit.designs.base import (
     check_probability,
     group_names,
     instructions_with_dont_know,
+    one_free_entry,
     readonly,
     scale_slopes,
     with_dont_know,
 )
 from surveykit.errors import ParameterError
 
-__all__ = ["Crosswise", "Triangular", "UnrelatedQuestionKnown", "UnrelatedQuestionUnknown"]
+__all__ = ["CombinedQuestion", "Crosswise", "Triangular", "UnrelatedQuestionKnown",
+           "UnrelatedQuestionUnknown"]
 
 _RESPONSES = (YES, NO, DONT_KNOW)
 
@@ -78,8 +83,12 @@ class UnrelatedQuestionKnown(DontKnowBranch, Design):
     """
 
     model: ClassVar[str] = "uqtknown"
-    summary: ClassVar[str] = ("answer the sensitive question (p[0]) or an innocuous one "
-                              "with known yes share p[1]")
+    summary: ClassVar[str] = ("answer the sensitive question (p[1]) or an innocuous one "
+                              "with known yes share p[2]")
+    asks_innocuous: ClassVar[bool] = True
+    population_parameters: ClassVar[frozenset[tuple[str, int | None]]] = frozenset({("p", 1)})
+    budget_example: ClassVar[str | None] = (
+        "p=?,0.0833 (p[1] for the budget, p[2] the innocuous yes share)")
 
     p: tuple[float, float]
     dont_know: float = 0.0
@@ -88,7 +97,7 @@ class UnrelatedQuestionKnown(DontKnowBranch, Design):
         p = check_probabilities("p", self.p, 2)
         if p[0] == 0:
             raise ParameterError(
-                f"p[0] ({p[0]:g}), the probability of answering the sensitive question, must "
+                f"p[1] ({p[0]:g}), the probability of answering the sensitive question, must "
                 "be above 0: otherwise the answers identify nothing")
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
@@ -121,7 +130,10 @@ class UnrelatedQuestionUnknown(DontKnowBranch, Design):
 
     model: ClassVar[str] = "uqtunknown"
     summary: ClassVar[str] = ("two groups answer the sensitive question with probabilities "
-                              "p[0], p[1], else an innocuous one")
+                              "p[1], p[2], else an innocuous one")
+
+    asks_innocuous: ClassVar[bool] = True
+    budget_example: ClassVar[str | None] = "p=0.8,? (p[2] for the budget, given p[1])"
 
     p: tuple[float, float]
     dont_know: float = 0.0
@@ -166,8 +178,33 @@ class UnrelatedQuestionUnknown(DontKnowBranch, Design):
             privacy_states=BINARY_STATES, state_parameters={})
 
 
+class CombinedQuestion:
+    """Designs that ask one combined question about the sensitive and an innocuous one, with
+    no randomizer (crosswise, triangular): the sheet words the question and its answers
+    (``{model}_instructions``, ``{model}_yes``, ``{model}_no``), the innocuous yes share p
+    is a fact about the population, and a budget chooses p in (0, ``budget_high``)."""
+
+    model: ClassVar[str]
+    asks_innocuous: ClassVar[bool] = True
+    population_parameters: ClassVar[frozenset[tuple[str, int | None]]] = frozenset(
+        {("p", None)})
+    combined_wording: ClassVar[Mapping[str, str]]
+    budget_high: ClassVar[float]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        model = cls.__dict__.get("model")
+        if model is not None:
+            cls.combined_wording = MappingProxyType({
+                "prompt": f"{model}_instructions", "yes": f"{model}_yes", "no": f"{model}_no"})
+
+    @classmethod
+    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
+        return one_free_entry(cls.model, parameters, "p", 0.0, cls.budget_high)
+
+
 @dataclass(frozen=True, kw_only=True)
-class Crosswise(DontKnowBranch, Design):
+class Crosswise(CombinedQuestion, DontKnowBranch, Design):
     """Crosswise model: "yes" means the answers to the sensitive and the innocuous question
     are the same; p is the innocuous question's yes share (p = 1/2 identifies nothing).
 
@@ -180,6 +217,7 @@ class Crosswise(DontKnowBranch, Design):
     model: ClassVar[str] = "crosswise"
     summary: ClassVar[str] = ("are your answers to the sensitive and an innocuous question "
                               "(yes share p) the same?")
+    budget_high: ClassVar[float] = 0.5
 
     p: float
     dont_know: float = 0.0
@@ -204,7 +242,7 @@ class Crosswise(DontKnowBranch, Design):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Triangular(DontKnowBranch, Design):
+class Triangular(CombinedQuestion, DontKnowBranch, Design):
     """Triangular model: "yes" means at least one of the sensitive and the innocuous
     question is answered yes; p is the innocuous yes share (p = 1 identifies nothing).
 
@@ -217,6 +255,7 @@ class Triangular(DontKnowBranch, Design):
     model: ClassVar[str] = "triangular"
     summary: ClassVar[str] = ("is the answer to the sensitive or an innocuous question "
                               "(yes share p) yes?")
+    budget_high: ClassVar[float] = 1.0
 
     p: float
     dont_know: float = 0.0

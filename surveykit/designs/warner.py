@@ -8,7 +8,7 @@
   with 1 - p - q. It is Warner's design (p / (p + q)) with the don't-know
   branch 1 - p - q.
 * ``kuk`` (Kuk 1990): two decks of cards; a respondent who has the trait draws
-  from deck 1 (a share p[0] of red cards), others from deck 2 (p[1]), and
+  from deck 1 (a share p[1] of red cards), others from deck 2 (p[2]), and
   reports the colour; with ``repetitions`` draws, the number of red cards.
   RRreg's ``"Kuk"`` with ``Kukrep``.
 
@@ -21,6 +21,7 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar, Literal
@@ -32,6 +33,7 @@ from surveykit.designs.base import (
     DONT_KNOW,
     NO,
     YES,
+    BudgetFamily,
     Design,
     DontKnowBranch,
     Instruction,
@@ -41,7 +43,9 @@ from surveykit.designs.base import (
     check_dont_know,
     check_probabilities,
     check_probability,
+    has_free_entries,
     instructions_with_dont_know,
+    one_free_entry,
     readonly,
     with_dont_know,
 )
@@ -56,6 +60,7 @@ __all__ = [
     "Kuk",
     "Warner",
     "estimate_redistributed",
+    "generalized_warner_equivalent",
 ]
 
 _PROB_SLACK = 1e-12
@@ -101,6 +106,44 @@ class GeneralizedWarner(Design):
     model: ClassVar[str] = "generalized_warner"
     summary: ClassVar[str] = ("the paper's mechanism: truthful p, opposite q, "
                               "don't know 1 - p - q")
+
+    flat_parameters: ClassVar[bool] = True
+
+    @classmethod
+    def budget_family(cls, parameters: Mapping[str, object],
+                      dont_know: float | None = None) -> BudgetFamily:
+        """Corollary 3.12's family: p in ((1 - d)/2, 1 - d) with q = 1 - d - p, at the
+        don't-know probability d = ``dont_know``; entries marked ``None`` as for any design.
+
+        >>> family = GeneralizedWarner.budget_family({}, 0.2)
+        >>> family.low, family.high, family.build(0.5)
+        (0.4, 0.8, GeneralizedWarner(p=0.5, q=0.30000000000000004))
+        """
+        parameters = dict(parameters)
+        if has_free_entries(parameters):
+            if dont_know is not None:
+                raise ParameterError("design 'generalized_warner' has no dont_know parameter: "
+                                     "its don't-know probability is 1 - p - q")
+            return BudgetFamily(parameters, 0.0, 1.0)
+        for key in ("p", "q"):
+            if key in parameters:
+                raise ParameterError(
+                    f"{key} is what the budget chooses for design 'generalized_warner' (with "
+                    "p + q = 1 - dont_know); give dont_know instead of p and q")
+        d = 0.0 if dont_know is None else _check_probability("dont_know", dont_know)
+        if d >= 1:
+            raise ParameterError(
+                f"dont_know ({dont_know}) must be below 1: someone must answer yes or no")
+        answered = 1 - d
+
+        def solve(epsilon: float, semantics: str) -> tuple[GeneralizedWarner, float]:
+            design = (cls.for_walley_budget(epsilon=epsilon, dont_know=d)
+                      if semantics == "walley" else cls.optimal(epsilon=epsilon, dont_know=d))
+            return design, design.p
+
+        return BudgetFamily(parameters, answered / 2, answered,
+                            label="p (q = 1 - dont_know - p)",
+                            build=lambda value: cls(p=value, q=answered - value), solve=solve)
 
     p: float
     q: float
@@ -307,6 +350,10 @@ class Warner(DontKnowBranch, Design):
     model: ClassVar[str] = "warner"
     summary: ClassVar[str] = "answer the statement (p) or its negation (1 - p)"
 
+    @classmethod
+    def _natural_budget_family(cls, parameters: dict[str, object]) -> BudgetFamily:
+        return one_free_entry(cls.model, parameters, "p", 0.5, 1.0)
+
     p: float
     dont_know: float = 0.0
 
@@ -336,11 +383,11 @@ class Warner(DontKnowBranch, Design):
 class Kuk(DontKnowBranch, Design):
     """Kuk's (1990) card design, with ``repetitions`` draws and the optional "don't know" branch.
 
-    A respondent with the trait draws from deck 1 (share p[0] of red cards),
-    one without from deck 2 (share p[1]), puts the card back, repeats
+    A respondent with the trait draws from deck 1 (share p[1] of red cards),
+    one without from deck 2 (share p[2]), puts the card back, repeats
     ``repetitions`` times and reports the number of red cards: responses
-    "0", "1", ..., str(repetitions), Binomial(repetitions, p[0]) or
-    Binomial(repetitions, p[1]). With one draw the responses are "yes" (red)
+    "0", "1", ..., str(repetitions), Binomial(repetitions, p[1]) or
+    Binomial(repetitions, p[2]). With one draw the responses are "yes" (red)
     and "no" (black). Equal shares identify nothing and are refused.
 
     >>> Kuk(p=[0.7, 0.3], repetitions=2).answer_labels
@@ -348,8 +395,10 @@ class Kuk(DontKnowBranch, Design):
     """
 
     model: ClassVar[str] = "kuk"
-    summary: ClassVar[str] = ("two decks of cards (red shares p[0] for yes, p[1] for no), "
+    summary: ClassVar[str] = ("two decks of cards (red shares p[1] for yes, p[2] for no), "
                               "report the number of red cards")
+    budget_example: ClassVar[str | None] = (
+        "p=?,0.3 (deck 1's red share for the budget, given deck 2's)")
 
     p: tuple[float, float]
     repetitions: int = 1
@@ -370,6 +419,17 @@ class Kuk(DontKnowBranch, Design):
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "repetitions", int(reps))
         object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def repeated_draw(self) -> tuple[tuple[Fraction, ...], int] | None:
+        """The red share of each deck (per true state) and the number of draws, when
+        respondents draw more than once.
+
+        >>> Kuk(p=[0.7, 0.3], repetitions=2).repeated_draw()
+        ((Fraction(7, 10), Fraction(3, 10)), 2)
+        """
+        if self.repetitions == 1:
+            return None
+        return tuple(as_fraction(share) for share in self.p), self.repetitions
 
     def parameters(self) -> dict[str, object]:
         return {"p": list(self.p), "repetitions": self.repetitions, "dont_know": self.dont_know}
@@ -418,3 +478,25 @@ def estimate_redistributed(*, yes: int, n: int, mechanism: GeneralizedWarner, la
     if denominator == 0:
         raise ParameterError(f"lam ({lam}) makes Q_lambda uninformative (truth probability 1/2)")
     return (yes / n - (1 - lam) * r - mechanism.q) / denominator
+
+
+def generalized_warner_equivalent(design: Design) -> GeneralizedWarner | None:
+    """The generalized Warner design with the same matrix, for symmetric one-group yes/no
+    designs (Warner with or without don't know, crosswise); None for the others.
+
+    >>> generalized_warner_equivalent(Warner(p=0.75))
+    GeneralizedWarner(p=0.75, q=0.25)
+    """
+    if isinstance(design, GeneralizedWarner):
+        return design
+    if not design.is_simple_binary:
+        return None
+    matrix = design.matrix()[0]
+    yes = design.state_labels.index(YES)
+    truthful, opposite = float(matrix[0, yes]), float(matrix[0, 1 - yes])
+    symmetric = np.isclose(matrix[1, 1 - yes], truthful) and np.isclose(matrix[1, yes], opposite)
+    if not symmetric or truthful == opposite:
+        return None
+    # a design that says "yes" more often for "no" (crosswise with p < 1/2) is the same
+    # design with its answers renamed: same privacy, same precision
+    return GeneralizedWarner(p=max(truthful, opposite), q=min(truthful, opposite))

@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from surveykit.designs.base import YES, Design
+from surveykit.designs.base import YES, Design, given_design
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation.distributions import chi2_upper_quantile, normal_quantile
 from surveykit.estimation.exact import inverse_moment
@@ -143,10 +143,9 @@ def binomial_map(design: Design) -> BinomialMap | None:
     >>> binomial_map(GeneralizedWarner(p=0.6, q=0.2))
     BinomialMap(first_yes=0.6, first_no=0.2, answered=0.8)
     """
-    s = design.structure
-    if (s.states != s.categories or not design.is_binary or len(s.groups) != 1
-            or s.nuisance or len(s.responses) != 3):
+    if not design.is_simple_binary:
         return None
+    s = design.structure
     matrix = s.base[0]
     yes, no = s.states.index(YES), 1 - s.states.index(YES)
     return BinomialMap(first_yes=float(matrix[0, yes]), first_no=float(matrix[0, no]),
@@ -281,11 +280,11 @@ def interval_arrays(*, yes, no, dont_know=0, design: Design | None = None,
     """Confidence limits for pi from many surveys at once (arrays of counts).
 
     ``yes`` and ``no`` count the design's two answers (for crosswise "same"
-    and "different"); ``mechanism`` is the old name of ``design``. Used by
+    and "different"); ``mechanism``, the old name of ``design``, is deprecated. Used by
     simulations and coverage studies; every survey must have yes + no > 0.
     Returns ``(low, high)`` arrays inside [0, 1].
     """
-    design = design if design is not None else mechanism
+    design = given_design(design, mechanism, "interval_arrays()")
     if design is None:
         raise ParameterError("interval_arrays needs the design")
     mapping = _require_map(design)

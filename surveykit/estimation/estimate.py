@@ -35,8 +35,16 @@ from typing import NamedTuple
 import numpy as np
 
 from surveykit.counts import Counts, plain_counts
-from surveykit.designs.base import DONT_KNOW, NO, YES, Design, Structure, identifiable
-from surveykit.designs.warner import GeneralizedWarner
+from surveykit.designs.base import (
+    DONT_KNOW,
+    NO,
+    YES,
+    Design,
+    Structure,
+    given_design,
+    identifiable,
+    mechanism_deprecated,
+)
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import binomial
 from surveykit.estimation.compliance import ALPHA, DontKnowCheck, dont_know_check
@@ -109,7 +117,7 @@ class Estimate:
     Attributes
     ----------
     design:
-        The design the answers went through (``mechanism`` is its old name).
+        The design the answers went through (``mechanism``, its old name, is deprecated).
     counts:
         ``(groups, responses)`` counts, in the design's order.
     shares:
@@ -167,7 +175,8 @@ class Estimate:
 
     @property
     def mechanism(self) -> Design:
-        """The design (the name surveykit 0.1 used)."""
+        """Deprecated: the :attr:`design` (the name surveykit 0.1 used)."""
+        mechanism_deprecated("Estimate.mechanism")
         return self.design
 
     def _total(self, label: str) -> int:
@@ -276,7 +285,7 @@ class Estimate:
         * ``"wald"``: estimate +/- z se, clipped to [0, 1].
 
         >>> from surveykit.designs.warner import GeneralizedWarner
-        >>> e = estimate(yes=30, no=50, dont_know=20, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+        >>> e = estimate(yes=30, no=50, dont_know=20, design=GeneralizedWarner(p=0.6, q=0.2))
         >>> low, high = e.confidence_interval(0.95)
         >>> 0 <= low < e.pi_mle < high <= 1
         True
@@ -375,7 +384,7 @@ class Estimate:
         :mod:`surveykit.estimation.compliance`).
 
         >>> from surveykit.designs.warner import GeneralizedWarner
-        >>> e = estimate(yes=643, no=924, dont_know=388, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+        >>> e = estimate(yes=643, no=924, dont_know=388, design=GeneralizedWarner(p=0.6, q=0.2))
         >>> round(e.dont_know_check().pvalue, 3)
         0.888
         """
@@ -439,8 +448,8 @@ class Estimate:
             data.update(yes=self.yes, no=self.no, dont_know=self.dont_know)
         else:
             data["dont_know"] = self.dont_know
-        if isinstance(design, GeneralizedWarner):
-            data.update(p=design.p, q=design.q)
+        if design.flat_parameters:
+            data.update(design.parameters())
         estimates = []
         for category in design.category_labels:
             low, high = self.confidence_interval(level, method, category)
@@ -566,11 +575,11 @@ def estimate(*, design: Design | None = None, counts: Counts | Mapping | None = 
     ``{response: n}`` for a one-group design, or pandas: a Series indexed by response
     or by (group, response), a DataFrame with a row per group and a column per
     response; see :func:`~surveykit.counts.plain_counts`), or, for a one-group yes/no
-    design, ``yes``, ``no``, ``dont_know`` and ``mechanism`` (surveykit 0.1's
-    form).
+    design, ``design`` with ``yes``, ``no`` and ``dont_know`` (surveykit 0.1's form; its
+    ``mechanism=`` keyword still works, with a DeprecationWarning).
 
     >>> from surveykit.designs.warner import GeneralizedWarner
-    >>> e = estimate(yes=30, no=50, dont_know=20, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+    >>> e = estimate(yes=30, no=50, dont_know=20, design=GeneralizedWarner(p=0.6, q=0.2))
     >>> round(e.pi_hat, 6)  # (50*0.2 - 30*0.6) / (80 * (0.2 - 0.6)), Eq. 2
     0.25
     >>> from surveykit.designs import StochasticLieDetector
@@ -579,9 +588,7 @@ def estimate(*, design: Design | None = None, counts: Counts | Mapping | None = 
     >>> round(sld.pi_mle, 4), round(sld.parameters["t"]["estimate"], 4)
     (0.625, 0.46)
     """
-    if design is not None and mechanism is not None:
-        raise ParameterError("give design or mechanism, not both")
-    design = design if design is not None else mechanism
+    design = given_design(design, mechanism, "estimate()")
     if not isinstance(design, Design):
         raise ParameterError(
             f"design ({design!r}) must be a design, e.g. GeneralizedWarner(p=0.6, q=0.2) or "
@@ -836,10 +843,10 @@ def estimate_from_labels(labels, *, design: Design | None = None, mechanism: Des
 
     >>> from surveykit.designs.warner import GeneralizedWarner
     >>> estimate_from_labels(["Yes", "no", None, "Don't know"],
-    ...                      mechanism=GeneralizedWarner(p=0.6, q=0.2)).n
+    ...                      design=GeneralizedWarner(p=0.6, q=0.2)).n
     3
     """
-    design = design if design is not None else mechanism
+    design = given_design(design, mechanism, "estimate_from_labels()")
     if not isinstance(design, Design):
         raise ParameterError(f"design ({design!r}) must be a design")
     responses = design.response_labels

@@ -330,7 +330,7 @@ def _pair(name: str, value: object) -> tuple[float, float]:
         raise ParameterError(f"{name} ({value!r}) must be two probabilities: for carriers and "
                              "for non-carriers of the trait, e.g. (0.9, 1.0)")
     out = []
-    for i, v in enumerate(value):
+    for i, v in enumerate(value, start=1):
         if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
             raise ParameterError(f"{name}[{i}] ({v!r}) must be a probability between 0 and 1")
         out.append(float(v))

@@ -200,7 +200,7 @@ def map_columns(header: Sequence[str], survey: Survey, requested: str, source: s
         read = ", ".join(printable(r.header) for r in roles if r.role != "ignored")
         raise CsvImportError(source, [CsvProblem(1, None, None, f"the header is a {layout} "
                                                  "header", unit=unit)], summary=(
-            f"{source}: --format {requested} was given but the header ({read}) is the "
+            f"{source}: --layout {requested} was given but the header ({read}) is the "
             f"{layout} layout; nothing was imported"))
     _check_entries(roles, layout, profile, source)
     problems = _header_problems(roles, layout, survey, unit)

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from surveykit.designs.warner import GeneralizedWarner
+from surveykit.designs.warner import GeneralizedWarner, generalized_warner_equivalent
 from surveykit.errors import ParameterError
-from surveykit.estimation.binomial import binomial_map
 from surveykit.files import output_file
 from surveykit.planning import precision, trade_off_curve
 from surveykit.vocabulary import check_semantics
@@ -151,33 +150,33 @@ def privacy_accuracy_curve(*, dont_know: float, n: int, pi: float = 0.5,
     return losses, se
 
 
-def plot_privacy_accuracy(mechanism: GeneralizedWarner, *, n: int, pi: float, title: str,
+def plot_privacy_accuracy(design: GeneralizedWarner, *, n: int, pi: float, title: str,
                           warner: GeneralizedWarner | None = None,
                           target_se: float | None = None, size=(5.6, 3.8),
                           semantics: str = "shafer"):
     """A figure: standard error against the privacy loss in ``semantics`` (Shafer or
-    Walley) for the mechanism's family and Warner's.
+    Walley) for the design's family and Warner's.
 
-    The family is every design with the mechanism's don't-know rate; the
-    mechanism itself is marked, and so is ``warner`` (Warner's design at the
+    The family is every design with the design's don't-know rate; the
+    design itself is marked, and so is ``warner`` (Warner's design at the
     same budget) and a ``target_se`` line, when given.
     """
-    def loss(design: GeneralizedWarner) -> float:
-        return design.epsilon_shafer if semantics == "shafer" else design.epsilon_walley
+    def loss(shown: GeneralizedWarner) -> float:
+        return shown.epsilon_shafer if semantics == "shafer" else shown.epsilon_walley
 
-    top = max(4.0, 1.25 * loss(mechanism)) if np.isfinite(loss(mechanism)) else 4.0
+    top = max(4.0, 1.25 * loss(design)) if np.isfinite(loss(design)) else 4.0
     # Shafer losses along the family; a design's Walley loss is never below its Shafer loss
     epsilons = np.linspace(0.1, top, 60)
     fig, ax = _figure(*size)
-    e, se = privacy_accuracy_curve(dont_know=mechanism.dont_know, n=n, pi=pi, epsilons=epsilons,
+    e, se = privacy_accuracy_curve(dont_know=design.dont_know, n=n, pi=pi, epsilons=epsilons,
                                    semantics=semantics)
     ax.plot(e, se, color="#1f5f8b", lw=2,
-            label=f"don't know {mechanism.dont_know:.0%} (this design's family)")
+            label=f"don't know {design.dont_know:.0%} (this design's family)")
     e, se = privacy_accuracy_curve(dont_know=0.0, n=n, pi=pi, epsilons=epsilons,
                                    semantics=semantics)
     ax.plot(e, se, color="#b55d1a", lw=1.5, ls="--", label="Warner (no don't know)")
-    if np.isfinite(loss(mechanism)):
-        ax.plot(loss(mechanism), np.sqrt(mechanism.conditional_variance(pi=pi, n=n)),
+    if np.isfinite(loss(design)):
+        ax.plot(loss(design), np.sqrt(design.conditional_variance(pi=pi, n=n)),
                 "o", color="black", ms=7, label="chosen design")
     if warner is not None:
         ax.plot(loss(warner), np.sqrt(warner.conditional_variance(pi=pi, n=n)), "s",
@@ -199,24 +198,6 @@ def plot_privacy_accuracy(mechanism: GeneralizedWarner, *, n: int, pi: float, ti
     return fig
 
 
-def generalized_warner_equivalent(design) -> GeneralizedWarner | None:
-    """The generalized Warner mechanism with the same matrix, for symmetric one-group yes/no
-    designs (Warner with or without don't know, crosswise); None for the others."""
-    if isinstance(design, GeneralizedWarner):
-        return design
-    if binomial_map(design) is None:
-        return None
-    matrix = design.matrix()[0]
-    yes = design.state_labels.index("yes")
-    truthful, opposite = float(matrix[0, yes]), float(matrix[0, 1 - yes])
-    symmetric = np.isclose(matrix[1, 1 - yes], truthful) and np.isclose(matrix[1, yes], opposite)
-    if not symmetric or truthful == opposite:
-        return None
-    # a design that says "yes" more often for "no" (crosswise with p < 1/2) is the same
-    # mechanism with its answers renamed: same privacy, same precision
-    return GeneralizedWarner(p=max(truthful, opposite), q=min(truthful, opposite))
-
-
 def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
     """The privacy-accuracy trade-off of a question's design family, as inline SVG; empty
     for designs outside the generalized Warner family (no curve is drawn for them)."""
@@ -226,11 +207,11 @@ def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
 
 def privacy_accuracy_figure(question, *, pi: float = 0.5):
     """The figure of :func:`privacy_accuracy_svg`, or None when none is drawn."""
-    mechanism = generalized_warner_equivalent(question.design)
-    if mechanism is None or question.answered == 0:
+    design = generalized_warner_equivalent(question.design)
+    if design is None or question.answered == 0:
         return None  # no family curve for this design, or no answers yet to size it by
     n = question.answered
-    return plot_privacy_accuracy(mechanism, n=n, pi=pi,
+    return plot_privacy_accuracy(design, n=n, pi=pi,
                                  title=f"{question.id}: n = {n:,}, pi = {pi:g}")
 
 
@@ -257,8 +238,8 @@ def design_figure(ours, warner):
     n = ours.n if ours.n is not None else DEFAULT_PLOT_N
     title = (f"{ours.semantics.capitalize()} budget {ours.budget:g}: n = {n:,}, "
              f"pi = {ours.pi:g}")
-    return plot_privacy_accuracy(ours.mechanism, n=n, pi=ours.pi, title=title,
-                                 warner=warner.mechanism, target_se=ours.target_se,
+    return plot_privacy_accuracy(ours.design, n=n, pi=ours.pi, title=title,
+                                 warner=warner.design, target_se=ours.target_se,
                                  size=(6.4, 4.2), semantics=ours.semantics)
 
 

@@ -46,7 +46,6 @@ from surveykit.counts import Counts
 from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import Survey
 from surveykit.designs.base import DONT_KNOW, Design
-from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation import ConfidenceInterval, Estimate, estimate
 from surveykit.estimation.binomial import binomial_map
@@ -136,12 +135,12 @@ class QuestionReport:
     @property
     def p(self) -> float | None:
         """The generalized Warner's p (truthful), None for other designs."""
-        return self.design.p if isinstance(self.design, GeneralizedWarner) else None
+        return self.design.parameters().get("p") if self.design.flat_parameters else None
 
     @property
     def q(self) -> float | None:
         """The generalized Warner's q (opposite), None for other designs."""
-        return self.design.q if isinstance(self.design, GeneralizedWarner) else None
+        return self.design.parameters().get("q") if self.design.flat_parameters else None
 
     @property
     def epsilon_shafer(self) -> float:
@@ -639,9 +638,9 @@ def question_facts(q: QuestionReport) -> list[tuple[str, str]]:
                       and set(design.response_labels) == {"yes", "no", DONT_KNOW}):
         answers = f"yes {q.yes:,}, no {q.no:,}, don't know {q.dont_know:,}"
     facts.append(("answers", f"{answers}, missing {q.missing:,}"))
-    if isinstance(design, GeneralizedWarner):
-        facts.append(("mechanism", f"p = {design.p:g}, q = {design.q:g}, don't know "
-                                   f"{_percent(q.dont_know_designed)}"))
+    if design.flat_parameters:
+        shown = ", ".join(f"{key} = {value:g}" for key, value in design.parameters().items())
+        facts.append(("mechanism", f"{shown}, don't know {_percent(q.dont_know_designed)}"))
     else:
         facts.append(("design", design.describe()))
     privacy = f"epsilon Shafer {_num(q.epsilon_shafer)}, Walley {_num(q.epsilon_walley)}"
