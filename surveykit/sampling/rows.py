@@ -314,5 +314,5 @@ def _check_constant(population: np.ndarray, parent: np.ndarray, column: str,
         i = int(np.argmax(differs))
         raise ParameterError(
             f"column {column!r}, {where(i)}: the fpc ({values[i]:g}) differs from "
-            f"{where(int(reference[i]))}'s ({values[reference[i]]:g}) of the same stratum (or cluster); "
-            "it is one value for all units drawn together")
+            f"{where(int(reference[i]))}'s ({values[reference[i]]:g}) of the same stratum (or "
+            "cluster); it is one value for all units drawn together")

@@ -40,7 +40,7 @@ from surveykit.store import database as store
 from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame
 
 __all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
-           "complex_report_for_survey", "render_complex_report",
+           "complex_regress_text", "complex_report_for_survey", "render_complex_report",
            "sampling_declared"]
 
 #: The interval of a design-based estimate: Wald on the logit scale with t quantiles on
@@ -309,7 +309,7 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
 
     >>> # complex_regress_for_survey("surveykit.db", "api_strat", "warner ~ api00")
     """
-    from surveykit.estimation.formula_syntax import parse_formula
+    from surveykit.estimation.formulas import parse_formula
     from surveykit.sampling import survey_regress
 
     with store.engine_for(database) as engine:
@@ -336,3 +336,19 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
                           sampling=survey.sampling, group=group, family=family,
                           sensitive_formula=sensitive_formula, fixed=fixed,
                           variance=variance)
+
+
+def complex_regress_text(result) -> str:
+    """A design-based fit for the terminal: the design, then every parameter with its
+    sandwich SE and Wald t test on the design's residual degrees of freedom."""
+    frame = result.to_frame()
+    lines = [f"Design-based regression (survey::svyglm): {result.formula}",
+             f"Sensitive question {result.sensitive} ({result.design.describe()}); "
+             f"design: {result.sampling.describe()}.",
+             f"n {result.n:,}, sum of weights {result.sum_weights:,.2f}, variance "
+             f"{result.variance_method}, residual df {result.df_residual:,}.",
+             "Wald t tests with sandwich (design-based) standard errors; a pseudo-likelihood "
+             "has no likelihood-ratio test.",
+             "", frame.to_string(index=False, float_format=lambda v: f"{v:.6g}")]
+    lines += [f"Warning: {printable(w)}" for w in result.warnings]
+    return "\n".join(lines) + "\n"
