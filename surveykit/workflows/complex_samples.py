@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html import escape
 from os import PathLike
 
@@ -179,9 +179,11 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
             weighted = weighted_counts(frame, sampling, design=question.design,
                                        answer=question.id, group=group, domain=by_name,
                                        keep_respondents=keep)
-            estimates[question.id] = survey_estimate(question.design, weighted,
-                                                     variance=variance, replicates=replicates,
-                                                     rng=generator)
+            estimate = survey_estimate(question.design, weighted, variance=variance,
+                                       replicates=replicates, rng=generator)
+            # domains in their values' order, as svyby gives them
+            estimates[question.id] = replace(estimate, domains=tuple(
+                sorted(estimate.domains, key=lambda d: _domain_key(d.domain))))
         except EstimationError as exc:
             skipped[question.id] = str(exc)
     return ComplexSampleReport(
@@ -189,6 +191,14 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
         estimates=estimates, skipped=skipped, respondents=len(frame),
         strata=shape.stratum_count, psus=shape.psu_count,
         sum_weights=float(math.fsum(rows.weight)), df=shape.degrees_of_freedom)
+
+
+def _domain_key(label: str) -> tuple:
+    """Numbers in numeric order before texts in text order."""
+    try:
+        return (0, float(label), "")
+    except ValueError:
+        return (1, 0.0, label)
 
 
 def _by_column(survey, by: str | None) -> str | None:
