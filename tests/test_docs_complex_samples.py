@@ -129,3 +129,12 @@ def test_the_worked_workflow_prints_what_the_guide_shows(tmp_path, monkeypatch):
     assert float(quoted.group(1)) == pytest.approx(r["mean"], abs=5e-7)
     assert float(quoted.group(2)) == pytest.approx(r["mean_se"], abs=5e-7)
     assert float(quoted.group(3)) == pytest.approx(r["deff"], abs=5e-5)
+
+
+def test_the_readme_quotes_the_guides_table():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Complex samples"):]
+    block = re.search(r"^```text\n(.*?)^```", section, re.S | re.M).group(1)
+    guide = DOC.read_text(encoding="utf-8")
+    for line in block.splitlines():
+        assert line in guide.splitlines(), line
