@@ -166,13 +166,11 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
     if frame.empty:
         raise ParameterError(f"survey {survey.name!r} has no answers yet: import some first")
     sampling = survey.sampling
-    keep = variance in ("jackknife", "bootstrap")
+    keep = variance in ("jackknife", "bootstrap", "brr")
     rows = design_rows(frame, sampling, keep_respondents=keep)
     shape = rows.counts
     estimates: dict[str, object] = {}
     skipped: dict[str, str] = {}
-    generator = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) \
-        else rng
     for question in survey.questions:
         group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
         try:
@@ -180,7 +178,7 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
                                        answer=question.id, group=group, domain=by_name,
                                        keep_respondents=keep)
             estimate = survey_estimate(question.design, weighted, variance=variance,
-                                       replicates=replicates, rng=generator)
+                                       replicates=replicates, rng=rng)
             # domains in their values' order, as svyby gives them
             estimates[question.id] = replace(estimate, domains=tuple(
                 sorted(estimate.domains, key=lambda d: _domain_key(d.domain))))
