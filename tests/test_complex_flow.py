@@ -327,3 +327,15 @@ def test_a_design_column_declared_as_another_type_is_refused():
     with pytest.raises(SurveyDefinitionError, match=r"covariates\.stype: 'number'.*category"):
         parse_survey(survey_text().replace('ell = "number"', 'ell = "number"\nstype = '
                                            '"number"'), "t.toml")
+
+
+def test_bootstrap_report_is_near_linearization_and_names_its_seed(tmp_path, sqlite_url):
+    """500 bootstrap replicates: the SE of a bootstrap SE is about 1/sqrt(2 * 500) = 3% of it,
+    so 15% is five of those."""
+    load(sqlite_url, *write(tmp_path, answers_frame()))
+    questions = {q["id"]: q for q in report(sqlite_url, "--variance", "bootstrap")["questions"]}
+    for question in ("awards", "warner"):
+        got = questions[question]
+        assert got["variance_method"] == "bootstrap" and isinstance(got["bootstrap_seed"], int)
+        assert got["estimate"] == pytest.approx(library(question).estimate, rel=1e-12)
+        assert got["se"] == pytest.approx(library(question).se, rel=0.15)
