@@ -339,3 +339,12 @@ def test_bootstrap_report_is_near_linearization_and_names_its_seed(tmp_path, sql
         assert got["variance_method"] == "bootstrap" and isinstance(got["bootstrap_seed"], int)
         assert got["estimate"] == pytest.approx(library(question).estimate, rel=1e-12)
         assert got["se"] == pytest.approx(library(question).se, rel=0.15)
+
+
+def test_the_survey_file_reference_declares_every_sampling_key_and_no_other():
+    from surveykit.definition.survey_schema import table_keys
+
+    with pytest.raises(SurveyDefinitionError) as refused:
+        parse_survey(survey_text('[sampling]\nzz_undeclared = 1\n'), "t.toml")
+    listed = str(refused.value).split("its keys are ")[1]
+    assert {name.strip() for name in listed.split(",")} == set(table_keys("sampling"))
