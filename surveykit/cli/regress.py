@@ -117,6 +117,10 @@ def regress_command(data, survey_name, formula, sensitive, design_name, params, 
             held[name] = float(value)
         except ValueError:
             raise ParameterError(f"--fix {name} ({value!r}) must be a number") from None
+    if survey_name is not None and data is None and _complex_survey(
+            survey_name, formula, sensitive, design_name, params, group, family,
+            sensitive_formula, held, at, lr, fmt, db_url):
+        return
     if survey_name is not None:
         result = _regress_survey(data, survey_name, formula, sensitive, design_name, params,
                                  group, family, sensitive_formula, held, max_iterations, db_url)
@@ -193,6 +197,35 @@ def _regress_survey(data, survey_name, formula, sensitive, design_name, params, 
     return regress_survey(open_store(db_url), survey_name, formula, sensitive=sensitive,
                           family=family, sensitive_formula=sensitive_formula, fixed=held,
                           max_iterations=max_iterations)
+
+
+def _complex_survey(survey_name, formula, sensitive, design_name, params, group, family,
+                    sensitive_formula, held, at, lr, fmt, db_url) -> bool:
+    """A survey with [sampling]: the design-based fit printed (True), or False."""
+    from surveykit.workflows.complex_samples import (
+        complex_regress_for_survey,
+        complex_regress_text,
+        sampling_declared,
+    )
+
+    engine = open_store(db_url)
+    if not sampling_declared(engine, survey_name):
+        return False
+    given = [option for option, value in (("--design", design_name), ("--param", params),
+                                          ("--group", group), ("--at", at),
+                                          ("--sensitive", sensitive)) if value]
+    if lr == "all":
+        given.append("--lr all (a pseudo-likelihood has no likelihood-ratio test)")
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: not with a survey with [sampling]; the "
+                               "design, groups and sensitive question come from the survey")
+    result = complex_regress_for_survey(engine, survey_name, formula, family=family,
+                                        sensitive_formula=sensitive_formula, fixed=held or None)
+    if fmt == "json":
+        print_json(result.to_dict())
+    else:
+        click.echo(complex_regress_text(result), nl=False)
+    return True
 
 
 def _categories(result) -> list[str]:

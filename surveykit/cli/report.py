@@ -8,6 +8,7 @@ from surveykit.cli.app import data_paths, db_option, echo_user_text, main, open_
 from surveykit.counting import ENGINES
 from surveykit.estimation import CI_METHODS, DEFAULT_CI_METHOD
 from surveykit.reporting.report import REPORT_FORMATS
+from surveykit.sampling.design import VARIANCE_METHODS
 
 
 @main.command("report")
@@ -38,9 +39,15 @@ from surveykit.reporting.report import REPORT_FORMATS
 @click.option("--counts-file", "counts_file", type=click.Path(dir_okay=False), default=None,
               help="Report on a counts table (CSV: survey, question, group, response, count; "
                    "or counts JSON) made anywhere; 'surveykit docs scale'.")
+@click.option("--variance", type=click.Choice(VARIANCE_METHODS), default=None,
+              help="A survey with [sampling]: the design-based variance (default "
+                   "linearization; 'surveykit docs complex-samples').")
+@click.option("--by", "by", metavar="COLUMN", default=None,
+              help="A survey with [sampling]: estimates per value of this design column or "
+                   "covariate too (domains, as survey::svyby).")
 @click.argument("more_data", nargs=-1, type=click.Path(), metavar="[PATH]...")
 def report_command(survey_name, fmt, out_file, level, method, db_url, data, engine_name,
-                   scheduler, replace, counts_file, more_data):
+                   scheduler, replace, counts_file, more_data, variance, by):
     """Print the estimation report of a survey: estimates, privacy, checks.
 
     For every question: the counts, pi_hat and pi_mle with their standard
@@ -51,6 +58,9 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
     Example: surveykit report --survey academic_integrity --format html --out report.html
 
     Example: surveykit report --survey academic_integrity --data exports/*.parquet
+
+    A survey whose file has [sampling] gets design-based estimates too (weights,
+    strata, clusters): surveykit report --survey api_strat --by stype --format json
     """
     from surveykit.files import output_file, write_atomically
     from surveykit.reporting.report import render_report
@@ -63,6 +73,9 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
         raise click.UsageError("give --data or --counts-file, not both")
     if survey_name is None and not counts_file:
         raise click.UsageError("Missing option '--survey'.")
+    if (variance or by) and (data or counts_file):
+        raise click.UsageError("--variance and --by report on the stored answers of a survey "
+                               "with [sampling], not on --data or --counts-file")
     if counts_file:
         from surveykit.workflows.counting import report_for_counts_file
 
@@ -76,8 +89,21 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
                                   engine_name=engine_name, scheduler=scheduler,
                                   replace=replace, level=level, method=method)
     else:
-        report = report_for_survey(open_store(db_url), survey_name, level=level,
-                                   method=method)
+        engine = open_store(db_url)
+        from surveykit.workflows.complex_samples import sampling_declared
+
+        if variance or by or sampling_declared(engine, survey_name):
+            from surveykit.workflows.complex_samples import (
+                complex_report_for_survey,
+                render_complex_report,
+            )
+
+            report = complex_report_for_survey(engine, survey_name,
+                                               variance=variance or "linearization", by=by,
+                                               level=level, method=method)
+            render_report = render_complex_report  # noqa: F811 -- same formats, one more part
+        else:
+            report = report_for_survey(engine, survey_name, level=level, method=method)
     text = render_report(report, fmt)
     if out_file is None:
         echo_user_text(text) if fmt == "text" else click.echo(text, nl=False)

@@ -46,6 +46,10 @@ parameterized as in R's RRreg). Example::
     [[models]]                       # optional: regressions the report fits
     formula = "exam_cheating ~ age + C(faculty)"
 
+    [sampling]                       # optional: a complex sample (weights, strata,
+    weight = "pw"                    # clusters, fpc; surveykit.definition.sampling,
+    strata = "stype"                 # docs/complex-samples.md)
+
 Designs that ask an innocuous question (uqtknown, uqtunknown, crosswise,
 triangular) need its text, ``innocuous``. Multi-group designs (sld, cdm,
 uqtunknown, ...) give each respondent one group for the whole questionnaire,
@@ -84,6 +88,7 @@ from surveykit.definition.covariates import (
     parse_models,
 )
 from surveykit.definition.profile import ImportProfile, parse_profile
+from surveykit.definition.sampling import read_sampling
 from surveykit.designs.base import Design, check_identifiable, mechanism_deprecated
 from surveykit.designs.registry import (
     ALIASES,
@@ -103,6 +108,7 @@ from surveykit.errors import (
     printable,
 )
 from surveykit.resources import locate_resource
+from surveykit.sampling.design import SamplingDesign
 from surveykit.vocabulary import BUILTIN_SPELLINGS, canonical_spelling, response_spellings
 
 __all__ = [
@@ -124,7 +130,7 @@ _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*\Z")
 # Column names a response CSV uses for itself; a question may not take them.
 RESERVED_COLUMNS = frozenset({"respondent_id", "question_id", "answer", "group"})
 _TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "wording", "aliases",
-                       "questions", "import", "covariates", "models"})
+                       "questions", "import", "covariates", "models", "sampling"})
 _QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wording"})
 # For "did you mean": every design name the reader takes, and every parameter of any design.
 _DESIGN_SPELLINGS = (*PRESETS, *ALIASES, *RR_NAMES)
@@ -193,7 +199,9 @@ class Survey:
     its own); ``groups`` names the groups of its multi-group questions (one
     group, "1", when there are none); ``profile`` is its ``[import]`` table
     (:mod:`surveykit.definition.profile`); ``covariates`` and ``models`` are
-    its ``[covariates]`` and ``[[models]]`` (:mod:`surveykit.definition.covariates`).
+    its ``[covariates]`` and ``[[models]]`` (:mod:`surveykit.definition.covariates`);
+    ``sampling`` its ``[sampling]`` design (:mod:`surveykit.definition.sampling`), None for
+    a simple random sample.
     """
 
     name: str
@@ -207,6 +215,7 @@ class Survey:
     profile: ImportProfile = field(default_factory=ImportProfile)
     covariates: tuple[Covariate, ...] = ()
     models: tuple[ModelSpec, ...] = ()
+    sampling: SamplingDesign | None = None
 
     @property
     def mechanism(self) -> Design | None:
@@ -406,8 +415,14 @@ class _Validator:
                                          "with id and text")
         ids = [entry["id"] for entry in questions
                if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
-        covariates = parse_covariates(data.get("covariates", {}),
-                                      [*ids, *RESERVED_COLUMNS], self.fail)
+        declared = data.get("covariates", {})
+        sampling = None
+        if "sampling" in data:  # its design columns are kept like covariates
+            sampling, implicit = read_sampling(
+                data["sampling"], declared if isinstance(declared, dict) else {}, self.fail)
+            if isinstance(declared, dict):
+                declared = {**declared, **implicit}
+        covariates = parse_covariates(declared, [*ids, *RESERVED_COLUMNS], self.fail)
         profile = ImportProfile()
         if "import" in data:
             profile = parse_profile(data["import"], ids, self.fail,
@@ -436,7 +451,8 @@ class _Validator:
                               self.fail)
         return Survey(name=name, title=title, design=default[0] if default else None,
                       questions=tuple(parsed), wording=wording, language=language, source=text,
-                      groups=groups, profile=profile, covariates=covariates, models=models)
+                      groups=groups, profile=profile, covariates=covariates, models=models,
+                      sampling=sampling)
 
     def default_design(self, data: dict) -> tuple[Design, str | None] | None:
         """The survey-level design ([design] or its shorthand [mechanism]) and innocuous text."""

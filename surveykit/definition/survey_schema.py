@@ -146,6 +146,42 @@ KEYS: tuple[Key, ...] = (
     Key(path="models[].sensitive_formula", kind="text", default='"~ 1"',
         example='sensitive_formula = "~ age"',
         about="the true answer's model when the question is a term"),
+    Key(path="sampling", kind="table", default="none (simple random sampling)",
+        example="[sampling]", about="how the respondents were sampled, in R `survey`'s "
+        "words; its columns are kept like covariates (`surveykit docs complex-samples`)"),
+    Key(path="sampling.weight", kind="text", default="every respondent weighs 1",
+        example='weight = "pw"', about="the column of each respondent's sampling weight"),
+    Key(path="sampling.strata", kind="text", default="one stratum", example='strata = "stype"',
+        about="the column of the first-stage strata"),
+    Key(path="sampling.clusters", kind="text or list of texts", default="respondents are PSUs",
+        example='clusters = ["dnum", "snum"]', about="one column per stage, first-stage PSU "
+        "first"),
+    Key(path="sampling.fpc", kind="text or list of texts", default="with replacement",
+        example='fpc = ["fpc1", "fpc2"]', about="per stage, the column of the population "
+        "size (> 1) or sampling fraction (<= 1)"),
+    Key(path="sampling.population", kind="number > 0", default="the sum of the weights",
+        example="population = 6194", about="N, for totals when no fpc gives it"),
+    Key(path="sampling.lonely_psu", kind="text", default='"fail"',
+        example='lonely_psu = "certainty"', about="a stratum with one PSU: fail, certainty, "
+        "adjust, average or remove (survey's options)"),
+    Key(path="sampling.nest", kind="true or false", default="false", example="nest = true",
+        about="cluster ids repeat across strata (survey's `nest = TRUE`)"),
+    Key(path="sampling.replicate_weights", kind="list of texts", default="none",
+        example='replicate_weights = ["repw1", "repw2"]',
+        about="the producer's replicate-weight columns"),
+    Key(path="sampling.replicate_type", kind="text", default="required with replicate_weights",
+        example='replicate_type = "JK1"', about="JK1, JKn, BRR, Fay or bootstrap"),
+    Key(path="sampling.replicate_scale", kind="number > 0", default="svrepdesign's",
+        example="replicate_scale = 0.9875", about="the variance's scale"),
+    Key(path="sampling.replicate_rscales", kind="list of numbers", default="1 each",
+        example="replicate_rscales = [0.5, 0.5]", about="per replicate (JKn needs them)"),
+    Key(path="sampling.replicate_rho", kind="number in (0, 1)", default="Fay only",
+        example="replicate_rho = 0.5", about="Fay's coefficient"),
+    Key(path="sampling.replicate_mse", kind="true or false", default="false",
+        example="replicate_mse = true", about="centre on the full-sample estimate"),
+    Key(path="sampling.replicate_combined", kind="true or false", default="true",
+        example="replicate_combined = false",
+        about="the columns are analysis weights (false: factors of the weight)"),
 )
 
 
@@ -253,6 +289,38 @@ def _about(path: str) -> str:
     return next(key.about for key in KEYS if key.path == path)
 
 
+def _sampling() -> dict:
+    """The ``[sampling]`` table's schema (the reader, SamplingDesign.from_mapping, checks the
+    rest: which keys go together, stages against fpc)."""
+    def about(key: str, schema: dict) -> dict:
+        return {**schema, "description": _about(f"sampling.{key}")}
+
+    text = {"type": "string", "minLength": 1}
+    texts = {"anyOf": [text, {"type": "array", "items": text}]}
+    flag = {"type": "boolean"}
+    positive = {"type": "number", "exclusiveMinimum": 0}
+    return {"type": "object", "description": _about("sampling"), "additionalProperties": False,
+            "properties": {
+                "weight": about("weight", text), "strata": about("strata", text),
+                "clusters": about("clusters", texts), "fpc": about("fpc", texts),
+                "population": about("population", positive),
+                "lonely_psu": about("lonely_psu", {"enum": ["fail", "certainty", "adjust",
+                                                            "average", "remove"]}),
+                "nest": about("nest", flag),
+                "replicate_weights": about("replicate_weights",
+                                           {"type": "array", "items": text, "minItems": 2}),
+                "replicate_type": about("replicate_type", {"enum": ["JK1", "JKn", "BRR", "Fay",
+                                                                    "bootstrap"]}),
+                "replicate_scale": about("replicate_scale", positive),
+                "replicate_rscales": about("replicate_rscales", {
+                    "type": "array", "items": {"type": "number", "minimum": 0}}),
+                "replicate_rho": about("replicate_rho", {"type": "number",
+                                                         "exclusiveMinimum": 0,
+                                                         "exclusiveMaximum": 1}),
+                "replicate_mse": about("replicate_mse", flag),
+                "replicate_combined": about("replicate_combined", flag)}}
+
+
 def _texts(path: str) -> dict:
     return {"type": "object", "description": _about(path),
             "additionalProperties": {"type": "string"}}
@@ -334,6 +402,7 @@ def survey_schema() -> dict:
                            "additionalProperties": {"anyOf": [
                                {"enum": list(COVARIATE_KINDS)}, covariate_table]}},
             "models": {"type": "array", "items": model, "description": _about("models")},
+            "sampling": _sampling(),
         },
     }
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,10 +69,13 @@ class DesignRows:
 
 
 def design_rows(data: pd.DataFrame, sampling: SamplingDesign, *,
-                keep_respondents: bool = False) -> DesignRows:
+                keep_respondents: bool = False,
+                row_names: Callable[[int], str] | None = None) -> DesignRows:
     """The design columns of ``data`` read and checked, one value per row (see
     :func:`weighted_counts` for the rules); ``keep_respondents`` makes every respondent a
-    unit when the design has no clusters."""
+    unit when the design has no clusters. ``row_names(i)`` says where row i came from in
+    error messages (an import names its line; default "row i+1")."""
+    where = row_names or _row
     if not isinstance(data, pd.DataFrame):
         raise ParameterError(f"data must be a pandas DataFrame, not {type(data).__name__}")
     if not isinstance(sampling, SamplingDesign):
@@ -90,11 +94,12 @@ def design_rows(data: pd.DataFrame, sampling: SamplingDesign, *,
     if n == 0:
         raise ParameterError("the data have no rows")
     weight = np.ones(n) if sampling.weight is None else _numbers(data[sampling.weight],
-                                                                 sampling.weight)
+                                                                 sampling.weight, where=where)
     if sampling.weight is None and sampling.population is not None:
         weight = np.full(n, sampling.population / n)
     stratum_labels, stratum = ((["1"], np.zeros(n, dtype=np.intp)) if sampling.strata is None
-                               else _labels(data[sampling.strata], sampling.strata))
+                               else _labels(data[sampling.strata], sampling.strata,
+                                           where=where))
     units = unit_labels = None
     if sampling.clusters or keep_respondents:
         stage_columns = sampling.clusters or (None,)
@@ -105,8 +110,10 @@ def design_rows(data: pd.DataFrame, sampling: SamplingDesign, *,
             if column is None:
                 values, code = [str(i + 1) for i in range(n)], np.arange(n, dtype=np.intp)
             else:
-                values, code = _labels(data[column], column, parent if sampling.nest else None)
-                _check_nested(code, parent, column, parent_name, values, sampling.nest)
+                values, code = _labels(data[column], column, parent if sampling.nest else None,
+                                       where=where)
+                _check_nested(code, parent, column, parent_name, values, sampling.nest,
+                              where=where)
             codes.append(code)
             labels.append(tuple(values))
             parent, parent_name = code, column
@@ -117,18 +124,19 @@ def design_rows(data: pd.DataFrame, sampling: SamplingDesign, *,
     # the stages of population / sampled
     from_fpc = np.ones(n)
     for k, column in enumerate(sampling.fpc):
-        values = _numbers(data[column], column)
+        values = _numbers(data[column], column, where=where)
         parent = stratum if k == 0 else units[:, k - 1]
         sampled = np.bincount(parent).astype(float) if units is None else \
             units_within(units[:, k], parent)
         population[:, k] = population_sizes(values, sampled[parent], column)
-        _check_constant(population[:, k], parent, column, values)
+        _check_constant(population[:, k], parent, column, values, where=where)
         from_fpc *= population[:, k] / sampled[parent]
     if sampling.weight is None and sampling.fpc:
         weight = from_fpc
     replicates = None
     if replicate_columns:
-        replicates = np.stack([_numbers(data[c], c, positive=False) for c in replicate_columns],
+        replicates = np.stack([_numbers(data[c], c, positive=False, where=where)
+                               for c in replicate_columns],
                               axis=1)
         if not sampling.replicate_weights.combined:
             replicates = replicates * weight[:, None]
@@ -233,7 +241,12 @@ def _cells(sampling, responses, groups, strata, stratum, units, unit_labels, pop
         replicates=replicate_sums, unit_labels=unit_labels)
 
 
-def _numbers(series: pd.Series, column: str, positive: bool = True) -> np.ndarray:
+def _row(i: int) -> str:
+    return f"row {i + 1}"
+
+
+def _numbers(series: pd.Series, column: str, positive: bool = True,
+             where: Callable[[int], str] = _row) -> np.ndarray:
     numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(numbers) | ((numbers <= 0) if positive else (numbers < 0))
     if np.any(bad):
@@ -248,19 +261,19 @@ def _numbers(series: pd.Series, column: str, positive: bool = True) -> np.ndarra
         else:
             problem = f"holds {text}, which is not " + ("positive" if positive else ">= 0")
         what = "a weight" if positive else "a replicate weight"
-        raise ParameterError(f"column {column!r}, row {i + 1}: {problem}; every respondent "
+        raise ParameterError(f"column {column!r}, {where(i)}: {problem}; every respondent "
                              f"needs {what} " + ("above 0" if positive else "of 0 or more"))
     return numbers
 
 
-def _labels(series: pd.Series, column: str, parent: np.ndarray | None = None
-            ) -> tuple[list[str], np.ndarray]:
+def _labels(series: pd.Series, column: str, parent: np.ndarray | None = None,
+            where: Callable[[int], str] = _row) -> tuple[list[str], np.ndarray]:
     """Text labels and codes of a design column (codes within ``parent`` when nested)."""
     missing = series.isna().to_numpy() | series.map(
         lambda v: isinstance(v, str) and not v.strip()).to_numpy(dtype=bool)
     if np.any(missing):
         i = int(np.argmax(missing))
-        raise ParameterError(f"column {column!r}, row {i + 1} is empty; every respondent needs "
+        raise ParameterError(f"column {column!r}, {where(i)} is empty; every respondent needs "
                              "a value of each design column")
     texts = [value_text(v).strip() for v in series]
     keys = texts if parent is None else list(zip(parent.tolist(), texts, strict=True))
@@ -273,7 +286,7 @@ def _labels(series: pd.Series, column: str, parent: np.ndarray | None = None
 
 
 def _check_nested(code: np.ndarray, parent: np.ndarray, column: str, parent_column: str | None,
-                  labels: list[str], nest: bool) -> None:
+                  labels: list[str], nest: bool, where: Callable[[int], str] = _row) -> None:
     """A cluster lies in one stratum (or one cluster of the stage above)."""
     if nest or parent_column is None:
         return
@@ -283,14 +296,14 @@ def _check_nested(code: np.ndarray, parent: np.ndarray, column: str, parent_colu
     if np.any(moved):
         i = int(np.argmax(moved))
         raise ParameterError(
-            f"column {column!r}, row {i + 1}: cluster {labels[code[i]]!r} is in a second "
-            f"{'stratum' if parent_column else 'cluster'} (column {parent_column!r}; row "
-            f"{first_row[code[i]] + 1} has another): a cluster lies within one, or set "
+            f"column {column!r}, {where(i)}: cluster {labels[code[i]]!r} is in a second "
+            f"{'stratum' if parent_column else 'cluster'} (column {parent_column!r}; "
+            f"{where(int(first_row[code[i]]))} has another): a cluster lies within one, or set "
             "nest = true if identifiers repeat across them")
 
 
 def _check_constant(population: np.ndarray, parent: np.ndarray, column: str,
-                    values: np.ndarray) -> None:
+                    values: np.ndarray, where: Callable[[int], str] = _row) -> None:
     """One fpc per stratum (or cluster of the stage above): the first row that differs from
     its parent's first row is named, with both values."""
     first_row = np.full(int(parent.max()) + 1, -1, dtype=np.intp)
@@ -300,6 +313,6 @@ def _check_constant(population: np.ndarray, parent: np.ndarray, column: str,
     if np.any(differs):
         i = int(np.argmax(differs))
         raise ParameterError(
-            f"column {column!r}, row {i + 1}: the fpc ({values[i]:g}) differs from row "
-            f"{reference[i] + 1}'s ({values[reference[i]]:g}) of the same stratum (or cluster); "
-            "it is one value for all units drawn together")
+            f"column {column!r}, {where(i)}: the fpc ({values[i]:g}) differs from "
+            f"{where(int(reference[i]))}'s ({values[reference[i]]:g}) of the same stratum (or "
+            "cluster); it is one value for all units drawn together")

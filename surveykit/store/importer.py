@@ -78,6 +78,7 @@ from surveykit.reading.responses import (
 )
 from surveykit.store import answer_counts
 from surveykit.store import database as store
+from surveykit.store.design_values import check_design
 
 __all__ = ["ImportResult", "describe_columns", "import_responses"]
 
@@ -353,6 +354,8 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
     covariate_writer = (_CovariateWriter(conn, key, import_id, options.replace)
                         if source.mapping.covariates() else None)
     check = _issued_check(conn, key)
+    # with [sampling]: each respondent's first line, to name it when the design is refused
+    first_lines: dict[str, int] | None = {} if source.survey.sampling is not None else None
     rows_read = rejected = missing = problem_count = 0
     kinds: Counter = Counter()
     labels: Counter = Counter()
@@ -379,6 +382,9 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
             if chunk.answers:
                 writer.send(conn, [(question_keys[question], respondent, answer, group)
                                    for _, respondent, question, answer, group in chunk.answers])
+            if first_lines is not None:
+                for line, respondent, *_ in (*chunk.answers, *chunk.covariates):
+                    first_lines.setdefault(respondent, line)
             if chunk.covariates and covariate_writer is not None:
                 covariate_writer.send(conn, [(respondent, name, value)
                                              for _, respondent, values in chunk.covariates
@@ -395,6 +401,8 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
     if outcome.affected != outcome.sent:
         raise _Shortfall
     covariates = covariate_writer.finish(conn) if covariate_writer is not None else None
+    if first_lines is not None:
+        check_design(conn, key, source.survey, source.name, first_lines, source.unit)
     imported = outcome.affected - outcome.replaced
     if rejected and not imported and not outcome.replaced and not covariates:
         # Recording the file would make a corrected re-import a no-op ("already imported").

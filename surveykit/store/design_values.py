@@ -1,0 +1,149 @@
+"""The design variables of a survey's respondents (its ``[sampling]`` columns), read and checked.
+
+An import keeps a survey's design columns (weight, strata, clusters, fpc,
+replicate weights) one value per respondent, as covariates
+(:mod:`surveykit.definition.sampling` declares them so). Whether they make a
+sampling design can only be told over all the respondents together: every
+respondent with an answer has a weight above 0 and a value of every design
+column, a PSU lies within one stratum, a stratum has more than one PSU (with
+``lonely_psu = "fail"``), the fpc is one value per stratum. So the import
+checks them, in its transaction, once its rows are in: :func:`check_design`
+reads the survey's design values and runs
+:func:`surveykit.sampling.rows.design_rows` on them, naming the line of the
+file (or the earlier import's respondent) where a value is wrong. An error
+rolls the import back: nothing is stored.
+
+:func:`sampling_frame` reads, in one snapshot, what a report on a complex
+sample needs: every respondent of the design with its design values, and the
+answers (and groups) of the questions asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, Engine, select
+
+from surveykit.definition.survey import Survey
+from surveykit.errors import ParameterError, StoreError, printable
+from surveykit.store import database as store
+from surveykit.store.answer_counts import answer_problem
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["GROUP_SUFFIX", "check_design", "design_values", "sampling_frame"]
+
+#: A question's group column in :func:`sampling_frame` is its id with this suffix.
+GROUP_SUFFIX = "__group"
+
+
+def design_values(conn: Connection, key: int, survey: Survey, extra: Sequence[str] = ()
+                  ) -> pd.DataFrame:
+    """One row per respondent of survey ``key`` with an answer or a design value: column
+    ``respondent_id`` and one text column per design column and per covariate of ``extra``
+    (None where not stored), ordered by respondent id."""
+    import pandas as pd
+
+    columns = list(dict.fromkeys([*survey.sampling.columns, *extra]))
+    responses, stored = store.responses, store.covariates
+    answered = conn.execute(select(responses.c.respondent_id).distinct()
+                            .where(responses.c.survey_id == key)).scalars().all()
+    values = conn.execute(select(stored.c.respondent_id, stored.c.name, stored.c.value)
+                          .where(stored.c.survey_id == key, stored.c.name.in_(columns))).all()
+    ids = sorted(set(answered) | {row[0] for row in values})
+    frame = pd.DataFrame({"respondent_id": ids})
+    table = pd.DataFrame(values, columns=["respondent_id", "name", "value"]).pivot(
+        index="respondent_id", columns="name", values="value")
+    for column in columns:
+        source = table[column] if column in table.columns else pd.Series(dtype=object)
+        frame[column] = frame["respondent_id"].map(source).astype(object)
+    return frame
+
+
+def check_design(conn: Connection, key: int, survey: Survey, file_name: str,
+                 first_lines: Mapping[str, int], unit: str = "line") -> None:
+    """Refuse (a one-line ParameterError naming the file, line, column and value) design
+    values that make no sampling design; ``first_lines`` maps the respondents of the file
+    being imported to their first line."""
+    from surveykit.sampling.rows import design_rows
+
+    frame = design_values(conn, key, survey)
+    # the file's respondents first, in line order, so the first problem named is the first
+    # in the file
+    order = frame["respondent_id"].map(lambda r: first_lines.get(r, 1 << 62))
+    frame = frame.iloc[order.argsort(kind="stable").to_numpy()].reset_index(drop=True)
+    ids = frame["respondent_id"].tolist()
+
+    def where(i: int) -> str:
+        respondent = printable(repr(ids[i]))
+        line = first_lines.get(ids[i])
+        return (f"{unit} {line} (respondent {respondent})" if line is not None
+                else f"respondent {respondent} (from an earlier import)")
+
+    try:
+        rows = design_rows(frame, survey.sampling, row_names=where)
+        rows.counts  # noqa: B018 -- builds the design's PSUs: strata, lonely PSUs, fpc
+    except ParameterError as exc:
+        message = str(exc)
+        lonely = _lonely_row(frame, survey) if "has only one" in message else None
+        if lonely is not None:
+            message += f" (it is at {where(lonely)})"
+        raise ParameterError(f"{file_name}: {message}; nothing was imported") from None
+
+
+def _lonely_row(frame: pd.DataFrame, survey: Survey) -> int | None:
+    """The first row of the first stratum with a single PSU (to say where it is)."""
+    sampling = survey.sampling
+    strata = frame[sampling.strata] if sampling.strata else None
+    psu = frame[sampling.clusters[0]] if sampling.clusters else frame["respondent_id"]
+    if strata is None:
+        return 0
+    units = psu.groupby(strata, sort=False).nunique()
+    single = units[units == 1]
+    if single.empty:
+        return None
+    return int((strata == single.index[0]).to_numpy().argmax())
+
+
+def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = (),
+                   covariates: Sequence[str] = ()) -> tuple[Survey, pd.DataFrame]:
+    """Survey ``survey_name`` (which has ``[sampling]``) and its respondents, one row each:
+    ``respondent_id``, the design columns and ``covariates`` (numbers as floats, categories
+    as text), and per question its answer (a response label, None when unanswered) and its
+    group number (column ``<id>__group``). Every question when ``questions`` is empty."""
+    import pandas as pd
+
+    survey = store.load_survey(engine, survey_name)
+    if survey.sampling is None:
+        raise ParameterError(f"survey {survey.name!r} has no [sampling] section")
+    asked = [survey.question(q) for q in questions] or list(survey.questions)
+    extra = [survey.covariate(name).name for name in covariates]
+    responses = store.responses
+    with engine.connect() as conn, conn.begin():  # one snapshot for every read
+        key = store.survey_id(conn, survey.name)
+        frame = design_values(conn, key, survey, extra)
+        question_keys = store.question_ids(conn, key)
+        answers = {q.id: conn.execute(
+            select(responses.c.respondent_id, responses.c.answer, responses.c.group_number)
+            .where(responses.c.survey_id == key,
+                   responses.c.question_id == question_keys[q.id])).all() for q in asked}
+    for column in dict.fromkeys([*survey.sampling.columns, *extra]):
+        if survey.covariate(column).kind == "number":
+            frame[column] = pd.to_numeric(frame[column])
+    for question in asked:
+        rows = answers[question.id]
+        labels, groups = question.design.response_labels, len(survey.groups)
+        bad = [problem for _, answer, group in rows
+               if (problem := answer_problem(question.id, labels, groups, group, answer))]
+        if bad:
+            raise StoreError(f"stored answers to question {question.id!r} cannot be read "
+                             f"({bad[0]}): they were changed outside surveykit; 'surveykit "
+                             f"check --survey {survey.name}' lists them")
+        by_id = {respondent: (answer, group) for respondent, answer, group in rows}
+        frame[question.id] = frame["respondent_id"].map(
+            lambda r, by_id=by_id: by_id[r][0] if r in by_id else None).astype(object)
+        frame[question.id + GROUP_SUFFIX] = frame["respondent_id"].map(
+            lambda r, by_id=by_id: by_id[r][1] if r in by_id else None).astype(object)
+    return survey, frame

@@ -1,0 +1,362 @@
+"""Reports and regressions on a complex sample: a survey whose file has ``[sampling]``.
+
+Joins the store (:func:`surveykit.store.design_values.sampling_frame`: every
+respondent's design values and answers, one snapshot) and the sampling math
+(:func:`surveykit.sampling.weighted_counts`, :func:`surveykit.sampling.survey_estimate`,
+:func:`surveykit.sampling.survey_regress`):
+
+* :func:`complex_report_for_survey` is ``surveykit report --survey NAME`` on such a
+  survey: today's report (counts, privacy losses, checks) and, per question, the
+  weighted pseudo-maximum-likelihood estimate with its design-based standard
+  error, interval, design effect, effective sample size and total
+  (linearization by default, or replicates), per domain with ``by``, as
+  ``survey::svymean``/``svytotal``/``svyby`` give them;
+* :func:`complex_regress_for_survey` is ``surveykit regress --survey NAME``:
+  the weighted pseudo-likelihood with sandwich standard errors and Wald
+  tests, as ``survey::svyglm`` (no likelihood-ratio tests: a pseudo-likelihood
+  has none).
+
+Privacy is untouched by sampling: each respondent randomizes their own
+answer, so the losses are per respondent whatever the weights, strata or
+clusters; the report says so. docs/complex-samples.md has a worked example.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from html import escape
+from os import PathLike
+
+import numpy as np
+from sqlalchemy import Engine
+
+from surveykit.errors import EstimationError, ParameterError, printable
+from surveykit.reporting.report import REPORT_FORMATS, Report, build_report, render_report
+from surveykit.sampling import VARIANCE_METHODS, SamplingDesign
+from surveykit.store import database as store
+from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame
+
+__all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
+           "complex_regress_text", "complex_report_for_survey", "render_complex_report",
+           "sampling_declared"]
+
+#: The interval of a design-based estimate: Wald on the logit scale with t quantiles on
+#: the design's degrees of freedom (survey's svyciprop default).
+CI_METHOD = "logit"
+#: What the report says about privacy under a complex sample.
+PRIVACY_NOTE = ("Sampling does not change privacy: each respondent randomizes their own "
+                "answer, so the privacy losses above hold for every respondent whatever the "
+                "weights, strata or clusters, and a weight never changes what a respondent "
+                "is told.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComplexSampleReport:
+    """The report of a survey with ``[sampling]``: ``report`` is today's (counts, privacy,
+    checks; its estimates assume simple random sampling), ``estimates`` the design-based
+    estimate of each question (a :class:`~surveykit.sampling.estimate.SurveyEstimate`),
+    ``skipped`` why a question has none. ``respondents``, ``strata``, ``psus``,
+    ``sum_weights`` and ``df`` describe the sample."""
+
+    report: Report
+    sampling: SamplingDesign
+    variance: str
+    by: str | None
+    level: float
+    estimates: Mapping[str, object]
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    respondents: int
+    strata: int
+    psus: int
+    sum_weights: float
+    df: int
+
+    @property
+    def survey(self) -> str:
+        return self.report.survey
+
+    @property
+    def warning_count(self) -> int:
+        return self.report.warning_count + len(self.skipped) + sum(
+            len(e.warnings) for e in self.estimates.values())
+
+    @property
+    def variance_method(self) -> str:
+        """The variance method as the estimates name it (e.g. "JKn", "replicates (JK1)")."""
+        for estimate in self.estimates.values():
+            return estimate.variance_method
+        return self.variance
+
+    def design_dict(self) -> dict[str, object]:
+        """The ``sampling`` object of the JSON report."""
+        return {"design": self.sampling.to_dict(), "description": self.sampling.describe(),
+                "respondents": self.respondents, "strata": self.strata, "psus": self.psus,
+                "sum_weights": self.sum_weights, "variance_method": self.variance_method,
+                "df": self.df, "by": self.by, "ci_method": CI_METHOD,
+                "privacy": PRIVACY_NOTE}
+
+    def to_dict(self) -> dict:
+        """Today's JSON report with ``sampling`` (the design) and, in every question, the
+        design-based keys of :meth:`SurveyEstimate.to_dict` (``estimate``, ``se``,
+        ``ci_low``, ``ci_high``, ``deff``, ``n_effective``, ``total``, ``total_se``,
+        ``variance_method``, ``df``, ``domains`` under ``by``); ``pi_mle`` is ``estimate``,
+        and the simple-random-sample figures stay under ``srs``."""
+        data = self.report.to_dict()
+        data["sampling"] = self.design_dict()
+        for question in data["questions"]:
+            estimate = self.estimates.get(question["id"])
+            question["srs"] = {key: question.get(key) for key in
+                               ("pi_hat", "pi_mle", "se", "ci_low", "ci_high", "ci_method")}
+            if estimate is None:
+                question["sampling_skipped"] = self.skipped.get(question["id"])
+                for key in ("pi_hat", "pi_mle", "se", "ci_low", "ci_high"):
+                    question[key] = None
+                continue
+            survey = estimate.to_dict(self.level, CI_METHOD)
+            for key in ("sampling", "strata", "psus", "design", "n", "warnings"):
+                survey.pop(key, None)
+            survey.setdefault("domains", [])
+            question.update(survey)
+            question["warnings"] = [*question["warnings"], *estimate.warnings]
+        return data
+
+
+def sampling_declared(engine: Engine, survey_name: str) -> bool:
+    """Whether the stored survey ``survey_name`` declares ``[sampling]``."""
+    return store.load_survey(engine, survey_name).sampling is not None
+
+
+def complex_report_for_survey(database: Engine | str | PathLike, survey_name: str, *,
+                              variance: str = "linearization", by: str | None = None,
+                              level: float = 0.95, method: str | None = None,
+                              replicates: int = 500,
+                              rng: np.random.Generator | int | None = None
+                              ) -> ComplexSampleReport:
+    """The report of survey ``survey_name`` (with ``[sampling]``) from the stored answers and
+    design values; ``variance`` one of :data:`~surveykit.sampling.VARIANCE_METHODS`, ``by``
+    a design column or covariate whose values are the domains; ``method`` the interval of
+    the simple-random-sample figures (today's report); ``replicates`` and ``rng`` the
+    bootstrap's.
+
+    >>> # complex_report_for_survey("surveykit.db", "api_strat", by="stype").to_dict()
+    """
+    from surveykit.sampling import survey_estimate, weighted_counts
+    from surveykit.sampling.rows import design_rows
+
+    if variance not in VARIANCE_METHODS:
+        raise ParameterError(f"--variance ({variance!r}) must be one of "
+                             f"{', '.join(VARIANCE_METHODS)}")
+    with store.engine_for(database) as engine:
+        survey = store.load_survey(engine, survey_name)
+        if survey.sampling is None:
+            raise ParameterError(f"survey {survey.name!r} has no [sampling] section: its "
+                                 "report assumes simple random sampling (see 'surveykit docs "
+                                 "complex-samples' to declare weights, strata and clusters)")
+        by_name = _by_column(survey, by)
+        survey, frame = sampling_frame(engine, survey.name,
+                                       covariates=[by_name] if by_name else [])
+        counts = store.count_responses(engine, survey.name, survey=survey)
+        issued = store.issued_respondent_count(engine, survey.name)
+        tallies = store.code_tallies(engine, survey.name) if issued else None
+    report = build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
+                          method=method)
+    if frame.empty:
+        raise ParameterError(f"survey {survey.name!r} has no answers yet: import some first")
+    sampling = survey.sampling
+    keep = variance in ("jackknife", "bootstrap", "brr")
+    rows = design_rows(frame, sampling, keep_respondents=keep)
+    shape = rows.counts
+    estimates: dict[str, object] = {}
+    skipped: dict[str, str] = {}
+    for question in survey.questions:
+        group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
+        try:
+            weighted = weighted_counts(frame, sampling, design=question.design,
+                                       answer=question.id, group=group, domain=by_name,
+                                       keep_respondents=keep)
+            estimate = survey_estimate(question.design, weighted, variance=variance,
+                                       replicates=replicates, rng=rng)
+            # domains in their values' order, as svyby gives them
+            estimates[question.id] = replace(estimate, domains=tuple(
+                sorted(estimate.domains, key=lambda d: _domain_key(d.domain))))
+        except EstimationError as exc:
+            skipped[question.id] = str(exc)
+    return ComplexSampleReport(
+        report=report, sampling=sampling, variance=variance, by=by_name, level=level,
+        estimates=estimates, skipped=skipped, respondents=len(frame),
+        strata=shape.stratum_count, psus=shape.psu_count,
+        sum_weights=float(math.fsum(rows.weight)), df=shape.degrees_of_freedom)
+
+
+def _domain_key(label: str) -> tuple:
+    """Numbers in numeric order before texts in text order."""
+    try:
+        return (0, float(label), "")
+    except ValueError:
+        return (1, 0.0, label)
+
+
+def _by_column(survey, by: str | None) -> str | None:
+    if by is None:
+        return None
+    try:
+        return survey.covariate(by).name
+    except Exception:
+        columns = ", ".join(c.name for c in survey.covariates) or "none"
+        raise ParameterError(f"--by ({printable(repr(by))}) must be a design column or "
+                             f"covariate of survey {survey.name!r} (it has: {columns})"
+                             ) from None
+
+
+# -- rendering ------------------------------------------------------------------------------
+
+def _num(value: float | None, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def _rows(report: ComplexSampleReport) -> list[tuple[str, dict]]:
+    """(question id, design-based numbers) for every question and domain, in order."""
+    data = report.to_dict()
+    out = []
+    for question in data["questions"]:
+        if question.get("variance_method") is None:
+            continue
+        out.append((question["id"], question))
+        for domain in question.get("domains", []):
+            out.append((f"{question['id']} [{report.by} = {domain['domain']}]", domain))
+    return out
+
+
+def _summary_lines(report: ComplexSampleReport) -> list[str]:
+    return [f"Design: {report.sampling.describe()}.",
+            f"Respondents {report.respondents:,}, strata {report.strata:,}, PSUs "
+            f"{report.psus:,}, sum of weights {report.sum_weights:,.2f}; variance "
+            f"{report.variance_method}, {report.df:,} degrees of freedom; "
+            f"{report.level:.0%} intervals: {CI_METHOD} (t on the design's df).",
+            PRIVACY_NOTE]
+
+
+_HEADERS = ("question", "estimate", "se", "ci_low", "ci_high", "deff", "n_eff", "total",
+            "total_se")
+
+
+def _cells(entry: dict) -> list[str]:
+    return [_num(entry.get("estimate")), _num(entry.get("se")), _num(entry.get("ci_low")),
+            _num(entry.get("ci_high")), _num(entry.get("deff"), 3),
+            _num(entry.get("n_effective"), 1), _num(entry.get("total"), 1),
+            _num(entry.get("total_se"), 1)]
+
+
+def _text_section(report: ComplexSampleReport) -> str:
+    lines = ["", "Complex sample (design-based estimates; they replace the simple-random-"
+             "sample estimates above for inference)"]
+    lines += _summary_lines(report)
+    table = [list(_HEADERS)] + [[printable(name), *_cells(entry)]
+                                for name, entry in _rows(report)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(_HEADERS))]
+    for row in table:
+        lines.append("  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i])
+                               for i, cell in enumerate(row)))
+    for question, reason in report.skipped.items():
+        lines.append(f"{printable(question)}: no design-based estimate ({printable(reason)})")
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_section(report: ComplexSampleReport) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = ["", "## Complex sample", ""]
+    lines += [line + "\n" for line in _summary_lines(report)]
+    lines += ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
+    lines += ["| " + " | ".join([cell(name), *_cells(entry)]) + " |"
+              for name, entry in _rows(report)]
+    return "\n".join(lines) + "\n"
+
+
+def _html_section(report: ComplexSampleReport) -> str:
+    summary = "".join(f"<p>{escape(line)}</p>" for line in _summary_lines(report))
+    head = "".join(f"<th>{h}</th>" for h in _HEADERS)
+    body = "".join("<tr><td>" + escape(name) + "</td>" + "".join(
+        f"<td>{c}</td>" for c in _cells(entry)) + "</tr>" for name, entry in _rows(report))
+    return (f'<section id="complex-sample"><h2>Complex sample</h2>{summary}<table><thead>'
+            f"<tr>{head}</tr></thead><tbody>{body}</tbody></table></section>")
+
+
+def render_complex_report(report: ComplexSampleReport, fmt: str = "text") -> str:
+    """The report in ``fmt`` (one of REPORT_FORMATS): today's report with the sampling design
+    and the design-based estimates."""
+    if fmt not in REPORT_FORMATS:
+        raise ParameterError(f"format ({fmt!r}) must be one of {', '.join(REPORT_FORMATS)}")
+    if fmt == "json":
+        return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"
+    base = render_report(report.report, fmt)
+    if fmt == "text":
+        return base + _text_section(report)
+    if fmt == "markdown":
+        return base + _markdown_section(report)
+    at = base.find("</h1>")
+    at = at + len("</h1>") if at >= 0 else base.rfind("</body>")
+    return base[:at] + _html_section(report) + base[at:]
+
+
+def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: str,
+                               formula: str, *, family: str | None = None,
+                               sensitive_formula: str = "~ 1",
+                               fixed: Mapping[str, float] | None = None,
+                               variance: str = "linearization"):
+    """``regress`` on a survey with ``[sampling]``: the weighted pseudo-likelihood fit of
+    ``formula`` (its sensitive question is the one of the survey's questions it names) with
+    design-based (sandwich) standard errors, as ``survey::svyglm``
+    (:func:`surveykit.sampling.survey_regress`).
+
+    >>> # complex_regress_for_survey("surveykit.db", "api_strat", "warner ~ api00")
+    """
+    from surveykit.estimation.formulas import parse_formula
+    from surveykit.sampling import survey_regress
+
+    with store.engine_for(database) as engine:
+        survey = store.load_survey(engine, survey_name)
+        if survey.sampling is None:
+            raise ParameterError(f"survey {survey.name!r} has no [sampling] section")
+        ids = [q.id for q in survey.questions]
+        columns = [*ids, *(c.name for c in survey.covariates)]
+        parsed = parse_formula(formula, columns)
+        used = [parsed.response, *parsed.columns]
+        if sensitive_formula.strip() not in ("~ 1", "~1"):
+            used += parse_formula(sensitive_formula, columns, option="sensitive formula",
+                                  response=False).columns
+        asked = [c for c in dict.fromkeys(used) if c in ids]
+        if len(asked) != 1:
+            raise ParameterError(f"formula ({printable(formula)}) must use exactly one of the "
+                                 f"survey's questions ({', '.join(ids)}); it uses "
+                                 f"{', '.join(asked) or 'none'}")
+        covariates = [c for c in dict.fromkeys(used) if c not in ids]
+        survey, frame = sampling_frame(engine, survey.name, [asked[0]], covariates)
+    question = survey.question(asked[0])
+    group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
+    return survey_regress(frame, formula, sensitive=question.id, design=question.design,
+                          sampling=survey.sampling, group=group, family=family,
+                          sensitive_formula=sensitive_formula, fixed=fixed,
+                          variance=variance)
+
+
+def complex_regress_text(result) -> str:
+    """A design-based fit for the terminal: the design, then every parameter with its
+    sandwich SE and Wald t test on the design's residual degrees of freedom."""
+    frame = result.to_frame()
+    lines = [f"Design-based regression (survey::svyglm): {result.formula}",
+             f"Sensitive question {result.sensitive} ({result.design.describe()}); "
+             f"design: {result.sampling.describe()}.",
+             f"n {result.n:,}, sum of weights {result.sum_weights:,.2f}, variance "
+             f"{result.variance_method}, residual df {result.df_residual:,}.",
+             "Wald t tests with sandwich (design-based) standard errors; a pseudo-likelihood "
+             "has no likelihood-ratio test.",
+             "", frame.to_string(index=False, float_format=lambda v: f"{v:.6g}")]
+    lines += [f"Warning: {printable(w)}" for w in result.warnings]
+    return "\n".join(lines) + "\n"
