@@ -83,7 +83,7 @@ def test_imports_replacements_and_refusals_keep_the_counts(survey_engine, tmp_pa
     changed = write(tmp_path / "c.csv", LONG_HEADER + "R0000000,exam_cheating,no\n"
                     "R0000001,plagiarism,dont_know\nR0000200,plagiarism,no\n")
     result = import_responses(survey_engine, changed, SURVEY, replace=True)
-    assert (result.imported, result.replaced, result.changed) == (1, 2, 2)
+    assert (result.imported, result.unchanged, result.replaced) == (1, 0, 2)
     assert_kept_equals_recounted(survey_engine)
     assert kept(survey_engine)["cells"][("exam_cheating", "1", "yes")] == 29
     # refused, dry-run and skip-invalid imports

@@ -1,7 +1,9 @@
 """Concurrent imports of overlapping answers (issue 19, item 7): real ``surveykit import``
-processes started together, several rounds, on SQLite and on PostgreSQL. One import wins; the
-others get the conflict refusal (never a deadlock that ends in the catch-all), nothing is lost
-and nothing is counted twice."""
+processes started together, several rounds, on SQLite and on PostgreSQL. Where the files give
+the shared respondents different answers, one import wins and the others get the conflict
+refusal (never a deadlock that ends in the catch-all); where they give the same answers (the
+cumulative exports of issue 22), every import succeeds and the shared answers are unchanged.
+Either way nothing is lost and nothing is counted twice."""
 
 from __future__ import annotations
 
@@ -27,8 +29,10 @@ SURVEY = "academic_integrity"
 QUESTIONS = ("exam_cheating", "plagiarism", "contract_cheating", "fabricated_data")
 SAMPLE = locate_resource("sample_data")
 ROOT = Path(__file__).resolve().parent.parent
-REFUSAL = re.compile(r"^Error: (\d+) bad rows? in (\S+) \((\d+) answered in an earlier import\); "
+REFUSAL = re.compile(r"^Error: (\d+) bad rows? in (\S+) \((\d+) changes an earlier answer\); "
                      r"nothing was imported \(")
+SUMMARY = re.compile(r"^Imported \S+ \(long layout\) into 'academic_integrity' as import #\d+: "
+                     r"(\d+) rows read, (\d+) answers added, (\d+) unchanged, 0 replaced, ")
 
 
 def start(args: list[str]) -> subprocess.Popen:
@@ -38,10 +42,12 @@ def start(args: list[str]) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def answers_file(path: Path, respondents: list[str], seed: int | None = None) -> Path:
+def answers_file(path: Path, respondents: list[str], seed: int | None = None,
+                 shift: int = 0) -> Path:
     """A long file answering every question for ``respondents``, respondent by respondent,
-    or in an order of its own (shuffled with ``seed``)."""
-    rows = [f"{respondent},{question},{('yes', 'no', 'dont_know')[(i + j) % 3]}\n"
+    or in an order of its own (shuffled with ``seed``); files of other ``shift`` give the
+    same respondent other answers."""
+    rows = [f"{respondent},{question},{('yes', 'no', 'dont_know')[(i + j + shift) % 3]}\n"
             for i, respondent in enumerate(respondents) for j, question in enumerate(QUESTIONS)]
     if seed is not None:
         random.Random(seed).shuffle(rows)
@@ -89,7 +95,7 @@ def test_concurrent_overlapping_imports_end_in_one_import_and_conflict_refusals(
         shared = [f"S{round_number}-{i:05d}" for i in range(600)]
         files = [answers_file(tmp_path / f"r{round_number}-{k}.csv",
                               shared + [f"O{round_number}-{k}-{i:05d}" for i in range(200)],
-                              seed=100 * round_number + k) for k in range(3)]
+                              seed=100 * round_number + k, shift=k) for k in range(3)]
         with barrier(engine, len(files)) as wait:
             processes = [start(["import", str(path), "--survey", SURVEY, "--db",
                                 database_url]) for path in files]
@@ -102,8 +108,9 @@ def test_concurrent_overlapping_imports_end_in_one_import_and_conflict_refusals(
             assert "failed unexpectedly" not in stderr and "Traceback" not in stderr, stderr
         winners = [out for out in outcomes if out[0] == 0]
         losers = [out for out in outcomes if out[0] != 0]
-        # every two files share 600 respondents: the first to commit wins, the others
-        # meet its answers and are refused as on SQLite, naming the shared answers
+        # every two files give 600 shared respondents different answers: the first to
+        # commit wins, the others meet its answers and are refused as on SQLite, naming the
+        # shared answers
         assert len(winners) == 1, outcomes
         assert winners[0][1].startswith("Imported ")
         for status, _, stderr in losers:
@@ -115,6 +122,40 @@ def test_concurrent_overlapping_imports_end_in_one_import_and_conflict_refusals(
         check = check_counts(engine, SURVEY)
         assert check.ok, check.to_dict()
         assert (check.answers, check.respondents) == (imported, imported // len(QUESTIONS))
+    engine.dispose()
+
+
+def test_concurrent_imports_of_the_same_answers_all_succeed_and_count_them_once(
+        database_url, tmp_path):
+    """Three exports that share 600 respondents' answers, imported at once: each adds its
+    own 200 respondents, the first to commit adds the shared ones and the others find them
+    unchanged, whatever order the database lets them in."""
+    engine = store.open_engine(database_url)
+    store.init_database(engine)
+    store.add_survey(engine, load_survey_file(SAMPLE / "academic_integrity.toml"))
+    shared = [f"S-{i:05d}" for i in range(600)]
+    files = [answers_file(tmp_path / f"same-{k}.csv",
+                          shared + [f"O-{k}-{i:05d}" for i in range(200)], seed=k)
+             for k in range(3)]
+    with barrier(engine, len(files)) as wait:
+        processes = [start(["import", str(path), "--survey", SURVEY, "--db", database_url])
+                     for path in files]
+        wait(processes)
+    summaries = []
+    for process in processes:
+        stdout, stderr = process.communicate(timeout=600)
+        assert process.returncode == 0, stderr
+        found = SUMMARY.match(stdout)
+        assert found, stdout
+        summaries.append(tuple(int(n) for n in found.groups()))
+    questions = len(QUESTIONS)
+    # (rows read, added, unchanged): one import added the shared answers, two found them
+    assert sorted(summaries) == sorted([(800 * questions, 800 * questions, 0)]
+                                       + [(800 * questions, 200 * questions,
+                                           600 * questions)] * 2)
+    check = check_counts(engine, SURVEY)
+    assert check.ok, check.to_dict()
+    assert (check.answers, check.respondents) == (1200 * questions, 1200)
     engine.dispose()
 
 

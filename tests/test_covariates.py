@@ -200,17 +200,19 @@ def test_a_value_another_import_gave_conflicts_unless_replace(covariate_engine, 
     # a later file with other questions and the same covariates: no conflict
     same = write(tmp_path / "two.csv", [["respondent_id", "plagiarism", "age", "faculty"],
                                         ["r1", "no", "21.0", "law"]])
-    assert import_responses(covariate_engine, same, SURVEY).covariates == 0
+    again = import_responses(covariate_engine, same, SURVEY)
+    assert (again.covariates, again.covariates_unchanged) == (0, 2)
     other = write(tmp_path / "three.csv", [["respondent_id", "fabricated_data", "age"],
                                            ["r1", "no", "22"]])
     error = refused(covariate_engine, other)
     assert error.problems == [CsvProblem(
         2, "age", "22", "this respondent's age is '21' since import #1 (one.csv); this file "
                         "says '22'")]
-    assert "to overwrite answers (or covariates) that earlier imports gave, use --replace" \
+    assert ("to overwrite the answers (or covariates) that earlier imports gave differently, "
+            "use --replace") \
         in str(error).splitlines()[0]
     result = import_responses(covariate_engine, other, SURVEY, replace=True)
-    assert result.covariates == 1
+    assert (result.covariates, result.covariates_replaced) == (1, 1)
     assert ("r1", "age", "22") in stored(covariate_engine)
 
 
@@ -551,10 +553,10 @@ def test_cli_import_says_how_many_covariate_values_it_stored(tmp_path):
     path = write(tmp_path / "w.csv", [["respondent_id", "exam_cheating", "age", "faculty"],
                                       ["r1", "yes", "21", "law"], ["r2", "no", "", "arts"]])
     dry = cli("import", str(path), "--survey", SURVEY, "--db", url, "--dry-run")
-    assert "0 rows rejected, 3 covariate values would be stored." in dry.stdout
+    assert "0 rows rejected, 3 covariate values added, 0 unchanged, 0 replaced." in dry.stdout
     assert "  covariate age <- column 3 'age' ([covariates])" in dry.stdout
     result = cli("import", str(path), "--survey", SURVEY, "--db", url)
     assert result.stdout == (
         f"Imported {path} (wide layout) into 'academic_integrity' as import #1: 2 rows read, "
-        "2 answers added, 0 replaced, 0 missing (empty cells), 0 rows rejected, 3 covariate "
-        "values stored.\n")
+        "2 answers added, 0 unchanged, 0 replaced, 0 rows refused (changed answers), 0 missing "
+        "(empty cells), 0 rows rejected, 3 covariate values added, 0 unchanged, 0 replaced.\n")

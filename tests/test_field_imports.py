@@ -320,7 +320,8 @@ def test_dry_run_shows_the_mapping_and_counts_and_changes_nothing(tmp_path):
                          "Columns:", "  layout wide, written by KoboToolbox",
                          "  respondent_id <- column 5 'integrity/respondent_id' (path)"]
     assert ("Would import (wide layout, survey version 1): 8 rows read, 30 answers added, "
-            "0 replaced, 2 missing (empty cells), 0 rows rejected.") in lines
+            "0 unchanged, 0 replaced, 0 rows refused (changed answers), 2 missing (empty "
+            "cells), 0 rows rejected.") in lines
     assert lines[-5:-1] == ["  exam_cheating: yes +3, no +4, dont_know +1",
                             "  plagiarism: yes +2, no +5", "  contract_cheating: yes +1, no +5, "
                             "dont_know +2", "  fabricated_data: yes +1, no +5, dont_know +1"]

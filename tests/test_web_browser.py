@@ -456,3 +456,93 @@ def test_a_script_that_differs_from_the_published_hash_does_not_run(browser, sql
         assert watched.page.locator("#start").is_hidden()  # the page never starts
         watched.close()
     engine.dispose()
+
+
+THREE = ('name = "three"\ntitle = "Three questions"\n[design]\nmodel = "fr"\n'
+         'p = [0.1, 0.2]\ndont_know = 0.1\n' + "".join(
+             f'[[questions]]\nid = "q{i}"\ntext = "Question {i}?"\n' for i in range(1, 4)))
+
+
+def counted_uniforms(values: list[int]) -> str:
+    """As :func:`scripted_uniforms`, and ``window.draws`` counts the calls (one per rule
+    drawn); once the values run out, every draw gives U = 0 (the first rule)."""
+    words = []
+    for value in values:
+        words += [(value >> 32) << 11, value & 0xFFFFFFFF]
+    fill = ("(array) => { window.draws += 1; array.fill(0); "
+            "array.set(words.splice(0, array.length)); return array; }")
+    return (f"(() => {{ const words = {json.dumps(words)}; window.draws = 0; "
+            f"Object.defineProperty(crypto, 'getRandomValues', {{ value: {fill} }}); }})();")
+
+
+def test_back_shows_the_rule_drawn_before_and_a_review_lists_the_answers_before_sending(
+        browser, sqlite_url: str):
+    """Issue 22: the form had no Back button and no review before sending. Back returns to
+    the question before with the same rule (drawn once, kept in the page, never redrawn:
+    a new draw would let a respondent fish for the rule they like); the review lists the
+    answers and no rule; changing an answer there sends the changed answer, and only the
+    answers leave the browser."""
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    survey, form = add(engine, THREE, ["BACK-1"])
+    rules = form.questions[0].rules[0]
+    below = [rule.below for rule in rules]
+    # rules 2, 3, 1 (say yes, don't know, say no): a redraw would give U = 0, rule 0
+    values = [below[1], below[2], below[0]]
+    shown = ["\n".join(rules[k].lines) for k in (2, 3, 1)]
+    assert len(set(shown) | {"\n".join(rules[0].lines)}) == 4
+    text = {label: text for label, text in form.questions[0].answers}
+    back = WORDING["web_back"]
+    with served(engine, "three") as url:
+        watched = Watched(browser)
+        watched.page.add_init_script(counted_uniforms(values))
+        watched.start(url, "BACK-1")
+        page = watched.page
+        first = ("yes", "no", "yes")
+        for question, rule, label in zip(form.questions, shown, first, strict=True):
+            page.get_by_text(question.progress, exact=True).wait_for()
+            assert watched.rule() == rule
+            # no Back on the first question: there is nothing before it
+            assert page.get_by_role("button", name=back).is_visible() is (question.number > 1)
+            page.get_by_role("button", name=text[label], exact=True).click()
+        # the review: every question with its answer, no rule, nothing sent yet
+        page.get_by_text(WORDING["web_done"]).wait_for()
+        items = page.locator("#review-list li")
+        assert [items.nth(i).locator("p").all_text_contents() for i in range(3)] == [
+            [q.text, text[label]] for q, label in zip(form.questions, first, strict=True)]
+        review = page.locator("#review").inner_text()
+        assert not any(line in review for rule in rules for line in rule.lines)
+        assert not any(address.endswith("/submit") for _, address, _ in watched.requests)
+        # Back, back, back: each question with the rule drawn for it and the answer given
+        page.locator("#review-back").click()
+        for index in (2, 1, 0):
+            question = form.questions[index]
+            page.get_by_text(question.progress, exact=True).wait_for()
+            assert watched.rule() == shown[index], question.id
+            pressed = page.locator('#answers button[aria-pressed="true"]').all_text_contents()
+            assert pressed == [text[first[index]]]
+            if index:
+                page.locator("#back-button").click()
+        assert page.evaluate("window.draws") == 3  # no rule was drawn again
+        # change the first answer, keep the others, and send
+        page.get_by_role("button", name=text["dont_know"], exact=True).click()
+        for question, label in zip(form.questions[1:], first[1:], strict=True):
+            page.get_by_text(question.progress, exact=True).wait_for()
+            page.get_by_role("button", name=text[label], exact=True).click()
+        page.get_by_text(WORDING["web_done"]).wait_for()
+        assert items.nth(0).locator("p").all_text_contents() == [form.questions[0].text,
+                                                                  text["dont_know"]]
+        page.get_by_role("button", name=WORDING["web_submit"]).click()
+        page.get_by_text(WORDING["web_thanks"]).wait_for()
+        assert page.evaluate("window.draws") == 3
+        assert page.locator("#review-list li").count() == 0  # the list leaves the page too
+        bodies = [(address.rsplit("/", 1)[1], json.loads(data))
+                  for method, address, data in watched.requests if method == "POST"]
+        assert bodies == [("start", {"respondent_id": "BACK-1"}),
+                          ("submit", {"respondent_id": "BACK-1",
+                                      "answers": {"q1": "dont_know", "q2": "no", "q3": "yes"}})]
+        assert watched.errors == []
+        watched.close()
+    assert {q.question_id: q.answers() for q in store.count_responses(engine, "three")} == {
+        "q1": {"dont_know": 1}, "q2": {"no": 1}, "q3": {"yes": 1}}
+    engine.dispose()

@@ -167,8 +167,9 @@ def survey_list_command(db_url, fmt):
               metavar="FILE", help="CSV for the rows --skip-invalid leaves out (the file's "
                                    "columns plus _line and _reason).")
 @click.option("--replace", is_flag=True,
-              help="Overwrite answers that earlier imports gave for the same respondent and "
-                   "question (otherwise they are conflicts).")
+              help="Overwrite answers that earlier imports gave differently for the same "
+                   "respondent and question (otherwise they are refused); the same answer "
+                   "again is unchanged either way.")
 @click.option("--dry-run", is_flag=True,
               help="Show how the columns map and what the import would add, and change "
                    "nothing (no rejects file either).")
@@ -189,7 +190,10 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
     answers, or the survey's aliases; an empty cell is a missing answer. A
     file with any bad row imports nothing and lists every bad row (line,
     column, value, reason) after a one-line summary by reason; importing the
-    same file twice changes nothing.
+    same file twice changes nothing. A cumulative export (every submission so
+    far, as KoboToolbox and ODK Central give) imports again each day: answers
+    stored before are unchanged, new ones added, changed ones refused unless
+    --replace ('surveykit docs field-imports').
 
     Example: surveykit import answers.csv --survey academic_integrity --dry-run
     """
@@ -235,15 +239,15 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
                    f"#{result.import_id}, {result.imported_at:%Y-%m-%d %H:%M} UTC, same "
                    "sha256); nothing changed.")
         return
-    replaced = f"{result.replaced} replaced"
-    if result.replaced:
-        replaced += f" ({result.changed} with another answer, the rest the same again)"
     numbers = (f"{count(result.rows_read, 'row')} read, {count(result.imported, 'answer')} "
-               f"added, {replaced}, {result.missing} missing (empty cells), "
-               f"{count(result.rejected, 'row')} rejected.")
+               f"added, {result.unchanged} unchanged, {result.replaced} replaced, "
+               f"{count(result.refused, 'row')} refused (changed answers), {result.missing} "
+               f"missing (empty cells), {count(result.rejected, 'row')} rejected.")
     if result.covariates is not None:
-        numbers = numbers[:-1] + (f", {count(result.covariates, 'covariate value')} "
-                                  f"{'would be ' if dry_run else ''}stored.")
+        added = result.covariates - result.covariates_replaced
+        numbers = numbers[:-1] + (f", {count(added, 'covariate value')} added, "
+                                  f"{result.covariates_unchanged} unchanged, "
+                                  f"{result.covariates_replaced} replaced.")
     if dry_run:
         click.echo(f"Would import ({result.file_format} layout, survey version "
                    f"{result.survey_version}): {numbers}")

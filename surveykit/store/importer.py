@@ -5,14 +5,23 @@ How the guarantees are kept:
 * **Atomic**: the whole file goes in one transaction; any problem (or a
   killed process) rolls it back, so the database is exactly as before.
 * **Idempotent**: a file is identified by its sha256; (survey, sha256) is
-  unique in ``imports``, so the same file never goes in twice.
+  unique in ``imports``, so the same file never goes in twice. A *cumulative*
+  export (KoboToolbox and ODK Central downloads hold every submission so far)
+  goes in again and again: an answer already stored for the same respondent
+  and question, with the same answer and group, is *unchanged* (counted, not
+  written); only a changed answer is a conflict, refused with its line unless
+  ``replace``. Covariates follow the same rule (:class:`_CovariateWriter`).
 * **Nothing counted twice**: the primary key of ``responses`` is (survey,
-  question, respondent). Rows are inserted with ON CONFLICT DO NOTHING (or,
-  with ``replace``, DO UPDATE of rows from *earlier* imports only), so a
-  repeated pair inserts nothing and the affected-row count falls short of the
-  rows sent. A shortfall sends the import to a diagnosis pass, which stages
-  the file in a temporary table and finds, in SQL, every duplicate inside the
-  file and every conflict with earlier imports, with their lines.
+  question, respondent). On SQLite, a file that meets no stored answer goes
+  straight into ``responses`` (ON CONFLICT DO NOTHING); a shortfall in the
+  affected-row count means the file repeats a pair or meets stored answers,
+  and the import starts over on the staged path. The staged path (always on
+  PostgreSQL) copies the file into a temporary table, counts in SQL the pairs
+  stored with the same answer (unchanged) and with another (a conflict, or
+  with ``replace`` a replacement), and inserts the rest. Anything it cannot
+  explain sends the import to a diagnosis pass, which stages the file again
+  and finds every duplicate inside the file and every changed answer, with
+  their lines.
 * **Fast and lean**: rows are parsed and inserted in chunks (Core
   executemany); memory does not grow with the file.
 * **Concurrent**: on SQLite the transaction starts with BEGIN IMMEDIATE, so a
@@ -82,8 +91,9 @@ from surveykit.store.design_values import check_design
 
 __all__ = ["ImportResult", "describe_columns", "import_responses"]
 
-# Another writer can slip in between a diagnosis and the retry; give up after this.
-_ATTEMPTS = 4
+# Another writer can slip in between a diagnosis and the retry; give up after this (one
+# attempt may go to the switch from the direct to the staged writer).
+_ATTEMPTS = 5
 # The first key of the PostgreSQL advisory locks imports take (the second is the survey's
 # id): "sk" in ASCII, so that other applications' locks in the same database are apart.
 _LOCK_SPACE = 0x736B
@@ -92,6 +102,11 @@ _LOCK_SPACE = 0x736B
 _RETRYABLE = ("40001", "40P01")
 # (question key, group number, answer label) -> change in the number of stored answers
 Delta = Counter
+# The kinds of rows that change what an earlier import (or the web) stored: refused unless
+# ``replace``; with ``skip_invalid`` they are the rows an import reports as *refused*.
+CHANGED_ANSWER = "changes an earlier answer"
+CHANGED_COVARIATE = "covariate differing from an earlier import"
+_CHANGES = frozenset({CHANGED_ANSWER, CHANGED_COVARIATE})
 
 
 @dataclass(frozen=True)
@@ -99,19 +114,32 @@ class ImportResult:
     """What an import did (or, with ``dry_run``, would do).
 
     rows_read: data rows in the file (blank lines excluded);
-    imported: new answers stored; replaced: answers from earlier imports
-    overwritten (``replace=True``), of which ``changed`` got another answer
-    or group (the rest were the same again); rejected: rows written to the
-    rejects file (``skip_invalid=True``), ``rejected_by_reason`` counts them
-    by reason; missing: empty answer cells and "no answer" labels (counted,
-    not stored); already_imported: the same file (sha256) was imported
+    imported: new answers stored (*added*); unchanged: answers the survey
+    already had, the same answer of the same respondent to the same question
+    in the same group (a cumulative export's earlier submissions: counted, not
+    written again); replaced: answers from earlier imports changed to the
+    file's (``replace=True``; without it a changed answer is refused);
+    rejected: rows written to the rejects file (``skip_invalid=True``),
+    ``rejected_by_reason`` counts them by reason, and ``refused`` counts
+    those among them that would change a stored answer or covariate (the
+    conflicts ``replace`` overwrites); missing: empty answer cells
+    and "no answer" labels (counted, not stored; an empty cell never removes
+    a stored answer); already_imported: the same file (sha256) was imported
     before and nothing changed (``import_id`` and ``imported_at`` then
     describe that import). ``answer_changes`` maps question id -> group ->
     answer -> change in the stored count; ``mapping`` and ``notes`` say how
     the file's columns were read; ``survey_version`` is the version of the
     survey definition the answers were read with. ``covariates`` counts the
-    covariate values stored (new, or changed with ``replace=True``), None
-    when the file has no covariate columns.
+    covariate values stored (new, or changed with ``replace=True``: of these,
+    ``covariates_replaced``), None when the file has no covariate columns;
+    ``covariates_unchanged`` counts the values stored identically before.
+
+    >>> result = ImportResult(survey="s", file_name="day2.csv", sha256="0" * 64,
+    ...     file_format="wide", rows_read=40, imported=20, replaced=0, rejected=0,
+    ...     missing=0, already_imported=False, import_id=2,
+    ...     imported_at=datetime(2026, 11, 27, tzinfo=UTC), unchanged=20)
+    >>> (result.imported, result.unchanged, result.replaced, result.refused)
+    (20, 20, 0, 0)
     """
 
     survey: str
@@ -127,7 +155,8 @@ class ImportResult:
     import_id: int | None
     imported_at: datetime
     rejects_path: str | None = None
-    changed: int = 0
+    unchanged: int = 0
+    refused: int = 0
     rejected_by_reason: dict[str, int] = field(default_factory=dict)
     answer_changes: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     mapping: tuple[str, ...] = ()
@@ -135,9 +164,17 @@ class ImportResult:
     dry_run: bool = False
     survey_version: int | None = None
     covariates: int | None = None
+    covariates_unchanged: int = 0
+    covariates_replaced: int = 0
+
+    @property
+    def added(self) -> int:
+        """New answers stored: ``imported`` under the name the summary line gives it."""
+        return self.imported
 
     def to_dict(self) -> dict:
         data = asdict(self)
+        data["added"] = self.imported
         data["imported_at"] = self.imported_at.isoformat()
         data["mapping"] = list(self.mapping)
         data["notes"] = list(self.notes)
@@ -146,6 +183,10 @@ class ImportResult:
 
 class _Shortfall(Exception):
     """The fast pass met a problem it cannot explain by itself: diagnose, then retry."""
+
+
+class _Overlap(Exception):
+    """The direct writer met stored answers (or a pair twice): run again on the staged one."""
 
 
 class _DryRun(Exception):
@@ -164,6 +205,11 @@ class _Options:
     dry_run: bool
     rejects: Path | None
     progress: Callable[[int, int], None] | None
+    # the staged writer even where the direct one would do (after an _Overlap)
+    staged_only: bool = False
+
+    def staged(self) -> _Options:
+        return replace(self, staged_only=True)
 
 
 def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
@@ -179,9 +225,11 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
     ``skip_invalid``: then bad rows go to ``rejects_path`` (the file's columns
     plus ``_line`` and ``_reason``, formula-leading cells neutralized) and the
     rest is imported; if that leaves nothing to store, it fails all the same
-    and the file is not recorded as imported. An answer for a (respondent,
-    question) that an earlier file gave is a conflict unless ``replace``.
-    ``dry_run`` does everything but commit (and writes no rejects file).
+    and the file is not recorded as imported. An answer that an earlier
+    import (or the web) stored identically is unchanged, so a cumulative
+    export imports again and again; a *changed* answer (or group) for a
+    (respondent, question) is a conflict unless ``replace``. ``dry_run``
+    does everything but commit (and writes no rejects file).
     ``progress(done, total)`` is called with bytes read after each chunk.
 
     >>> # import_responses(open_engine(), "wave1.csv", "academic_integrity")
@@ -205,6 +253,9 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
     for attempt in range(_ATTEMPTS):
         try:
             return _load(engine, path, survey, facts, options, excluded)
+        except _Overlap:
+            options = options.staged()  # the file meets stored answers: compare them in SQL
+            continue
         except _Shortfall:
             pass
         except sa_exc.IntegrityError:
@@ -216,12 +267,16 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
             time.sleep(0.05 * 2**attempt)
             continue
         diagnosis = _diagnose(engine, path, survey, facts, options, excluded)
+        if not diagnosis.bad_rows:
+            # another writer stored some of these answers in the meantime, identical ones
+            # (they are unchanged now) or since rolled back: run again
+            continue
         if not skip_invalid:
             hint = ("fix them and import again, or import the other rows with "
                     "--skip-invalid --rejects FILE")
             if diagnosis.conflicts:
-                hint += ("; to overwrite answers (or covariates) that earlier imports gave, use "
-                         "--replace")
+                hint += ("; to overwrite the answers (or covariates) that earlier imports gave "
+                         "differently, use --replace")
             raise _refusal(path, diagnosis.problems, diagnosis.problem_count,
                            diagnosis.bad_rows, diagnosis.kinds, diagnosis.labels, hint)
         excluded.update(diagnosis.database_lines)
@@ -350,13 +405,13 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
         sha256=facts.sha256, file_format=source.file_format, rows_read=0, imported=0,
         replaced=0, rejected=0, missing=0, imported_at=now)).inserted_primary_key[0]
     question_keys = _question_keys(conn, key, source.survey)
-    writer = _writer(conn, key, import_id, options.replace)
+    writer = _writer(conn, key, import_id, options)
     covariate_writer = (_CovariateWriter(conn, key, import_id, options.replace)
                         if source.mapping.covariates() else None)
     check = _issued_check(conn, key)
     # with [sampling]: each respondent's first line, to name it when the design is refused
     first_lines: dict[str, int] | None = {} if source.survey.sampling is not None else None
-    rows_read = rejected = missing = problem_count = 0
+    rows_read = rejected = refused = missing = problem_count = 0
     kinds: Counter = Counter()
     labels: Counter = Counter()
     shown: list[CsvProblem] = []
@@ -370,6 +425,7 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
                     raise _Shortfall
                 rejected += len(chunk.rejected)
                 for fields, problems in chunk.rejected:
+                    refused += problems[0].kind in _CHANGES
                     kinds.update(_row_kinds(problems))
                     labels.update(_bad_labels(problems))
                     problem_count += len(problems)
@@ -398,13 +454,14 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
         raise CsvImportError(source.name, [], summary=(
             f"{source.name} has a header but no data rows; nothing was imported"))
     outcome = writer.finish(conn)
-    if outcome.affected != outcome.sent:
+    if outcome.affected != outcome.sent - outcome.unchanged:
         raise _Shortfall
-    covariates = covariate_writer.finish(conn) if covariate_writer is not None else None
+    covariates = (covariate_writer.finish(conn) if covariate_writer is not None
+                  else _CovariateOutcome())
     if first_lines is not None:
         check_design(conn, key, source.survey, source.name, first_lines, source.unit)
     imported = outcome.affected - outcome.replaced
-    if rejected and not imported and not outcome.replaced and not covariates:
+    if rejected and not imported and not outcome.replaced and not covariates.stored:
         # Recording the file would make a corrected re-import a no-op ("already imported").
         raise _refusal(source.path, shown, problem_count, rejected, kinds, labels,
                        "every row was rejected, so the file is not recorded as imported; fix "
@@ -420,11 +477,12 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
         file_format=source.file_format, rows_read=rows_read, imported=imported,
         replaced=outcome.replaced, rejected=rejected, missing=missing,
         already_imported=False, import_id=import_id, imported_at=now,
-        changed=outcome.changed, rejected_by_reason=dict(kinds),
+        unchanged=outcome.unchanged, refused=refused, rejected_by_reason=dict(kinds),
         answer_changes=_nested(outcome.delta, source.survey, question_keys),
         mapping=tuple(source.mapping.describe()),
         notes=tuple(source.notes), dry_run=options.dry_run, survey_version=version,
-        covariates=covariates)
+        covariates=covariates.stored if covariate_writer is not None else None,
+        covariates_unchanged=covariates.unchanged, covariates_replaced=covariates.replaced)
 
 
 def _nested(delta: Delta, survey: Survey, question_keys: list[int]
@@ -464,14 +522,15 @@ def _question_keys(conn: Connection, key: int, survey: Survey) -> list[int]:
 
 @dataclass
 class _Outcome:
-    """What a writer did: rows sent and changed in the database, rows of earlier imports
-    overwritten (``replaced``) and among them answers that differ (``changed``), the
-    change of the counts (``delta``) and the respondents new to the survey."""
+    """What a writer did: rows sent and changed in the database, answers stored before
+    exactly as the file gives them (``unchanged``), answers of earlier imports changed to
+    the file's (``replaced``), the change of the counts (``delta``) and the respondents
+    new to the survey."""
 
     sent: int = 0
     affected: int = 0
+    unchanged: int = 0
     replaced: int = 0
-    changed: int = 0
     delta: Delta = field(default_factory=Counter)
     new_respondents: int = 0
 
@@ -479,19 +538,22 @@ class _Outcome:
 _COLUMNS = ("survey_id", "question_id", "respondent_id", "answer", "group_number", "import_id")
 
 
-def _writer(conn: Connection, key: int, import_id: int, replace_answers: bool):
+def _writer(conn: Connection, key: int, import_id: int, options: _Options):
     """The fastest correct way to write answers on this database.
 
-    SQLite without --replace: one executemany per chunk straight into
-    ``responses`` (ON CONFLICT DO NOTHING; a shortfall in the changed-row
-    count reveals duplicates and conflicts). Otherwise the chunks are staged
-    in a temporary table and written by one set-based INSERT ... SELECT: on
+    SQLite without --replace, for a file that meets no stored answer: one
+    executemany per chunk straight into ``responses`` (ON CONFLICT DO
+    NOTHING; a shortfall in the changed-row count means the file meets stored
+    answers or repeats a pair, and the import starts over staged). Otherwise
+    the chunks are staged in a temporary table, compared in SQL with the
+    stored answers and written by one set-based INSERT ... SELECT: on
     PostgreSQL because COPY plus one statement is far faster than row-by-row
-    inserts, with --replace because the old answers must be read first.
+    inserts, with --replace or a cumulative export because the stored answers
+    must be read first.
     """
-    if conn.dialect.name == "sqlite" and not replace_answers:
+    if conn.dialect.name == "sqlite" and not options.replace and not options.staged_only:
         return _DirectWriter(conn, key, import_id)
-    return _StagedWriter(conn, key, import_id, replace_answers)
+    return _StagedWriter(conn, key, import_id, options.replace)
 
 
 class _DirectWriter:
@@ -507,13 +569,16 @@ class _DirectWriter:
         changed = self._statement.execute(conn, [
             (key, question, respondent, answer, group, import_id)
             for question, respondent, answer, group in rows])
+        if changed != len(rows):
+            # the file meets stored answers (a cumulative export) or repeats a pair: the
+            # staged writer tells unchanged answers from changed ones and duplicates
+            raise _Overlap
         self._outcome.sent += len(rows)
         self._outcome.affected += changed
-        if changed == len(rows):  # else the import stops at the shortfall anyway
-            self._outcome.delta.update((question, group, answer)
-                                       for question, _, answer, group in rows)
-            self._outcome.new_respondents += answer_counts.add_known_respondents(
-                conn, key, {respondent for _, respondent, _, _ in rows})
+        self._outcome.delta.update((question, group, answer)
+                                   for question, _, answer, group in rows)
+        self._outcome.new_respondents += answer_counts.add_known_respondents(
+            conn, key, {respondent for _, respondent, _, _ in rows})
 
     def finish(self, conn: Connection) -> _Outcome:
         return self._outcome
@@ -555,8 +620,13 @@ class _StagingTable:
 
 
 class _StagedWriter:
-    """Chunks COPYed (PostgreSQL) or inserted (SQLite) into a temporary table, then one
-    set-based INSERT ... SELECT into ``responses``."""
+    """Chunks COPYed (PostgreSQL) or inserted (SQLite) into a temporary table, compared
+    with the stored answers, then one set-based INSERT ... SELECT into ``responses``.
+
+    A staged answer stored before with the same answer and group is unchanged
+    (not written); one stored with another answer or group is a conflict
+    (the diagnosis names its line) or, with ``replace``, a replacement.
+    """
 
     TABLE = "surveykit_incoming"
 
@@ -574,24 +644,33 @@ class _StagedWriter:
     def finish(self, conn: Connection) -> _Outcome:
         outcome, table = self._outcome, self.TABLE
         parameters = {"key": self._key, "import_id": self._import_id}
-        if self._replace:
-            # DO UPDATE may not touch a key twice in one statement (PostgreSQL): a pair
-            # repeated inside the file is a duplicate, for the diagnosis to name.
+        # the stored answers the file meets, by their cell: they leave it (and the file's
+        # come in below), so an unchanged answer leaves the counts as they were
+        for question, group, answer, n, same in conn.execute(text(
+                f"SELECT r.question_id, r.group_number, r.answer, count(*), "
+                f"sum(CASE WHEN r.answer = i.answer AND r.group_number = i.group_number "
+                # CROSS JOIN: SQLite then scans the staged rows and looks each up by the
+                # primary key; with a plain JOIN it chose the unindexed temporary table as
+                # the inner loop (a scan of it per stored answer: minutes for 10^5 rows)
+                f"THEN 1 ELSE 0 END) FROM {table} i CROSS JOIN responses r "
+                "WHERE r.survey_id = :key AND r.question_id = i.question_id "
+                "AND r.respondent_id = i.respondent_id "
+                "GROUP BY r.question_id, r.group_number, r.answer"), parameters):
+            outcome.delta[question, group, answer] -= n
+            outcome.unchanged += same
+            outcome.replaced += n - same
+        if outcome.replaced and not self._replace:
+            raise _Shortfall  # changed answers: refused, with their lines
+        if self._replace or outcome.unchanged:
+            # A pair repeated inside the file is a duplicate, for the diagnosis to name, even
+            # when it repeats a stored answer (which the insert below skips); and DO UPDATE
+            # may not touch a key twice in one statement (PostgreSQL). Otherwise the plain
+            # INSERT fails the primary key on such a pair.
             repeated = conn.execute(text(
                 f"SELECT 1 FROM {table} GROUP BY question_id, respondent_id "
                 "HAVING count(*) > 1 LIMIT 1")).first()
             if repeated is not None:
                 raise _Shortfall
-            for question, group, answer, n, differ in conn.execute(text(
-                    f"SELECT r.question_id, r.group_number, r.answer, count(*), "
-                    f"sum(CASE WHEN r.answer <> i.answer OR r.group_number <> i.group_number "
-                    f"THEN 1 ELSE 0 END) FROM {table} i JOIN responses r "
-                    "ON r.survey_id = :key AND r.question_id = i.question_id "
-                    "AND r.respondent_id = i.respondent_id "
-                    "GROUP BY r.question_id, r.group_number, r.answer"), parameters):
-                outcome.delta[question, group, answer] -= n
-                outcome.replaced += n
-                outcome.changed += differ
         for question, group, answer, n in conn.execute(text(
                 f"SELECT question_id, group_number, answer, count(*) FROM {table} "
                 "GROUP BY question_id, group_number, answer")):
@@ -599,20 +678,26 @@ class _StagedWriter:
         outcome.delta = Counter({k: n for k, n in outcome.delta.items() if n})
         insert = (f"INSERT INTO responses ({', '.join(_COLUMNS)}) "
                   f"SELECT :key, question_id, respondent_id, answer, group_number, :import_id "
-                  f"FROM {table}")
+                  f"FROM {table} i")
         if self._replace:
             # "WHERE true": SQLite's parser needs it between a SELECT and ON CONFLICT
             insert += (" WHERE true ON CONFLICT (survey_id, question_id, respondent_id) "
                        "DO UPDATE SET answer = excluded.answer, group_number = "
                        "excluded.group_number, import_id = excluded.import_id "
-                       "WHERE responses.import_id <> excluded.import_id")
+                       "WHERE responses.answer <> excluded.answer "
+                       "OR responses.group_number <> excluded.group_number")
+        else:
+            insert += (" WHERE NOT EXISTS (SELECT 1 FROM responses r WHERE r.survey_id = :key "
+                       "AND r.question_id = i.question_id AND r.respondent_id = i.respondent_id)")
         try:
+            # the insert writes the new and changed answers: sent - unchanged, or the
+            # caller's check sends the import to the diagnosis
             outcome.affected = conn.execute(text(insert), parameters).rowcount
         except sa_exc.IntegrityError:
-            # Without --replace a plain INSERT: about 1.6x faster on PostgreSQL than ON
-            # CONFLICT DO NOTHING, and a pair answered twice (in the file, earlier, or by a
-            # concurrent import) fails the primary key: the transaction is lost anyway, and
-            # the diagnosis finds every such pair.
+            # Without --replace a plain INSERT: faster on PostgreSQL than ON CONFLICT DO
+            # NOTHING, and a pair answered twice (in the file, or by a concurrent writer)
+            # fails the primary key: the transaction is lost anyway, and the diagnosis
+            # finds every such pair.
             raise _Shortfall from None
         outcome.new_respondents = answer_counts.add_known_respondents_from(conn, self._key,
                                                                            table)
@@ -620,13 +705,24 @@ class _StagedWriter:
         return outcome
 
 
+@dataclass(frozen=True)
+class _CovariateOutcome:
+    """Covariate values an import stored (new, or changed with ``replace``), of these the
+    ``replaced`` ones, and the values stored identically before (``unchanged``)."""
+
+    stored: int = 0
+    replaced: int = 0
+    unchanged: int = 0
+
+
 class _CovariateWriter:
     """Covariate values staged in a temporary table, checked and written at the end.
 
     A respondent repeats its covariates on every row of a long file and in
-    later files: the same value again is no change. Two values in one file,
-    or a value that differs from an earlier import's (without ``replace``),
-    send the import to the diagnosis, which names the lines.
+    later files (a cumulative export): the same value again is unchanged. Two
+    values in one file, or a value that differs from an earlier import's
+    (without ``replace``), send the import to the diagnosis, which names the
+    lines.
     """
 
     TABLE = "surveykit_covariates_incoming"
@@ -641,12 +737,17 @@ class _CovariateWriter:
     def send(self, conn: Connection, rows: list[tuple[str, str, str]]) -> None:
         self._staging.send(conn, rows)
 
-    def finish(self, conn: Connection) -> int:
-        """Write the staged values; returns how many were stored (new or changed)."""
+    def finish(self, conn: Connection) -> _CovariateOutcome:
+        """Write the staged values; say how many were stored, replaced and unchanged."""
         table, parameters = self.TABLE, {"key": self._key, "import_id": self._import_id}
         if conn.execute(text(f"SELECT 1 FROM {table} GROUP BY respondent_id, name "
                              "HAVING count(DISTINCT value) > 1 LIMIT 1")).first() is not None:
             raise _Shortfall
+        met, same = conn.execute(text(
+            "SELECT count(*), coalesce(sum(CASE WHEN c.value = i.value THEN 1 ELSE 0 END), 0) "
+            f"FROM (SELECT DISTINCT respondent_id, name, value FROM {table}) i "
+            "CROSS JOIN covariates c WHERE c.survey_id = :key "
+            "AND c.respondent_id = i.respondent_id AND c.name = i.name"), parameters).one()
         insert = (f"INSERT INTO covariates (survey_id, respondent_id, name, value, import_id) "
                   f"SELECT DISTINCT :key, respondent_id, name, value, :import_id FROM {table} "
                   "WHERE true ON CONFLICT (survey_id, respondent_id, name) ")
@@ -664,7 +765,7 @@ class _CovariateWriter:
             # visible once DO NOTHING has waited for its commit
             raise _Shortfall
         self._staging.drop(conn)
-        return stored
+        return _CovariateOutcome(stored=stored, replaced=met - same, unchanged=same)
 
 
 def _primary_key():
@@ -690,6 +791,7 @@ def _staging_table() -> Table:
         Column("question_id", Integer, nullable=False),
         Column("respondent_id", String(RESPONDENT_ID_LENGTH), nullable=False),
         Column("answer", String(ANSWER_LENGTH), nullable=False),
+        Column("group_number", Integer, nullable=False),
         prefixes=["TEMPORARY"],
     )
 
@@ -739,7 +841,8 @@ def _diagnose(engine: Engine, path: Path, survey: Survey, facts, options: _Optio
         names = {k: q.id for k, q in zip(question_keys, survey.questions, strict=True)}
         staging.create(conn)
         stage = store.BulkStatement(conn, staging.insert(),
-                                    ("line", "question_id", "respondent_id", "answer"))
+                                    ("line", "question_id", "respondent_id", "answer",
+                                     "group_number"))
         covariate_staging = _covariate_staging_table()
         covariate_staging.create(conn)
         stage_covariates = store.BulkStatement(conn, covariate_staging.insert(),
@@ -755,13 +858,17 @@ def _diagnose(engine: Engine, path: Path, survey: Survey, facts, options: _Optio
                     diagnosis.add_row(problems)
                 if chunk.answers:
                     stage.execute(conn, [
-                        (line, question_keys[question], respondent, answer)
-                        for line, respondent, question, answer, _ in chunk.answers])
+                        (line, question_keys[question], respondent, answer, group)
+                        for line, respondent, question, answer, group in chunk.answers])
                 if chunk.covariates:
                     stage_covariates.execute(conn, [
                         (line, respondent, name, value)
                         for line, respondent, values in chunk.covariates
                         for name, value in values])
+        # the joins below look staged rows up by their pair, whichever side the planner
+        # puts outside (SQLite has no statistics on a temporary table)
+        conn.exec_driver_sql("CREATE INDEX surveykit_staging_pair "
+                             "ON surveykit_staging (question_id, respondent_id)")
         for problem in _duplicates(conn, staging, names, unit):
             database_lines.setdefault(problem.line, []).append(problem)
         if not options.replace:
@@ -817,22 +924,28 @@ def _duplicate_reasons(lines: list[int], pair, names: dict[int, str], unit: str)
 
 
 def _conflicts(conn: Connection, staging: Table, key: int, names: dict[int, str], unit: str):
-    """A problem for every row answering a pair that an earlier import answered."""
+    """A problem for every row changing the answer (or group) an earlier import stored for
+    its pair; the same answer again is unchanged, not a problem (a cumulative export)."""
     responses, imports = store.responses, store.imports
     rows = conn.execute(
         select(staging.c.line, staging.c.question_id, staging.c.respondent_id,
-               staging.c.answer, responses.c.answer, imports.c.id, imports.c.file_name)
+               staging.c.answer, staging.c.group_number, responses.c.answer,
+               responses.c.group_number, imports.c.id, imports.c.file_name)
         .join(responses, (responses.c.survey_id == key)
               & (responses.c.question_id == staging.c.question_id)
               & (responses.c.respondent_id == staging.c.respondent_id))
         .join(imports, imports.c.id == responses.c.import_id)
+        .where((responses.c.answer != staging.c.answer)
+               | (responses.c.group_number != staging.c.group_number))
         .order_by(staging.c.line))
-    for line, question, respondent, new, old, import_id, file_name in rows:
-        same = "the same answer" if new == old else f"{old!r} (this file says {new!r})"
+    for line, question, respondent, new, group, old, old_group, import_id, file_name in rows:
+        if new != old:
+            change = f"with {old!r} (this file says {new!r})"
+        else:
+            change = f"in group {old_group} (this file says group {group})"
         yield CsvProblem(line, "respondent_id", respondent, (
-            f"this respondent already answered question {names[question]!r} with {same} "
-            f"in import #{import_id} ({file_name})"), kind="answered in an earlier import",
-            unit=unit)
+            f"this respondent already answered question {names[question]!r} {change} "
+            f"in import #{import_id} ({file_name})"), kind=CHANGED_ANSWER, unit=unit)
 
 
 def _covariate_disagreements(conn: Connection, staging: Table, headers: dict[str, str],
@@ -876,5 +989,5 @@ def _covariate_conflicts(conn: Connection, staging: Table, key: int, headers: di
     for line, _respondent, name, new, old, import_id, file_name in rows:
         yield CsvProblem(line, headers[name], new, (
             f"this respondent's {name} is {old!r} since import #{import_id} ({file_name}); "
-            f"this file says {new!r}"), kind="covariate differing from an earlier import",
+            f"this file says {new!r}"), kind=CHANGED_COVARIATE,
             unit=unit)

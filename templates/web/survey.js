@@ -1,9 +1,13 @@
 // surveykit web collection: draws each respondent's private rules in the browser.
 //
 // For each question the page draws one rule from the design's protocol, shows it
-// beside the question, takes the answer and removes the rule from the page before
-// the next draw. Only the answers leave the browser, all at once, when the
-// respondent presses Submit: one POST of {"respondent_id", "answers"}.
+// beside the question and takes the answer; the rule leaves the page with the
+// answer. Back returns to the question before with the rule drawn for it: each
+// question's rule is drawn once and kept in this page's memory (never stored,
+// never sent), so going back cannot draw another. After the last question the
+// page lists the answers for review (the answers only, never the rules). Only
+// the answers leave the browser, all at once, when the respondent presses
+// Submit: one POST of {"respondent_id", "answers"}.
 //
 // The draw is exact on a 2^53 grid: U = 21 random bits * 2^32 + 32 random bits,
 // both from crypto.getRandomValues (never Math.random), is uniform on [0, 2^53)
@@ -18,7 +22,9 @@
 (() => {
   const TWO_POW_32 = 4294967296;
   const GRID_BITS = 53;
-  const state = { form: null, token: "", respondentId: null, group: 0, index: 0, answers: null };
+  const state = {
+    form: null, token: "", respondentId: null, group: 0, index: 0, answers: null, drawn: null,
+  };
   const byId = (id) => document.getElementById(id);
 
   function uniform53() {
@@ -87,10 +93,19 @@
     return p;
   }
 
+  function ruleFor(index) {
+    // drawn once per question: Back shows the same rule again, never a new draw
+    if (!state.drawn[index]) {
+      const groups = state.form.questions[index].rules;
+      state.drawn[index] = drawRule(groups.length === 1 ? groups[0] : groups[state.group]);
+    }
+    return state.drawn[index];
+  }
+
   function ask() {
     const question = state.form.questions[state.index];
-    const groups = question.rules;
-    const rule = drawRule(groups.length === 1 ? groups[0] : groups[state.group]);
+    const rule = ruleFor(state.index);
+    const chosen = state.answers[question.id];
     byId("progress").textContent = question.progress;
     byId("question-text").textContent = question.text;
     const innocuous = byId("innocuous");
@@ -107,30 +122,72 @@
       button.type = "button";
       button.textContent = answer.text;
       button.dataset.answer = answer.label;
+      // the answer given before, when the respondent came back to this question
+      button.setAttribute("aria-pressed", String(answer.label === chosen));
       button.addEventListener("click", (event) => choose(event, question.id, answer.label));
       return button;
     }));
+    byId("back-button").hidden = state.index === 0;
     show("question");
     byId("progress").focus();
+  }
+
+  function back(event) {
+    if (event.detail > 1 || state.index === 0) {
+      return; // a double click goes back one question, not two
+    }
+    byId("rule-lines").replaceChildren();
+    state.index -= 1;
+    ask();
+  }
+
+  function answerText(question) {
+    const label = state.answers[question.id];
+    const answer = question.answers.find((item) => item.label === label);
+    return answer ? answer.text : label;
+  }
+
+  function review() {
+    // what will be sent, and nothing else: the questions and the answers, no rule
+    byId("review-list").replaceChildren(...state.form.questions.map((question) => {
+      const item = document.createElement("li");
+      const text = paragraph(question.text);
+      text.className = "review-question";
+      const answer = paragraph(answerText(question));
+      answer.className = "review-answer";
+      item.append(text, answer);
+      return item;
+    }));
+    show("review");
+    byId("review-text").focus();
   }
 
   function choose(event, questionId, label) {
     if (event.detail > 1) {
       return; // the second click of a double click (or tap) must not answer the next question
     }
-    byId("rule-lines").replaceChildren(); // the rule leaves the page before the next draw
+    byId("rule-lines").replaceChildren(); // the rule leaves the page with the answer
     state.answers[questionId] = label;
     state.index += 1;
     if (state.index < state.form.questions.length) {
       ask();
     } else {
-      show("review");
-      byId("review-text").focus();
+      review();
     }
+  }
+
+  function reviewBack(event) {
+    if (event.detail > 1) {
+      return;
+    }
+    state.index = state.form.questions.length - 1;
+    ask();
   }
 
   function finish(text, kind) {
     state.answers = null;
+    state.drawn = null;
+    byId("review-list").replaceChildren();
     state.respondentId = null;
     show(null);
     say(text, kind);
@@ -161,6 +218,7 @@
       state.group = reply.data.group - 1;
       state.index = 0;
       state.answers = Object.create(null);
+      state.drawn = [];
       say("");
       ask();
       return;
@@ -228,6 +286,8 @@
     }
     byId("start-form").addEventListener("submit", start);
     byId("submit-button").addEventListener("click", submit);
+    byId("back-button").addEventListener("click", back);
+    byId("review-back").addEventListener("click", reviewBack);
     show("start");
   }
 
