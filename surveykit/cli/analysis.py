@@ -28,7 +28,7 @@ from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
 from surveykit.estimation import CI_METHODS, estimate
 from surveykit.planning import design_survey, parse_free_parameters, plan_design
-from surveykit.vocabulary import canonical_spelling, response_spellings
+from surveykit.vocabulary import canonical_spelling, loss_fields, response_spellings
 
 
 def _designs_epilog() -> str:
@@ -621,12 +621,12 @@ def _fielder(lines: list[str], width: int):
 
 def _side_by_side(plan) -> dict:
     """A generalized Warner plan as surveykit 0.1's JSON had it (keys p, q, dont_know,
-    epsilon_shafer, epsilon_walley, n, se, ...)."""
+    epsilon_shafer, epsilon_walley, n, se, ...), each loss with its ``_finite`` flag."""
     design = plan.design
     return {"semantics": plan.semantics, "budget": plan.budget, "p": design.p, "q": design.q,
-            "dont_know": design.dont_know, "epsilon_shafer": plan.epsilon_shafer,
-            "epsilon_walley": plan.epsilon_walley, "pi": plan.pi, "n": plan.n, "se": plan.se,
-            "target_se": plan.target_se}
+            "dont_know": design.dont_know, **loss_fields("epsilon_shafer", plan.epsilon_shafer),
+            **loss_fields("epsilon_walley", plan.epsilon_walley), "pi": plan.pi, "n": plan.n,
+            "se": plan.se, "target_se": plan.target_se}
 
 
 def _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi,
