@@ -255,7 +255,8 @@ def test_loss_at_the_estimate_is_reported_with_the_worst_case():
     result = estimate(design=design, counts={1: {"yes": 60, "no": 40}, 2: {"yes": 35, "no": 65}})
     data = result.to_dict()
     t = result.parameters["t"]["estimate"]
-    assert data["epsilon_shafer"] is None  # unbounded worst case, as JSON null
+    # unbounded worst case: "inf" with its flag, never null (issue 22 item 6)
+    assert data["epsilon_shafer"] == "inf" and data["epsilon_shafer_finite"] is False
     assert data["epsilon_shafer_at_estimate"] == pytest.approx(shafer_from_matrix(design, [t]))
     assert data["epsilon_walley_at_estimate"] == pytest.approx(walley_from_vertices(design, [t]))
 
