@@ -59,7 +59,7 @@ def main() -> int:
     labels = rng.choice(np.arange(3, dtype=np.int8), size=args.responses,
                         p=gw.probabilities(0.3))
     base, counts = best_of(args.repeats, np.bincount, labels, minlength=3)
-    ours, result = best_of(args.repeats, estimate_from_labels, labels, mechanism=gw)
+    ours, result = best_of(args.repeats, estimate_from_labels, labels, design=gw)
     assert (result.yes, result.no, result.dont_know) == tuple(int(c) for c in counts)
     print(f"estimate from {args.responses:,} raw responses, one group (int8 codes)")
     print(f"  numpy bincount       {base * 1e3:8.2f} ms")
@@ -68,7 +68,7 @@ def main() -> int:
     print(f"  vs RRreg RRuni (~{scaled:.1f} s, reported): {scaled / ours:.0f}x faster")
 
     strings = np.array(["yes", "no", "dont_know"])[labels[:1_000_000]]
-    seconds, _ = best_of(3, estimate_from_labels, strings, mechanism=gw)
+    seconds, _ = best_of(3, estimate_from_labels, strings, design=gw)
     print(f"  1,000,000 string labels: {seconds * 1e3:.1f} ms")
 
     # Two groups: the SLD with p = [0.1667, 0.8333], pi = 0.3, t = 0.9; each respondent's

@@ -222,7 +222,7 @@ def test_estimate_from_codes_and_groups_counts_every_cell(dtype):
     pairs = collections.Counter(zip(groups.tolist(), codes.tolist(), strict=True))
     expected = [[pairs[(g, r)] for r in range(3)] for g in (1, 2)]
     assert estimate_from_labels(codes, design=sld, groups=groups).counts.tolist() == expected
-    one = estimate_from_labels(codes, mechanism=GeneralizedWarner(p=0.6, q=0.2))
+    one = estimate_from_labels(codes, design=GeneralizedWarner(p=0.6, q=0.2))
     assert [one.yes, one.no, one.dont_know] == [sum(pairs[(g, r)] for g in (1, 2))
                                                 for r in range(3)]
 
