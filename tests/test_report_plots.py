@@ -6,6 +6,7 @@ never cross themselves."""
 from __future__ import annotations
 
 import json
+import re
 
 import matplotlib
 
@@ -21,8 +22,11 @@ from surveykit.designs.registry import EXAMPLES, design_names, make_design, pars
 from surveykit.designs.warner import generalized_warner_equivalent  # noqa: E402
 from surveykit.planning import plan_design, trade_off_curve  # noqa: E402
 from surveykit.reporting.plots import plan_figure, privacy_accuracy_figure  # noqa: E402
-from surveykit.reporting.report import build_report  # noqa: E402
+from surveykit.reporting.report import build_report, render_report  # noqa: E402
+from tests.web_support import launch_chromium  # noqa: E402
 
+READABLE_PX = 12
+PAGE_PX = 1280
 DESIGNS = [name for name in design_names() if name in EXAMPLES]
 
 
@@ -157,3 +161,52 @@ def test_the_frontier_keeps_exactly_the_points_no_other_point_beats():
                                                                        strict=True))})
         assert list(zip(x, y, strict=True)) == expected
         assert np.all(np.diff(y) < 0)
+
+
+def _smallest_text_px(page) -> list[tuple[float, int]]:
+    """(smallest text in CSS px, svg number) for every svg of the page, as Chromium lays it
+    out: matplotlib draws text as glyphs scaled by fontsize / 100 in the viewBox's units,
+    and the viewBox is shown at the svg's rendered width."""
+    shown = page.evaluate("""() => [...document.querySelectorAll('svg')].map(svg => [
+        svg.getBoundingClientRect().width, svg.viewBox.baseVal.width, svg.outerHTML])""")
+    out = []
+    for number, (width, view_width, markup) in enumerate(shown):
+        scales = [float(s) for s in re.findall(r"scale\(([0-9.]+) -\1\)", markup)]
+        assert scales, number
+        out.append((min(scales) * 100 * width / view_width, number))
+    return out
+
+
+def test_every_text_in_the_html_plots_is_12_px_on_a_1280_px_page(report, tmp_path):
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_report(report, "html"), encoding="utf-8")
+    with launch_chromium() as browser:
+        page = browser.new_page(viewport={"width": PAGE_PX, "height": 900})
+        try:
+            page.goto(page_file.as_uri())
+            sizes = _smallest_text_px(page)
+        finally:
+            page.close()
+    smallest, number = min(sizes)
+    # Chromium lays widths out in 1/64 px: 537.6 px is drawn 537.59
+    assert smallest >= READABLE_PX - 0.01, (smallest, number)
+    assert len(sizes) == 1 + len(report.questions)  # the forest plot and one per question
+
+
+def test_warnings_are_gathered_at_the_top_with_links_to_their_questions():
+    report = every_design_report(few="sld")
+    html = render_report(report, "html")
+    warned = [q for q in report.questions if q.warnings]
+    assert any(q.id == "sld" for q in warned)
+    top, _, body = html.partition("<h2>Estimates</h2>")
+    gathered = re.findall(r'<li class="warning"><a href="#(question-\d+)">([^<]*)</a>: '
+                          r"([^<]*)</li>", top)
+    assert len(gathered) == report.warning_count == sum(len(q.warnings) for q in warned)
+    for anchor, question_id, text in gathered:
+        # the anchor is the question's own section, which repeats the warning
+        section = re.search(rf'<section class="question" id="{anchor}">(.*?)</section>',
+                            body, re.S)
+        assert section is not None, anchor
+        assert f"<h3>{question_id}</h3>" in section.group(1)
+        assert f'<p class="warning">{text}</p>' in section.group(1)
+    assert f"Warnings ({report.warning_count})" in top
