@@ -20,7 +20,13 @@ import numpy as np
 from surveykit.designs.warner import GeneralizedWarner, generalized_warner_equivalent
 from surveykit.errors import ParameterError
 from surveykit.files import output_file
-from surveykit.planning import precision, trade_off_curve
+from surveykit.planning import (
+    free_parameter,
+    nuisance_values,
+    plan_design,
+    precision,
+    trade_off_curve,
+)
 from surveykit.vocabulary import check_semantics
 
 #: The picture formats --plot writes.
@@ -33,8 +39,10 @@ LABEL_PT = 10.0
 __all__ = [
     "MIN_TEXT_PT",
     "design_figure",
+    "design_trade_off_figure",
     "forest_figure",
     "forest_plot_svg",
+    "frontier",
     "plan_figure",
     "privacy_accuracy_figure",
     "plot_privacy_accuracy",
@@ -199,20 +207,131 @@ def plot_privacy_accuracy(design: GeneralizedWarner, *, n: int, pi: float, title
 
 
 def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
-    """The privacy-accuracy trade-off of a question's design family, as inline SVG; empty
-    for designs outside the generalized Warner family (no curve is drawn for them)."""
+    """The privacy-accuracy trade-off of a question's design, as inline SVG (empty for a
+    question without answers): :func:`privacy_accuracy_figure`."""
     fig = privacy_accuracy_figure(question, pi=pi)
     return "" if fig is None else _to_svg(fig)
 
 
 def privacy_accuracy_figure(question, *, pi: float = 0.5):
-    """The figure of :func:`privacy_accuracy_svg`, or None when none is drawn."""
-    design = generalized_warner_equivalent(question.design)
-    if design is None or question.answered == 0:
-        return None  # no family curve for this design, or no answers yet to size it by
+    """The figure of :func:`privacy_accuracy_svg`, or None when the question has no answers
+    yet (nothing to size the curve by).
+
+    Generalized Warner designs get their family's curve
+    (:func:`plot_privacy_accuracy`); every other design its own trade-off
+    along its main parameter (:func:`design_trade_off_figure`).
+    """
+    if question.answered == 0:
+        return None
     n = question.answered
+    design = generalized_warner_equivalent(question.design)
+    if design is None:
+        return design_trade_off_figure(question.design, n=n, title=f"{question.id}: n = {n:,}")
     return plot_privacy_accuracy(design, n=n, pi=pi,
                                  title=f"{question.id}: n = {n:,}, pi = {pi:g}")
+
+
+def _main_parameter(design):
+    """The design's main parameter as a free family through the design itself: its ``p``
+    (the last entry when ``p`` is a list: the other entries keep their values); None when
+    the design has no ``p`` or no family through it."""
+    parameters = dict(design.parameters())
+    p = parameters.get("p")
+    if p is None:
+        return None, parameters
+    if "epsilon" in parameters:  # the k-RR's epsilon and p say the same thing: keep p
+        del parameters["epsilon"]
+    marked = dict(parameters, p=[*p[:-1], None] if isinstance(p, list | tuple) else None)
+    try:
+        return free_parameter(design.model, marked), parameters
+    except ParameterError:
+        return None, parameters
+
+
+def frontier(losses: np.ndarray, ses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The points of a trade-off curve that no other point of it beats: ordered by privacy
+    loss, each with a standard error below every point of smaller or equal loss.
+
+    Along a design's parameter the loss can turn back (the SLD's loss is a
+    maximum over groups and states: it stays put or retreats while the
+    standard error still falls), and a polyline through the points in
+    parameter order then crosses itself. The frontier is what a budget buys:
+    its losses increase and its standard errors decrease.
+
+    >>> frontier(np.array([0.5, 0.4, 0.4, 0.6]), np.array([1.0, 3.0, 2.0, 0.5]))
+    (array([0.4, 0.5, 0.6]), array([2. , 1. , 0.5]))
+    """
+    order = np.lexsort((ses, losses))
+    x, y = np.asarray(losses, dtype=float)[order], np.asarray(ses, dtype=float)[order]
+    best_before = np.minimum.accumulate(np.concatenate([[np.inf], y[:-1]]))
+    keep = y < best_before
+    return x[keep], y[keep]
+
+
+_SEMANTICS_STYLE = {"shafer": ("#1f5f8b", "-", "o"), "walley": ("#b55d1a", "--", "s")}
+
+
+def design_trade_off_figure(design, *, n: int, title: str):
+    """Standard error at ``n`` against the design's own privacy loss, in both semantics, as
+    its main parameter varies (:func:`surveykit.planning.trade_off_curve`, drawn as its
+    :func:`frontier`), the design marked; for a design without such a path (no parameter
+    ``p``, or a loss infinite all along it) its own point, with a one-line caption that
+    says so. Nuisance parameters sit at the middle of their range
+    (:func:`surveykit.planning.nuisance_values`).
+    """
+    from dataclasses import replace
+
+    values = nuisance_values(design)
+    at = {p.name: values[p.name] for p in design.nuisance} or None
+    se = precision(design, n=n, nuisance=values).se
+    free, parameters = _main_parameter(design)
+    curves: dict[str, list] = {}
+    if free is not None:
+        try:
+            base = plan_design(design.model, parameters, n=n, nuisance=values)
+            for semantics in _SEMANTICS_STYLE:
+                curves[semantics] = [frontier(x, y) for x, y in trade_off_curve(
+                    replace(base, free=free, semantics=semantics), n=n) if len(x)]
+        except ParameterError:
+            curves = {}
+    losses = {semantics: design.privacy_loss(semantics, at) for semantics in _SEMANTICS_STYLE}
+    finite = [v for v in losses.values() if np.isfinite(v)]
+    drawn = [x for branches in curves.values() for x, _ in branches]
+    fig, ax = _figure(5.6, 3.8)
+    for semantics, (color, style, _) in _SEMANTICS_STYLE.items():
+        for i, (x, y) in enumerate(curves.get(semantics, [])):
+            ax.plot(x, y, color=color, lw=2 if semantics == "shafer" else 1.5, ls=style,
+                    label=f"{semantics.capitalize()}, every {free.label}" if i == 0 else None)
+    top = max([4.0, *(1.25 * v for v in finite)])
+    for semantics, (color, _, marker) in _SEMANTICS_STYLE.items():
+        if np.isfinite(losses[semantics]):
+            ax.plot(losses[semantics], se, marker, color=color, mec="black", ms=7,
+                    label=f"this design ({semantics.capitalize()})")
+    if not finite:
+        # an infinite loss has no place on the axis: the design sits at its right edge
+        ax.plot(top, se, ">", color="black", ms=8, clip_on=False,
+                label="this design (loss infinite)")
+    if not drawn:
+        caption = ("loss infinite along " + free.label if free is not None and curves
+                   else "no parameter path") + ": the design's own point"
+    else:
+        shown = ", ".join(f"{p.name} = {values[p.name]:g}" for p in design.nuisance)
+        caption = f"at {shown}" if shown else ""
+    ax.set_xlim(0, top)
+    ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_locator(LogLocator(subs=()))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+    if drawn:
+        lowest = min(float(np.min(y)) for branches in curves.values() for _, y in branches)
+        ax.set_ylim(min(lowest, se) / 1.3, max(se * 20, lowest * 2))
+    _labels(ax, x="privacy loss epsilon (nats)", y="standard error",
+            title=f"{title}, {design.model}" + (f"\n{caption}" if caption else ""))
+    ax.grid(color="0.92")
+    _legend(ax)
+    return fig
 
 
 #: Sample size drawn when a design gives neither n nor a target.
@@ -259,7 +378,7 @@ def save_plan_plot(path, plan) -> Path:
 
 def plan_figure(plan):
     """The figure of :func:`save_plan_plot`; the curve comes from
-    :func:`surveykit.planning.trade_off_curve` (no arithmetic here)."""
+    :func:`surveykit.planning.trade_off_curve`, each branch drawn as its :func:`frontier`."""
     from matplotlib.ticker import FuncFormatter, LogLocator
 
     if plan.free is None:
@@ -270,7 +389,9 @@ def plan_figure(plan):
     se = precision(plan.design, n=n, pi=plan.pi, nuisance=plan.nuisance,
                    allocation=plan.allocation).se
     fig, ax = _figure(6.4, 4.2)
-    curves = trade_off_curve(plan, n=n)
+    # each branch as its frontier: in parameter order the SLD's loss turns back and the
+    # polyline crossed itself (issue 22)
+    curves = [frontier(losses, ses) for losses, ses in trade_off_curve(plan, n=n)]
     for i, (losses, ses) in enumerate(curves):
         ax.plot(losses, ses, color="#1f5f8b", lw=2,
                 label=f"{plan.design.model}: every {plan.free.label}" if i == 0 else None)

@@ -765,11 +765,13 @@ def report_context(report: Report) -> dict:
     """
     level = Markup(f"{report.level:.0%}")
     questions = []
-    for q in report.questions:
+    for position, q in enumerate(report.questions, start=1):
         e = q.estimate
         binary = e is not None and q.design.is_binary
         questions.append({
             "id": q.id,
+            # the HTML anchor the warnings at the top link to: a number, never the typed id
+            "anchor": f"question-{position}",
             "text": q.text,
             "design": q.design.describe(),
             "yes": Markup(f"{q.yes:,}"),

@@ -1,0 +1,212 @@
+"""The HTML report's plots for every design (issue 22, item 10): a privacy curve for each
+question, every text at least 12 px when the page is 1280 px wide (measured in Chromium),
+warnings gathered at the top with links to their questions, and trade-off curves that
+never cross themselves."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from surveykit.counts import Counts  # noqa: E402
+from surveykit.definition.survey import parse_survey  # noqa: E402
+from surveykit.designs.registry import EXAMPLES, design_names, make_design, parse_parameters  # noqa: E402,E501
+from surveykit.designs.warner import generalized_warner_equivalent  # noqa: E402
+from surveykit.planning import plan_design, trade_off_curve  # noqa: E402
+from surveykit.reporting.plots import plan_figure, privacy_accuracy_figure  # noqa: E402
+from surveykit.reporting.report import build_report, render_report  # noqa: E402
+from tests.web_support import launch_chromium  # noqa: E402
+
+READABLE_PX = 12
+PAGE_PX = 1280
+DESIGNS = [name for name in design_names() if name in EXAMPLES]
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
+
+
+class _Answers:
+    def __init__(self, question_id: str, counts: dict) -> None:
+        self.question_id, self.counts, self.missing = question_id, Counts.from_mapping(counts), 0
+
+
+def every_design_report(*, few: str | None = None):
+    """A survey with one question per registered design (its example parameters) and made-up
+    answers, 100 to 400 per response; the question ``few`` gets 3 per response."""
+    lines = ['name = "every"', 'title = "Every design"']
+    answers = []
+    for name in DESIGNS:
+        parameters = parse_parameters(name, EXAMPLES[name])
+        lines += ["[[questions]]", f'id = "{name}"', f'text = "A {name} question?"',
+                  "[questions.design]", f'model = "{name}"']
+        lines += [f"{key} = {_toml(value)}" for key, value in parameters.items()]
+        design = make_design(name, **parameters)
+        if type(design).asks_innocuous:
+            lines.append('innocuous = "Were you born in spring?"')
+        counts = {group: {label: (3 if name == few else 100 + 37 * (i + j) % 300)
+                          for j, label in enumerate(design.response_labels) if label != "dont_know"}
+                  for i, group in enumerate(design.group_names)}
+        answers.append(_Answers(name, counts))
+    return build_report(parse_survey("\n".join(lines)), answers)
+
+
+@pytest.fixture(scope="module")
+def report():
+    return every_design_report()
+
+
+def lines_drawn(fig) -> list[np.ndarray]:
+    """The x values of every polyline (more than one point) in the figure."""
+    return [np.asarray(line.get_xdata(), dtype=float) for ax in fig.axes
+            for line in ax.get_lines() if len(line.get_xdata()) > 1]
+
+
+def test_every_design_gets_a_privacy_curve_or_its_own_point_with_a_caption(report):
+    assert len(report.questions) == len(DESIGNS) >= 15
+    curves = 0
+    for q in report.questions:
+        fig = privacy_accuracy_figure(q)
+        try:
+            assert fig is not None, q.id
+            ax = fig.axes[0]
+            if generalized_warner_equivalent(q.design) is not None:
+                continue
+            assert ax.get_xlabel() == "privacy loss epsilon (nats)", q.id
+            drawn = lines_drawn(fig)
+            if drawn:
+                curves += 1
+                labels = [t.get_text() for t in ax.get_legend().get_texts()]
+                assert any(label.startswith("Shafer, every ") for label in labels), q.id
+                assert any(label.startswith("Walley, every ") for label in labels), q.id
+            else:
+                # no path: one point, and the caption says so in one line
+                caption = ax.get_title().split("\n")[1]
+                assert caption.endswith(": the design's own point"), (q.id, caption)
+                assert len([line for line in ax.get_lines()]) >= 1
+        finally:
+            plt.close(fig)
+    # fr, uqtknown, uqtunknown, kuk, cdmsym, sld and grr vary their main parameter
+    assert curves >= 7
+
+
+def test_the_design_sits_on_its_own_curve_in_both_semantics(report):
+    # the SLD at t = 0.5 (the middle of its range): the marked design is one of the points
+    # of its frontier, so the curve really runs through the question's design
+    sld = next(q for q in report.questions if q.id == "sld")
+    fig = privacy_accuracy_figure(sld)
+    try:
+        ax = fig.axes[0]
+        marks = {line.get_marker(): (line.get_xdata()[0], line.get_ydata()[0])
+                 for line in ax.get_lines() if len(line.get_xdata()) == 1}
+        curves = [line for line in ax.get_lines() if len(line.get_xdata()) > 1]
+        for marker, style in (("o", "-"), ("s", "--")):
+            x, y = marks[marker]
+            assert x == pytest.approx(sld.design.privacy_loss(
+                "shafer" if marker == "o" else "walley", {"t": 0.5}), rel=1e-12)
+            on = [line for line in curves if line.get_linestyle() == style
+                  and np.any(np.isclose(line.get_xdata(), x, rtol=0, atol=0.02)
+                             & np.isclose(line.get_ydata(), y, rtol=0.02))]
+            assert on, marker
+    finally:
+        plt.close(fig)
+
+
+def test_every_curve_in_the_report_runs_left_to_right(report):
+    for q in report.questions:
+        fig = privacy_accuracy_figure(q)
+        try:
+            for x in lines_drawn(fig):
+                assert np.all(np.diff(x) > 0), q.id
+        finally:
+            plt.close(fig)
+
+
+def test_the_sld_plan_curve_does_not_cross_itself():
+    # p[1] = 0.3, t = 0.5: along p[2] the loss stays at 0.511 while the se falls from 8.4
+    # to 0.08, and turns back from 0.523 to 0.511: in parameter order the line doubled back
+    plan = plan_design("sld", {"p": [0.3, None]}, epsilon=1.0, n=1000, nuisance={"t": 0.5})
+    fig = plan_figure(plan)
+    try:
+        drawn = lines_drawn(fig)
+        assert len(drawn) == 2
+        for x in drawn:
+            assert np.all(np.diff(x) > 0)
+    finally:
+        plt.close(fig)
+
+
+def test_the_frontier_keeps_exactly_the_points_no_other_point_beats():
+    from surveykit.reporting.plots import frontier
+
+    plan = plan_design("sld", {"p": [0.3, None]}, epsilon=1.0, n=1000, nuisance={"t": 0.5})
+    for losses, ses in trade_off_curve(plan, n=1000):
+        x, y = frontier(losses, ses)
+        # oracle by enumeration: a point stays when no point has a loss as small and a
+        # smaller se, and it is the first of its equals
+        expected = sorted({(a, b) for a, b in zip(losses, ses, strict=True)
+                           if not any(c <= a and d < b for c, d in zip(losses, ses,
+                                                                       strict=True))})
+        assert list(zip(x, y, strict=True)) == expected
+        assert np.all(np.diff(y) < 0)
+
+
+def _smallest_text_px(page) -> list[tuple[float, int]]:
+    """(smallest text in CSS px, svg number) for every svg of the page, as Chromium lays it
+    out: matplotlib draws text as glyphs scaled by fontsize / 100 in the viewBox's units,
+    and the viewBox is shown at the svg's rendered width."""
+    shown = page.evaluate("""() => [...document.querySelectorAll('svg')].map(svg => [
+        svg.getBoundingClientRect().width, svg.viewBox.baseVal.width, svg.outerHTML])""")
+    out = []
+    for number, (width, view_width, markup) in enumerate(shown):
+        scales = [float(s) for s in re.findall(r"scale\(([0-9.]+) -\1\)", markup)]
+        assert scales, number
+        out.append((min(scales) * 100 * width / view_width, number))
+    return out
+
+
+def test_every_text_in_the_html_plots_is_12_px_on_a_1280_px_page(report, tmp_path):
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_report(report, "html"), encoding="utf-8")
+    with launch_chromium() as browser:
+        page = browser.new_page(viewport={"width": PAGE_PX, "height": 900})
+        try:
+            page.goto(page_file.as_uri())
+            sizes = _smallest_text_px(page)
+        finally:
+            page.close()
+    smallest, number = min(sizes)
+    # Chromium lays widths out in 1/64 px: 537.6 px is drawn 537.59
+    assert smallest >= READABLE_PX - 0.01, (smallest, number)
+    assert len(sizes) == 1 + len(report.questions)  # the forest plot and one per question
+
+
+def test_warnings_are_gathered_at_the_top_with_links_to_their_questions():
+    report = every_design_report(few="sld")
+    html = render_report(report, "html")
+    warned = [q for q in report.questions if q.warnings]
+    assert any(q.id == "sld" for q in warned)
+    top, _, body = html.partition("<h2>Estimates</h2>")
+    gathered = re.findall(r'<li class="warning"><a href="#(question-\d+)">([^<]*)</a>: '
+                          r"([^<]*)</li>", top)
+    assert len(gathered) == report.warning_count == sum(len(q.warnings) for q in warned)
+    for anchor, question_id, text in gathered:
+        # the anchor is the question's own section, which repeats the warning
+        section = re.search(rf'<section class="question" id="{anchor}">(.*?)</section>',
+                            body, re.S)
+        assert section is not None, anchor
+        assert f"<h3>{question_id}</h3>" in section.group(1)
+        assert f'<p class="warning">{text}</p>' in section.group(1)
+    assert f"Warnings ({report.warning_count})" in top
