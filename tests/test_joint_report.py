@@ -206,3 +206,18 @@ def test_a_joint_analysis_without_common_respondents_is_a_warning_not_a_failure(
     assert '<p class="warning">No joint analysis: questions exam_cheating' in html
     # the questions' own sections are still there
     assert data["questions"][0]["id"] == "exam_cheating"
+
+
+def test_survey_update_adds_a_joint_analysis_to_a_stored_survey(tmp_path):
+    # [[joint]] is an analysis, not data: like [[models]], an update may add it
+    without = SURVEY.split("[[joint]]")[0]
+    rows = [{"respondent_id": f"R{i}", "exam_cheating": "yes" if i % 3 else "no",
+             "plagiarism": "yes" if i % 4 else "no", "fabrication": "no"} for i in range(60)]
+    db = _database(tmp_path, without, rows)
+    assert json.loads(_report(db, "json"))["joint"] == []
+    (tmp_path / "survey.toml").write_text(SURVEY, encoding="utf-8")
+    result = run_cli("survey", "update", str(tmp_path / "survey.toml"), "--db", db)
+    assert result.exit_code == 0, result.output
+    assert "[[joint]]" in result.output
+    data = json.loads(_report(db, "json"))
+    assert [entry["questions"] for entry in data["joint"]] == list(DECLARED)
