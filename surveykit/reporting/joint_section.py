@@ -203,7 +203,7 @@ def joint_figure(section: JointSection, level: float):
     ax.set_yticks(positions, [label for label, _, _ in rows])
     ax.set_xlim(0, 1)
     ax.grid(axis="x", color="0.9")
-    _labels(ax, x=f"estimated share with its {_level_text(level)} interval "
-                  "(blue: joint shares; orange: shares among a group)",
+    _labels(ax, x=f"estimated share and its {_level_text(level)} interval\n"
+                  "blue: joint shares; orange: shares among a group",
             title=section.spec.heading)
     return fig
