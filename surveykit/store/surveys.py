@@ -219,8 +219,8 @@ def update_survey(engine: Engine, survey: Survey) -> SurveyUpdate:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise StoreError(
                 f"survey {survey.name!r} cannot be updated: {problems[0]}{more}; an update "
-                "may change only the [import] profile, [[models]] and [[joint]], and add aliases and "
-                "covariates (the answers were randomized with the stored questions and "
+                "may change only the [import] profile, [[models]] and [[joint]], and add "
+                "aliases and covariates (the answers were randomized with the stored questions and "
                 "designs): for other changes, add the survey under a new name")
         changed = []
         if stored.profile != survey.profile:
