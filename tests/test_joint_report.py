@@ -221,3 +221,18 @@ def test_survey_update_adds_a_joint_analysis_to_a_stored_survey(tmp_path):
     assert "[[joint]]" in result.output
     data = json.loads(_report(db, "json"))
     assert [entry["questions"] for entry in data["joint"]] == list(DECLARED)
+
+
+def test_a_survey_too_small_for_its_joint_analysis_reports_a_warning(tmp_path):
+    rows = [{"respondent_id": "R1", "exam_cheating": "yes", "plagiarism": "no",
+             "fabrication": "no"},
+            {"respondent_id": "R2", "exam_cheating": "no", "plagiarism": "no",
+             "fabrication": "yes"}]
+    db = _database(tmp_path, SURVEY, rows)
+    text = " ".join(_report(db, "text").split())
+    assert "! No joint analysis: too few answers for a joint analysis of exam_cheating, " \
+           "plagiarism: 2 respondent(s) answered all of them" in text
+    assert "(8 states need at least 40)" in text
+    data = json.loads(_report(db, "json"))
+    assert [entry["fit"] for entry in data["joint"]] == [None, None]
+    assert all(entry["error"].startswith("too few answers") for entry in data["joint"])
