@@ -72,6 +72,8 @@ TABLES = {
                                  '[mechanism]\np = 0.6\nq = 0.2\nzz_undeclared = 1\n'),
     "import": MINIMAL + '[import]\nzz_undeclared = 1\n',
     "models[]": MINIMAL + '[[models]]\nformula = "q1 ~ 1"\nzz_undeclared = 1\n',
+    "joint[]": MINIMAL + '[[questions]]\nid = "q2"\ntext = "Q2?"\n'
+                         '[[joint]]\nquestions = ["q1", "q2"]\nzz_undeclared = 1\n',
 }
 
 
@@ -233,6 +235,10 @@ BROKEN = {
                                                         "[[questions]]"),
     "a model family that does not exist": ("[[questions]]", '[[models]]\nformula = "q1 ~ 1"\n'
                                                             'family = "poisson"\n[[questions]]'),
+    "a joint analysis of one question": ("[[questions]]", '[[joint]]\nquestions = ["q1"]\n'
+                                                          "[[questions]]"),
+    "a joint analysis naming a question twice": (
+        "[[questions]]", '[[joint]]\nquestions = ["q1", "q1"]\n[[questions]]'),
     "an import key that does not exist": ("[[questions]]", '[import]\nrespondent = "x"\n'
                                                            "[[questions]]"),
     "a hostile name": ('name = "s"', 'name = "../../etc/passwd"'),

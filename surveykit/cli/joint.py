@@ -21,6 +21,7 @@ from surveykit.cli.app import (
     progress_bar,
 )
 from surveykit.errors import ParameterError, printable
+from surveykit.reporting.joint_section import PAIR_LINES
 
 
 @main.command("correlate")
@@ -105,20 +106,6 @@ def correlate_command(ctx, data, sensitive, design_name, params, group, with_col
         click.echo(textwrap.fill(note, 80, break_on_hyphens=False))
 
 
-# the named quantities of a yes/no pair, in the order they are printed, with their labels
-_PAIR_LINES = (
-    ("both", "{a} and {b}"),
-    ("a_not_b", "{a}, not {b}"),
-    ("b_not_a", "{b}, not {a}"),
-    ("neither", "neither"),
-    ("b_given_a", "{b} among {a}"),
-    ("a_given_b", "{a} among {b}"),
-    ("b_given_not_a", "{b} among not {a}"),
-    ("odds_ratio", "odds ratio"),
-    ("phi", "correlation (phi)"),
-)
-
-
 @main.command("joint")
 @click.option("--survey", "survey_name", required=True, metavar="NAME",
               help="The stored survey.")
@@ -173,7 +160,7 @@ def _echo_joint(result, level: float) -> None:
         click.echo(f"{a} and {b}:")
         if pair.quantities:
             lines = []
-            for key, label in _PAIR_LINES:
+            for key, label in PAIR_LINES:
                 q = pair[key]
                 interval = ("" if q.low is None or q.high is None
                             else f"[{format_number(q.low)}, {format_number(q.high)}]")

@@ -87,6 +87,7 @@ from surveykit.definition.covariates import (
     parse_covariates,
     parse_models,
 )
+from surveykit.definition.joint import JointSpec, parse_joint
 from surveykit.definition.profile import ImportProfile, parse_profile
 from surveykit.definition.sampling import read_sampling
 from surveykit.designs.base import Design, check_identifiable, mechanism_deprecated
@@ -130,7 +131,7 @@ _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*\Z")
 # Column names a response CSV uses for itself; a question may not take them.
 RESERVED_COLUMNS = frozenset({"respondent_id", "question_id", "answer", "group"})
 _TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "wording", "aliases",
-                       "questions", "import", "covariates", "models", "sampling"})
+                       "questions", "import", "covariates", "models", "joint", "sampling"})
 _QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wording"})
 # For "did you mean": every design name the reader takes, and every parameter of any design.
 _DESIGN_SPELLINGS = (*PRESETS, *ALIASES, *RR_NAMES)
@@ -216,6 +217,8 @@ class Survey:
     covariates: tuple[Covariate, ...] = ()
     models: tuple[ModelSpec, ...] = ()
     sampling: SamplingDesign | None = None
+    #: Its ``[[joint]]`` analyses (:mod:`surveykit.definition.joint`), shown by the report.
+    joint: tuple[JointSpec, ...] = ()
 
     @property
     def mechanism(self) -> Design | None:
@@ -449,10 +452,11 @@ class _Validator:
         groups = self.groups(parsed)
         models = parse_models(data.get("models", []), [q.id for q in parsed], covariates,
                               self.fail)
+        joint = parse_joint(data.get("joint", []), [q.id for q in parsed], self.fail)
         return Survey(name=name, title=title, design=default[0] if default else None,
                       questions=tuple(parsed), wording=wording, language=language, source=text,
                       groups=groups, profile=profile, covariates=covariates, models=models,
-                      sampling=sampling)
+                      sampling=sampling, joint=joint)
 
     def default_design(self, data: dict) -> tuple[Design, str | None] | None:
         """The survey-level design ([design] or its shorthand [mechanism]) and innocuous text."""

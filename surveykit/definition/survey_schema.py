@@ -146,6 +146,14 @@ KEYS: tuple[Key, ...] = (
     Key(path="models[].sensitive_formula", kind="text", default='"~ 1"',
         example='sensitive_formula = "~ age"',
         about="the true answer's model when the question is a term"),
+    Key(path="joint", kind="array of tables", default="none", example="[[joint]]",
+        about="joint analyses of sensitive questions `surveykit report` shows "
+        "(`surveykit docs joint`)"),
+    Key(path="joint[].questions", kind="list of texts", default="required",
+        example='questions = ["exam_cheating", "plagiarism"]',
+        about="2 to 4 question ids of the survey, each once"),
+    Key(path="joint[].title", kind="text", default="the questions' ids",
+        example='title = "Cheating and plagiarism"', about="the report section's heading"),
     Key(path="sampling", kind="table", default="none (simple random sampling)",
         example="[sampling]", about="how the respondents were sampled, in R `survey`'s "
         "words; its columns are kept like covariates (`surveykit docs complex-samples`)"),
@@ -368,6 +376,13 @@ def survey_schema() -> dict:
                             "description": _about("models[].family")},
                  "sensitive_formula": {"type": "string",
                                        "description": _about("models[].sensitive_formula")}}}
+    joint = {"type": "object", "required": ["questions"], "additionalProperties": False,
+             "properties": {
+                 "questions": {"type": "array", "minItems": 2, "maxItems": 4,
+                               "uniqueItems": True, "items": {"type": "string"},
+                               "description": _about("joint[].questions")},
+                 "title": {"type": "string", "minLength": 1,
+                           "description": _about("joint[].title")}}}
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": "surveykit survey file",
@@ -402,6 +417,7 @@ def survey_schema() -> dict:
                            "additionalProperties": {"anyOf": [
                                {"enum": list(COVARIATE_KINDS)}, covariate_table]}},
             "models": {"type": "array", "items": model, "description": _about("models")},
+            "joint": {"type": "array", "items": joint, "description": _about("joint")},
             "sampling": _sampling(),
         },
     }

@@ -29,7 +29,10 @@ Checks (a warning is raised at the 1% level, ``ALPHA``):
 
 When the survey declares ``[[models]]``, the report adds a regression section:
 each model fitted on the stored answers and covariates
-(:mod:`surveykit.workflows.regress`), or the reason it could not be.
+(:mod:`surveykit.workflows.regress`), or the reason it could not be. When it declares
+``[[joint]]``, a joint analysis section (:mod:`surveykit.reporting.joint_section`): the
+questions' joint shares, estimated as ``surveykit joint`` does, or the reason they could
+not be.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from surveykit.estimation import ConfidenceInterval, Estimate, estimate
 from surveykit.estimation.binomial import binomial_map
 from surveykit.estimation.compliance import ALPHA, dont_know_check
 from surveykit.estimation.estimate import CI_METHODS, GENERAL_METHODS, default_interval_method
+from surveykit.reporting.joint_section import JointSection, joint_context, joint_svg, joint_text
 from surveykit.reporting.models import ModelFit
 from surveykit.vocabulary import loss_fields
 from surveykit.vocabulary import number_text as _num
@@ -206,6 +210,8 @@ class Report:
     issued: int
     questions: tuple[QuestionReport, ...]
     models: tuple[ModelFit, ...] = ()
+    #: The survey's declared joint analyses (``[[joint]]``), already estimated.
+    joint: tuple[JointSection, ...] = ()
     #: Respondents whose instructions the randomizer audit covers: those of the runs whose
     #: instruction totals the store keeps (AUDIT_MINIMUM_PER_GROUP and more per group).
     audited: int = 0
@@ -345,6 +351,7 @@ class Report:
             **loss_fields("epsilon_total_walley", self.epsilon_total_walley),
             "questions": [q.to_dict() for q in self.questions],
             "models": [_model_dict(m, self.level) for m in self.models],
+            "joint": [section.to_dict(level=self.level) for section in self.joint],
         }
 
 
@@ -475,6 +482,7 @@ def build_report(
     level: float = 0.95,
     method: str | None = None,
     models: Sequence[ModelFit] = (),
+    joint: Sequence[JointSection] = (),
 ) -> Report:
     """Estimates and checks for every question of ``survey``.
 
@@ -485,7 +493,8 @@ def build_report(
     instruction code to count. ``method`` None uses each design's default
     interval (Wilson-cc for one-group yes/no designs, likelihood-ratio otherwise).
     ``models`` are the survey's declared models, already fitted
-    (:func:`surveykit.workflows.regress.fit_declared_models`).
+    (:func:`surveykit.workflows.regress.fit_declared_models`); ``joint`` its declared joint
+    analyses, already estimated (:func:`surveykit.workflows.report.report_for_survey`).
     """
     by_id = {c.question_id: c for c in counts}
     audits = audit_codes({q.id: code_tallies[q.id] for q in survey.questions
@@ -561,7 +570,7 @@ def build_report(
     return Report(survey=survey.name, title=survey.title, level=level,
                   method=method if method is not None else "design default",
                   issued=issued, questions=tuple(rows), models=tuple(models),
-                  audited=audited if issued else 0)
+                  joint=tuple(joint), audited=audited if issued else 0)
 
 
 def _interval_method(design: Design, method: str | None) -> str:
@@ -725,6 +734,8 @@ def format_text(report: Report) -> str:
         else:
             lines += model.result.summary(level=report.level).splitlines()
         lines.append("")
+    for section in report.joint:
+        lines += joint_text(section, report.level) + [""]
     lines += _wrap(f"Intervals: {report.interval_methods}; checks at the {ALPHA:.0%} level. "
                    f"{report.warning_count} warning(s).", "")
     if report.audit_rule:
@@ -751,6 +762,8 @@ def render_report(report: Report, fmt: str = "text", *, templates_dir=None) -> s
         if fmt == "html":
             context["forest_svg"] = forest_plot_svg(report)
             context["curves"] = {q.id: privacy_accuracy_svg(q) for q in report.questions}
+            context["joint_plots"] = [joint_svg(section, report.level)
+                                      for section in report.joint]
         return get_template(environment, "report", fmt).render(**context)
     raise ParameterError(f"format ({fmt!r}) must be one of {', '.join(REPORT_FORMATS)}")
 
@@ -810,6 +823,7 @@ def report_context(report: Report) -> dict:
         "alpha": Markup(f"{ALPHA:.0%}"),
         "questions": questions,
         "models": [_model_context(model, report.level) for model in report.models],
+        "joint": [joint_context(section, report.level) for section in report.joint],
     }
 
 

@@ -88,8 +88,8 @@ def add_survey(engine: Engine, survey: Survey) -> bool:
             if not definition_changes(stored, survey):
                 raise StoreError(
                     f"survey {survey.name!r} is already in the database (version {version}) "
-                    "and this file changes only its [import] profile, aliases, covariates "
-                    "or models: run "
+                    "and this file changes only its [import] profile, aliases, covariates, "
+                    "models or joint analyses: run "
                     "'surveykit survey update FILE' to store it as a new version")
             raise StoreError(
                 f"a different survey named {survey.name!r} is already in the database; "
@@ -134,7 +134,7 @@ def definition_changes(stored: Survey, new: Survey) -> list[str]:
     answers were randomized with them. Aliases may be added, never changed
     or removed, so that a label keeps its meaning across versions; so may
     covariates, whose stored values were read with their declaration.
-    ``[[models]]`` may change freely: they are analyses, not data.
+    ``[[models]]`` and ``[[joint]]`` may change freely: they are analyses, not data.
     """
     old_data, new_data = tomllib.loads(stored.source), tomllib.loads(new.source)
     problems = [f"{path} differs from the stored definition"
@@ -162,7 +162,7 @@ def definition_changes(stored: Survey, new: Survey) -> list[str]:
 
 def _without_mapping(data: dict) -> dict:
     data = {k: v for k, v in data.items()
-            if k not in ("import", "aliases", "covariates", "models")}
+            if k not in ("import", "aliases", "covariates", "models", "joint")}
     if isinstance(data.get("questions"), list):
         data["questions"] = [{k: v for k, v in q.items() if k != "aliases"}
                              if isinstance(q, dict) else q for q in data["questions"]]
@@ -219,8 +219,8 @@ def update_survey(engine: Engine, survey: Survey) -> SurveyUpdate:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise StoreError(
                 f"survey {survey.name!r} cannot be updated: {problems[0]}{more}; an update "
-                "may change only the [import] profile and [[models]], and add aliases and "
-                "covariates (the answers were randomized with the stored questions and "
+                "may change only the [import] profile, [[models]] and [[joint]], and add "
+                "aliases and covariates (the answers were randomized with the stored questions and "
                 "designs): for other changes, add the survey under a new name")
         changed = []
         if stored.profile != survey.profile:
@@ -231,6 +231,8 @@ def update_survey(engine: Engine, survey: Survey) -> SurveyUpdate:
             changed.append("[covariates]")
         if stored.models != survey.models:
             changed.append("[[models]]")
+        if stored.joint != survey.joint:
+            changed.append("[[joint]]")
         conn.execute(survey_versions.insert().values(
             survey_id=key, version=version + 1, source=survey.source, created_at=_now()))
     return SurveyUpdate(survey=survey.name, version=version + 1, previous=version,
