@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from surveykit.errors import allowed_keys, did_you_mean
+from surveykit.errors import ParameterError, allowed_keys, did_you_mean
 
-__all__ = ["JointSpec", "parse_joint"]
+__all__ = ["JointQuestionError", "JointSpec", "parse_joint", "resolve_questions"]
 
 _JOINT_KEYS = frozenset({"questions", "title"})
 
@@ -31,6 +31,33 @@ class JointSpec:
     def heading(self) -> str:
         """The report's heading of this analysis: its title, or "a and b"."""
         return self.title or " and ".join(self.questions)
+
+
+class JointQuestionError(ParameterError):
+    """``name`` is not one of the survey's questions, or (``twice``) names one already named."""
+
+    def __init__(self, name: str, *, twice: bool) -> None:
+        super().__init__(f"{name!r} is named twice" if twice else f"{name!r} is not a question")
+        self.name = name
+        self.twice = twice
+
+
+def resolve_questions(names: Sequence[str], questions: Sequence[str]) -> tuple[str, ...]:
+    """The survey's ids of ``names`` (case-insensitive), in the order given; a
+    :class:`JointQuestionError` for an unknown name or one named twice. The ``[[joint]]``
+    check and ``surveykit joint`` both resolve names here, and each words the error.
+
+    >>> resolve_questions(["Plagiarism", "cheating"], ["cheating", "plagiarism"])
+    ('plagiarism', 'cheating')
+    """
+    by_folded = {question.casefold(): question for question in questions}
+    chosen: list[str] = []
+    for name in names:
+        question = by_folded.get(name.casefold())
+        if question is None or question in chosen:
+            raise JointQuestionError(name, twice=question is not None)
+        chosen.append(question)
+    return tuple(chosen)
 
 
 def parse_joint(value: object, questions: Sequence[str],
@@ -55,7 +82,6 @@ def parse_joint(value: object, questions: Sequence[str],
     # lazy: the estimator's bound, without loading numpy and pandas for every survey file
     from surveykit.estimation.joint import MAX_QUESTIONS
 
-    by_folded = {question.casefold(): question for question in questions}
     out = []
     for index, entry in enumerate(value):
         where = f"joint[{index}]"
@@ -71,24 +97,23 @@ def parse_joint(value: object, questions: Sequence[str],
             raise fail(f"{where}.questions", f"names {len(names)} question"
                        f"{'s' if len(names) != 1 else ''}: a joint analysis takes 2 to "
                        f"{MAX_QUESTIONS}, e.g. questions = [\"exam_cheating\", \"plagiarism\"]")
-        chosen: list[str] = []
-        for name in names:
-            question = by_folded.get(name.casefold())
-            if question is None:
-                hint = did_you_mean(name, questions)
-                listed = ", ".join(questions)
-                raise fail(f"{where}.questions",
-                           f"{name!r} is not a question of the survey"
-                           + (f"{hint} Its questions are {listed}" if hint
-                              else f"; its questions are {listed}"))
-            if question in chosen:
+        try:
+            chosen = resolve_questions(names, questions)
+        except JointQuestionError as problem:
+            name = problem.name
+            if problem.twice:
                 raise fail(f"{where}.questions", f"{name!r} is named twice: name each question "
-                                                 "once")
-            chosen.append(question)
+                                                 "once") from None
+            hint = did_you_mean(name, questions)
+            listed = ", ".join(questions)
+            raise fail(f"{where}.questions",
+                       f"{name!r} is not a question of the survey"
+                       + (f"{hint} Its questions are {listed}" if hint
+                          else f"; its questions are {listed}")) from None
         title = entry.get("title")
         if title is not None and (not isinstance(title, str) or not title.strip()):
             raise fail(f"{where}.title", f"{title!r} must be a text, e.g. "
                                          'title = "Cheating and plagiarism"')
-        out.append(JointSpec(questions=tuple(chosen),
+        out.append(JointSpec(questions=chosen,
                              title=title.strip() if title is not None else None))
     return tuple(out)

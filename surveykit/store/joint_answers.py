@@ -9,14 +9,14 @@ some of the questions but not all are counted and left out.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, distinct, func, select
 
+from surveykit.definition.joint import JointQuestionError, resolve_questions
 from surveykit.definition.survey import Survey
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, did_you_mean
 from surveykit.joint_counts import JointCounts
 from surveykit.store import database as store
 
@@ -33,22 +33,21 @@ class StoredJointAnswers:
     left_out: dict[str, int] = field(default_factory=dict)
 
 
-def _resolve(survey: Survey, names: Sequence[str]) -> list[str]:
-    """The survey's ids of ``names`` (case-insensitive), in the order given."""
+def _resolve(survey: Survey, names: Sequence[str]) -> tuple[str, ...]:
+    """The survey's ids of ``names`` (case-insensitive), in the order given, or a one-line
+    ParameterError naming the closest question."""
     known = [q.id for q in survey.questions]
-    by_fold = {name.casefold(): name for name in known}
-    resolved: list[str] = []
-    for name in names:
-        found = by_fold.get(name.strip().casefold())
-        if found is None:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ParameterError(f"question {name!r} is not in survey {survey.name!r}; {hint}"
-                                 f"its questions are {', '.join(known)}")
-        if found in resolved:
-            raise ParameterError(f"question {found!r} is named twice; name each question once")
-        resolved.append(found)
-    return resolved
+    try:
+        return resolve_questions(names, known)
+    except JointQuestionError as problem:
+        if problem.twice:
+            raise ParameterError(f"question {problem.name!r} is named twice; name each "
+                                 "question once") from None
+        hint = did_you_mean(problem.name, known)
+        listed = ", ".join(known)
+        raise ParameterError(f"question {problem.name!r} is not in survey {survey.name!r}"
+                             + (f"{hint} Its questions are {listed}" if hint
+                                else f"; its questions are {listed}")) from None
 
 
 def joint_answers(engine: Engine, survey_name: str, questions: Sequence[str]
