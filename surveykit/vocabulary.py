@@ -29,6 +29,7 @@ __all__ = [
     "Semantics",
     "canonical_spelling",
     "check_semantics",
+    "level_text",
     "loss_fields",
     "number_text",
     "percent_text",
@@ -125,6 +126,16 @@ def percent_text(share: float, digits: int = 1) -> str:
     '12.3%'
     """
     return f"{100 * share:.{digits}f}%"
+
+
+def level_text(level: float) -> str:
+    """A confidence level as people write it: 95%, 97.5% (no trailing .0).
+
+    >>> level_text(0.95), level_text(0.975)
+    ('95%', '97.5%')
+    """
+    whole = round(level * 100, 6) == round(level * 100)
+    return percent_text(level, 0 if whole else 1)
 
 
 #: The semantics a privacy budget, a plan or a plot is stated in: Shafer's (the paper's)

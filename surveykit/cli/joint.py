@@ -22,6 +22,7 @@ from surveykit.cli.app import (
 )
 from surveykit.errors import ParameterError, printable
 from surveykit.reporting.joint_section import PAIR_LINES
+from surveykit.vocabulary import level_text
 
 
 @main.command("correlate")
@@ -145,7 +146,6 @@ def _echo_joint(result, level: float) -> None:
         f"{'both' if len(shown) == 2 else 'all of them'}.", 80, break_on_hyphens=False))
     for reason, count in estimate.left_out.items():
         click.echo(f"Left out: {count:,} respondent{'s' if count != 1 else ''} ({reason}).")
-    percent = f"{level:.0%}" if round(level * 100, 6) == round(level * 100) else f"{level:.1%}"
     click.echo("")
     table = estimate.table()
     rows = []
@@ -167,7 +167,7 @@ def _echo_joint(result, level: float) -> None:
                 lines.append(("  " + label.format(a=a, b=b),
                               "-" if q.estimate is None else format_number(q.estimate),
                               "-" if q.se is None else format_number(q.se), interval))
-            echo_table(("", "estimate", "se", f"{percent} interval"), lines)
+            echo_table(("", "estimate", "se", f"{level_text(level)} interval"), lines)
         test = pair.independence
         click.echo(f"  independence: LR = {test.lr:.2f}, df = {test.df}, "
                    f"p = {test.p_value:.3g}")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from surveykit.definition.joint import JointSpec
-from surveykit.vocabulary import loss_fields
+from surveykit.vocabulary import level_text, loss_fields
 from surveykit.vocabulary import number_text as _num
 
 if TYPE_CHECKING:
@@ -68,10 +68,6 @@ class JointSection:
                 "error": self.error}
 
 
-def _level_text(level: float) -> str:
-    return f"{level:.0%}" if level * 100 == round(level * 100) else f"{level:.1%}"
-
-
 def _pair_rows(pair: PairSummary) -> list[tuple[str, str, str, str]]:
     """(label, estimate, se, interval) per named quantity (yes/no pairs) or per cell."""
     if pair.quantities:
@@ -105,7 +101,7 @@ def joint_context(section: JointSection, level: float) -> dict:
         f"{'both questions' if len(names) == 2 else 'all ' + str(len(names)) + ' questions'}"
         + "".join(f"; {count:,} left out ({reason})"
                   for reason, count in estimate.left_out.items()) + ".")
-    context["header"] = ("", "estimate", "se", Markup(f"{_level_text(level)} interval"))
+    context["header"] = ("", "estimate", "se", Markup(f"{level_text(level)} interval"))
     for pair in estimate.pairs(level=level):
         context["pairs"].append({"title": f"{pair.a} and {pair.b}",
                                  "rows": _pair_rows(pair),
@@ -203,7 +199,7 @@ def joint_figure(section: JointSection, level: float):
     ax.set_yticks(positions, [label for label, _, _ in rows])
     ax.set_xlim(0, 1)
     ax.grid(axis="x", color="0.9")
-    _labels(ax, x=f"estimated share and its {_level_text(level)} interval\n"
+    _labels(ax, x=f"estimated share and its {level_text(level)} interval\n"
                   "blue: joint shares; orange: shares among a group",
             title=section.spec.heading)
     return fig

@@ -56,7 +56,7 @@ from surveykit.estimation.compliance import ALPHA, dont_know_check
 from surveykit.estimation.estimate import CI_METHODS, GENERAL_METHODS, default_interval_method
 from surveykit.reporting.joint_section import JointSection, joint_context, joint_svg, joint_text
 from surveykit.reporting.models import ModelFit
-from surveykit.vocabulary import loss_fields
+from surveykit.vocabulary import level_text, loss_fields
 from surveykit.vocabulary import number_text as _num
 from surveykit.vocabulary import percent_text as _percent
 
@@ -618,10 +618,6 @@ def _wrap(text: str, indent: str) -> list[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ")
 
 
-def _level_text(level: float) -> str:
-    return f"{level:.0%}" if level * 100 == round(level * 100) else f"{level:.1%}"
-
-
 def _share_text(value: float | None, se: float | None, interval, level: str) -> str:
     ci = f", {level} CI [{_num(interval[0], 4)}, {_num(interval[1], 4)}]" if interval else ""
     return f"{_num(value, 4)} (se {_num(se, 4)}{ci})"
@@ -634,7 +630,7 @@ def _label(label: str) -> str:
 def question_facts(q: QuestionReport) -> list[tuple[str, str]]:
     """(label, text) lines describing one question: what the text, Markdown and HTML reports
     show under it (plain text; templates escape it)."""
-    level = _level_text(q.level)
+    level = level_text(q.level)
     design = q.design
     facts: list[tuple[str, str]] = []
     groups = q.counts.to_dict()
@@ -697,7 +693,7 @@ def question_facts(q: QuestionReport) -> list[tuple[str, str]]:
 
 def format_text(report: Report) -> str:
     """The report for an 80-column terminal."""
-    level = _level_text(report.level)
+    level = level_text(report.level)
     lines = _wrap(f"{report.title} ({report.survey})", "")
     lines += _wrap(
         f"Privacy loss of a respondent who answered {report.all_questions}: "
@@ -874,7 +870,7 @@ def _model_context(model: ModelFit, level: float) -> dict:
             continue
         context["notes"].append(
             f"Average prevalence of {category!r}: {_num(values['estimate'], 4)} (se "
-            f"{_num(values['se'], 4)}; {_level_text(level)} CI {_num(values['ci_low'], 4)}, "
+            f"{_num(values['se'], 4)}; {level_text(level)} CI {_num(values['ci_low'], 4)}, "
             f"{_num(values['ci_high'], 4)})")
     context["notes"].append(f"Log-likelihood {_num(data['loglik'], 3)} (df {data['df']}), "
                             f"AIC {_num(data['aic'], 2)}, BIC {_num(data['bic'], 2)}; "
