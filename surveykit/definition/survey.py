@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -91,14 +92,17 @@ from surveykit.definition.joint import JointSpec, parse_joint
 from surveykit.definition.profile import ImportProfile, parse_profile
 from surveykit.definition.sampling import read_sampling
 from surveykit.designs.base import Design, check_identifiable, mechanism_deprecated
+from surveykit.designs.quantitative import QUANTITATIVE_PRESETS, QuantitativeDesign
 from surveykit.designs.registry import (
     ALIASES,
     PRESETS,
+    QUANTITATIVE_ALIASES,
     RR_NAMES,
     accepted_parameters,
     design_class,
     make_design,
     parameter_names,
+    quantitative_design_class,
 )
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import (
@@ -132,9 +136,18 @@ _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*\Z")
 RESERVED_COLUMNS = frozenset({"respondent_id", "question_id", "answer", "group"})
 _TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "wording", "aliases",
                        "questions", "import", "covariates", "models", "joint", "sampling"})
-_QUESTION_KEYS = frozenset({"id", "text", "design", "mechanism", "aliases", "wording"})
+_QUESTION_KEYS = frozenset({"id", "text", "type", "design", "mechanism", "aliases", "wording",
+                            "range", "unit", "decimals"})
+#: What a question asks for: one of the design's answers (yes/no, categories) or a number.
+QUESTION_TYPES = ("choice", "number")
+_NUMBER_KEYS = ("range", "unit", "decimals")
+#: The most decimals a numeric answer may declare (cents of a currency need 2).
+MAX_DECIMALS = 6
+#: Longest unit text ("EUR", "partners", "days in the last 30").
+MAX_UNIT = 32
 # For "did you mean": every design name the reader takes, and every parameter of any design.
 _DESIGN_SPELLINGS = (*PRESETS, *ALIASES, *RR_NAMES)
+_NUMERIC_SPELLINGS = (*QUANTITATIVE_PRESETS, *QUANTITATIVE_ALIASES)
 _ALL_PARAMETERS = tuple(sorted({name for cls in PRESETS.values()
                                 for name in parameter_names(cls)}))
 #: The largest survey file read (a survey of a thousand questions is about 200 KB).
@@ -146,6 +159,15 @@ MAX_DEPTH = 12
 MIN_PROBABILITY = Fraction(1, 10**6)
 #: Longest label (answers, categories, groups) a response file and the database hold.
 MAX_LABEL = 64
+
+
+def _numeric_model(name: str) -> bool:
+    """True when ``name`` is a design for numeric answers (any spelling the registry takes)."""
+    try:
+        quantitative_design_class(name.strip())
+    except ParameterError:
+        return False
+    return True
 
 
 @lru_cache(maxsize=1)
@@ -166,14 +188,33 @@ class Question:
     ``aliases`` maps raw answers (in canonical spelling) to the design's
     responses; ``wording`` overrides respondent-facing texts for this question;
     ``innocuous`` is the innocuous question's text for designs that ask one.
+
+    A question of ``type`` ``"number"`` (income, number of partners) has a design for
+    numeric answers (:mod:`surveykit.designs.quantitative`) and may state the allowed
+    ``range`` of true values (low, high), its ``unit`` and the ``decimals`` an answer may
+    have; a ``"choice"`` question (the default) has one of the categorical designs.
     """
 
     id: str
     text: str
-    design: Design
+    design: Design | QuantitativeDesign
     aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     wording: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     innocuous: str | None = None
+    type: str = "choice"
+    range: tuple[float, float] | None = None
+    unit: str | None = None
+    decimals: int | None = None
+
+    @property
+    def numeric(self) -> bool:
+        """True for a ``type = "number"`` question (its answers are numbers).
+
+        >>> from surveykit.designs.quantitative import MixNorm
+        >>> Question("income", "Income?", MixNorm(p=0.7, mu=40, sigma=15), type="number").numeric
+        True
+        """
+        return self.type == "number"
 
     @property
     def mechanism(self) -> Design:
@@ -188,7 +229,11 @@ class Question:
         >>> q = Question("q1", "Ever?", GeneralizedWarner(p=0.6, q=0.2), {"si": "yes"})
         >>> q.answer_spellings()["si"], q.answer_spellings()["dk"]
         ('yes', 'dont_know')
+
+        A numeric question's answers are numbers; its only label is "don't know".
         """
+        if isinstance(self.design, QuantitativeDesign):
+            return response_spellings(("dont_know",))
         return {**response_spellings(self.design.response_labels), **self.aliases}
 
 
@@ -504,6 +549,17 @@ class _Validator:
             raise self.fail(f"{where}.id", f"{question_id!r} is a column name of response "
                                            "files; choose another id")
         text = self.string(entry, "text", f"{where}.text")
+        kind = entry.get("type", "choice")
+        if kind not in QUESTION_TYPES:
+            raise self.fail_at(f"{where}.type", f"{kind!r} must be \"choice\" (one of the "
+                               "design's answers, the default) or \"number\" (a numeric "
+                               "answer such as an income)", "type",
+                               kind if isinstance(kind, str) else None)
+        if kind != "number":
+            for key in _NUMBER_KEYS:
+                if key in entry:
+                    raise self.fail(f"{where}.{key}", f"{key} is for numeric questions; add "
+                                                      "type = \"number\" or remove it")
         if "design" in entry and "mechanism" in entry:
             raise self.fail(f"{where}.mechanism", "give either design or its shorthand "
                                                   "mechanism (p, q), not both")
@@ -517,6 +573,14 @@ class _Validator:
             raise self.fail("design", f"missing: {where} has no design of its own, so the "
                                       "survey needs a default [design] table (e.g. model = "
                                       "\"warner\", p = 0.7) or [mechanism] with p and q")
+        if kind == "number":
+            return self.numeric_question(entry, where, question_id, text, design)
+        if isinstance(design, QuantitativeDesign):
+            origin = f"{where}.design" if "design" in entry else "design"
+            raise self.fail(f"{origin}.model", (
+                f"the {design.model} design is for numeric answers, and {where} "
+                f"({question_id!r}) asks for a choice; add type = \"number\" to the "
+                "question, or give it a design for yes/no answers ([questions.design])"))
         own = self.raw_aliases(entry.get("aliases", {}), f"{where}.aliases")
         wanted = dict(common_aliases)
         wanted.update({raw: (answer, f'{where}.aliases."{raw}"') for raw, answer in own.items()})
@@ -525,7 +589,83 @@ class _Validator:
         return Question(id=question_id, text=text, design=design,
                         aliases=MappingProxyType(aliases), wording=wording, innocuous=innocuous)
 
-    def design(self, value: object, where: str) -> tuple[Design, str | None]:
+    def numeric_question(self, entry: dict, where: str, question_id: str, text: str,
+                         design: Design | QuantitativeDesign) -> Question:
+        """A ``type = "number"`` question: a numeric-answer design, its range, unit, decimals."""
+        if not isinstance(design, QuantitativeDesign):
+            origin = f"{where}.design" if "design" in entry else "design"
+            names = ", ".join(QUANTITATIVE_PRESETS)
+            raise self.fail(f"{origin}.model", (
+                f"{where} ({question_id!r}) asks for a number, and the {design.model} design "
+                f"is for yes/no or category answers; give it a design for numeric answers "
+                f"([questions.design], model = one of {names})"))
+        if "mechanism" in entry:
+            raise self.fail(f"{where}.mechanism", "[mechanism] is the generalized Warner "
+                                                  "design for yes/no answers; a numeric "
+                                                  "question needs [questions.design]")
+        if "aliases" in entry:
+            raise self.fail(f"{where}.aliases", "a numeric question's answers are numbers "
+                                                "and need no aliases; remove the table")
+        decimals = entry.get("decimals")
+        if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, int)
+                                     or not 0 <= decimals <= MAX_DECIMALS):
+            raise self.fail(f"{where}.decimals", f"{decimals!r} must be a whole number of "
+                                                 f"decimals from 0 to {MAX_DECIMALS}")
+        bounds = self.range(entry.get("range"), f"{where}.range", decimals)
+        unit = entry.get("unit")
+        if unit is not None:
+            if not isinstance(unit, str) or not unit.strip():
+                raise self.fail(f"{where}.unit", f"{unit!r} must be a text in quotes, e.g. "
+                                                 "unit = \"EUR\"")
+            if len(unit.strip()) > MAX_UNIT:
+                raise self.fail(f"{where}.unit", f"{unit.strip()[:20]!r}... has "
+                                                 f"{len(unit.strip())} characters; a unit has "
+                                                 f"at most {MAX_UNIT}")
+            self.text(unit, f"{where}.unit")
+            unit = unit.strip()
+        self.numeric_realizable(design, f"{where}.design" if "design" in entry else "design")
+        wording = self.wording(entry.get("wording", {}), f"{where}.wording")
+        return Question(id=question_id, text=text, design=design, wording=wording,
+                        type="number", range=bounds, unit=unit, decimals=decimals)
+
+    def range(self, value: object, where: str, decimals: int | None
+              ) -> tuple[float, float] | None:
+        """``range = [low, high]``: two finite numbers, low below high, on the decimals."""
+        if value is None:
+            return None
+        if (not isinstance(value, list) or len(value) != 2
+                or any(isinstance(v, bool) or not isinstance(v, int | float) for v in value)):
+            raise self.fail(where, f"{value!r} must be two numbers [low, high], e.g. "
+                                   "range = [0, 100000]")
+        low, high = (float(v) for v in value)
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise self.fail(where, f"{value!r} must be finite numbers")
+        if not low < high:
+            raise self.fail(where, f"{value!r}: low ({value[0]}) must be below high "
+                                   f"({value[1]})")
+        if decimals is not None:
+            for bound in value:
+                if round(float(bound), decimals) != float(bound):
+                    raise self.fail(where, f"{bound!r} has more decimals than decimals = "
+                                           f"{decimals} allows")
+        return (low, high)
+
+    def numeric_realizable(self, design: QuantitativeDesign, where: str) -> None:
+        """Every step of a numeric design is 0 or at least MIN_PROBABILITY likely (a die, a
+        deck or a browser can draw it)."""
+        for g, steps in enumerate(design.protocol.groups):
+            for step in steps:
+                if 0 < step.probability < MIN_PROBABILITY:
+                    in_group = f" in group {g + 1}" if len(design.group_names) > 1 else ""
+                    raise self.fail(where, (
+                        f"the {design.model} design tells respondents{in_group} to "
+                        f"{step.kind.replace('_', ' ')} with probability "
+                        f"{float(step.probability):.3g}: below one in a million no respondent "
+                        "would ever be told it, and no die or browser can draw it; make it 0 "
+                        "or at least 0.000001"))
+
+    def design(self, value: object, where: str
+               ) -> tuple[Design | QuantitativeDesign, str | None]:
         """A [design] table: model = NAME, the preset's parameters, and innocuous text."""
         if not isinstance(value, dict):
             raise self.fail(where, "must be a table with model and the design's parameters "
@@ -538,14 +678,19 @@ class _Validator:
         model = value["model"]
         if not isinstance(model, str):
             raise self.fail(f"{where}.model", f"{model!r} must be a design name in quotes")
+        if _numeric_model(model):
+            return self.numeric_design(value, where, model), None
         try:
             cls = design_class(model)
         except ParameterError as exc:
             message = str(exc)
-            hint = did_you_mean(model.strip().casefold(), _DESIGN_SPELLINGS)
+            hint = did_you_mean(model.strip().casefold(),
+                                (*_DESIGN_SPELLINGS, *_NUMERIC_SPELLINGS))
             if hint:  # "unknown design 'sdl', did you mean 'sld'? The designs are ..."
                 message = message.replace(f"{model!r}; the designs", f"{model!r}{hint} The "
                                                                      "designs", 1)
+            message += ("; for numeric answers (type = \"number\"): "
+                        + ", ".join(QUANTITATIVE_PRESETS))
             raise self.fail_at(f"{where}.model", message, "model", model) from None
         self.unknown_keys(value, ["model", "innocuous", *accepted_parameters(model)],
                           where, f"model, innocuous and the parameters of {cls.model} "
@@ -574,6 +719,22 @@ class _Validator:
         self.realizable(design, where)
         self.labels(design, where, parameters)
         return design, innocuous.strip() if innocuous else None
+
+    def numeric_design(self, value: dict, where: str, model: str) -> QuantitativeDesign:
+        """A design for numeric answers (RRTCS's and RRreg's names and parameters)."""
+        cls = quantitative_design_class(model.strip())
+        allowed = accepted_parameters(model.strip())
+        self.unknown_keys(value, ["model", *allowed], where,
+                          f"model and the parameters of {cls.model} ({', '.join(allowed)})")
+        parameters = {k: v for k, v in value.items() if k != "model"}
+        try:
+            design = make_design(model.strip(), **parameters)
+        except ParameterError as exc:
+            key = next((k for k in parameters if str(exc).startswith((f"{k} ", f"{k}["))),
+                       None)
+            raise self.fail(f"{where}.{key}" if key else where, str(exc)) from None
+        assert isinstance(design, QuantitativeDesign)
+        return design
 
     def realizable(self, design: Design, where: str) -> None:
         """Every instruction's probability is 0 or at least MIN_PROBABILITY, and the answers

@@ -28,10 +28,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from surveykit.definition.covariates import COVARIATE_KINDS
-from surveykit.definition.survey import wording_keys
+from surveykit.definition.survey import MAX_DECIMALS, MAX_UNIT, QUESTION_TYPES, wording_keys
 from surveykit.designs.registry import (
     ALIASES,
     PRESETS,
+    QUANTITATIVE_ALIASES,
+    QUANTITATIVE_PRESETS,
     RR_NAMES,
     accepted_parameters,
     parameter_names,
@@ -101,6 +103,18 @@ KEYS: tuple[Key, ...] = (
         about="letters, digits, `_`, starting with a letter, at most 64; unique in any case"),
     Key(path="questions[].text", kind="text", default="required",
         example='text = "Have you ever cheated on an exam?"', about="the question as asked"),
+    Key(path="questions[].type", kind="text", default='"choice"', example='type = "number"',
+        about="`\"choice\"`: one of the design's answers; `\"number\"`: a number (income, "
+              "partners) with a design for numeric answers (`eriksson`, `mix_norm`, ...)"),
+    Key(path="questions[].range", kind="list of 2 numbers", default="none (unbounded)",
+        example="range = [0, 100000]",
+        about="numeric questions: the true values allowed (low, high); the privacy loss is "
+              "stated for it"),
+    Key(path="questions[].unit", kind="text", default="none", example='unit = "EUR"',
+        about=f"numeric questions: the answer's unit, at most {MAX_UNIT} characters"),
+    Key(path="questions[].decimals", kind="whole number", default="any",
+        example="decimals = 2",
+        about=f"numeric questions: most decimals an answer has (0 to {MAX_DECIMALS})"),
     Key(path="questions[].design", kind="table", default="the survey's `[design]`",
         example="[questions.design]", about="this question's design: the keys of `[design]`"),
     Key(path="questions[].mechanism", kind="table", default="the survey's design",
@@ -227,9 +241,21 @@ def model_names(preset: str) -> list[str]:
 
 def _parameters(preset: str) -> dict[str, bool]:
     """A preset's parameters -> whether the reader needs it (no default)."""
-    signature = inspect.signature(PRESETS[preset])
+    cls = PRESETS[preset] if preset in PRESETS else QUANTITATIVE_PRESETS[preset]
+    signature = inspect.signature(cls)
     return {name: signature.parameters[name].default is inspect.Parameter.empty
-            for name in parameter_names(PRESETS[preset])}
+            for name in parameter_names(cls)}
+
+
+def _numeric_names(preset: str) -> list[str]:
+    """Every lower-case spelling of a design for numeric answers."""
+    names = [preset, *(a for a, target in QUANTITATIVE_ALIASES.items() if target == preset)]
+    spelled: list[str] = []
+    for name in names:
+        for variant in (name, name.replace("_", "-")):
+            if variant not in spelled:
+                spelled.append(variant)
+    return spelled
 
 
 _NUMBERS = {"type": "array", "items": {"type": "number"}, "minItems": 1}
@@ -247,6 +273,15 @@ _PARAMETER_SCHEMAS: dict[str, dict] = {
     "epsilon": {"type": "number", "exclusiveMinimum": 0, "description": "privacy budget"},
     "categories": _TEXTS, "states": _TEXTS, "responses": _TEXTS,
     "groups": {**_TEXTS, "description": "names of the groups"},
+    "beta": {"type": "number", "minimum": 0, "exclusiveMaximum": 1,
+             "description": "Diana-Perri 2: weight of the scrambling number U"},
+    "mu": {"anyOf": [{"type": "number"}, {"type": "array", "items": {"type": "number"}}],
+           "description": "mean of the scrambling number (a pair as [mu1, mu2])"},
+    "sigma": {"anyOf": [{"type": "number"}, {"type": "array", "items": {"type": "number"}}],
+              "description": "standard deviation of the scrambling number"},
+    "scrambler": {"description": "the scrambling device: a kind (\"normal\", \"uniform\", "
+                                 "\"die\", \"dice\") or a deck's cards [0, 1, 3, 5, 8], one per "
+                                 "scrambler as a list"},
     "matrix": {"type": "array", "minItems": 1, "items": {"type": "array", "items": {
         "anyOf": [{"type": "number"}, _NUMBERS]}},
         "description": "P(response | state): rows responses, columns states (or one such "
@@ -262,12 +297,15 @@ def _rule(spellings: list[str], allowed: list[str], required: list[str]) -> dict
 
 
 def _design_schema() -> dict:
-    every = sorted({name for preset in PRESETS for name in _parameters(preset)}
+    every = sorted({name for preset in (*PRESETS, *QUANTITATIVE_PRESETS)
+                    for name in _parameters(preset)}
                    | {name for extra in _RR_EXTRA.values() for name in extra})
     described = {k.path.removeprefix("design."): k.about for k in KEYS
                  if k.path.startswith("design.")}
     properties = {"model": {"type": "string", "description": described["model"],
-                            "enum": [n for preset in PRESETS for n in model_names(preset)]},
+                            "enum": [*(n for preset in PRESETS for n in model_names(preset)),
+                                     *(n for preset in QUANTITATIVE_PRESETS
+                                       for n in _numeric_names(preset))]},
                   "innocuous": {"type": "string", "minLength": 1,
                                 "description": described["innocuous"]},
                   **{name: _PARAMETER_SCHEMAS[name] for name in every}}
@@ -288,6 +326,10 @@ def _design_schema() -> dict:
                 # rr's parameters (p truthful, p0, p1; or p and q) or the preset's own
                 rules.append(_rule(rr_own[rr_name], [*allowed, *_RR_EXTRA[rr_name]],
                                    [n for n in required if n != "p"]))
+    for preset in QUANTITATIVE_PRESETS:
+        parameters = _parameters(preset)
+        rules.append(_rule(_numeric_names(preset), ["model", *parameters],
+                           ["model", *(n for n, needed in parameters.items() if needed)]))
     return {"type": "object", "description": "a design: model = NAME and its parameters",
             "required": ["model"], "properties": properties, "additionalProperties": False,
             "allOf": rules}
@@ -356,6 +398,14 @@ def survey_schema() -> dict:
                    "description": _about("questions[].id")},
             "text": {"type": "string", "minLength": 1,
                      "description": _about("questions[].text")},
+            "type": {"enum": list(QUESTION_TYPES), "default": "choice",
+                     "description": _about("questions[].type")},
+            "range": {"type": "array", "items": {"type": "number"}, "minItems": 2,
+                      "maxItems": 2, "description": _about("questions[].range")},
+            "unit": {"type": "string", "minLength": 1, "maxLength": MAX_UNIT,
+                     "description": _about("questions[].unit")},
+            "decimals": {"type": "integer", "minimum": 0, "maximum": MAX_DECIMALS,
+                         "description": _about("questions[].decimals")},
             "design": {**design, "description": _about("questions[].design")},
             "mechanism": {**mechanism, "description": _about("questions[].mechanism")},
             "aliases": _texts("questions[].aliases"),
@@ -441,13 +491,14 @@ def keys_markdown() -> str:
 def design_parameters_markdown() -> str:
     """The guide's table of each design's parameters (from the design registry)."""
     rows = ["| model | also spelt | needs | may give |", "|---|---|---|---|"]
-    for preset in PRESETS:
+    for preset in (*PRESETS, *QUANTITATIVE_PRESETS):
         parameters = _parameters(preset)
         needed = [n for n, required in parameters.items() if required]
         if preset in INNOCUOUS_DESIGNS:
             needed.append("innocuous")
         optional = [n for n, required in parameters.items() if not required]
-        others = [n for n in model_names(preset)[1:] if "-" not in n]
+        names = model_names(preset) if preset in PRESETS else _numeric_names(preset)
+        others = [n for n in names[1:] if "-" not in n]
         rows.append(f"| `{preset}` | {', '.join(f'`{n}`' for n in others) or '-'} | "
                     f"{', '.join(f'`{n}`' for n in needed) or '-'} | "
                     f"{', '.join(f'`{n}`' for n in optional) or '-'} |")
