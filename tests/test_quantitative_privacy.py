@@ -223,10 +223,33 @@ def test_one_possible_value_has_no_loss_and_json_says_infinite():
     (0.25, 1, 1, "low (0.25) must be a multiple of 0.1 with decimals = 1"),
     (0, 1, -1, "decimals (-1) must be a whole number from 0 to 9"),
     ("0", 1, None, "low ('0') must be a number"),
-    (0, 10 ** 7, 0, f"pairs exceed {MAX_ENUMERATION:,}; state a narrower range"),
+    # the ends' answers (0 and 2) are cards too, so only the whole table would tell
+    (0, 2, 7, f"pairs exceed {MAX_ENUMERATION:,}; state a narrower range"),
 ])
 def test_bad_ranges_are_one_line_errors(low, high, decimals, message):
     design = make_design("eriksson", p=0.5, scrambler=[0, 1, 2])
     with pytest.raises(ParameterError) as caught:
         design.privacy_loss(low, high, decimals)
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_wide_range_with_a_truthful_branch_is_infinite_at_once_and_says_why():
+    """The shortcut (an end's own answer that no card gives) agrees with the whole table on a
+    range small enough for both, and answers for a range the table would refuse."""
+    from fractions import Fraction
+
+    from surveykit.designs import quantitative_privacy as qp
+
+    design = make_design("eriksson", p=0.6, scrambler=[0, 1000, 5000, 20000])
+    parts = qp._parts(design, design.answer_steps(0))
+    z, y, p = qp._quickly_ruled_out(parts, 0, 3000, 0)
+    table = qp._table(parts, 0, 3000, 0)
+    assert table.count[z] < table.size                 # the table agrees it is ruled out
+    assert table.largest[z] == (p, y) and p == Fraction(3, 5)
+    wide = design.privacy_loss(0, 10 ** 7, 0)
+    assert wide.shafer == math.inf and wide.walley == math.inf
+    assert "The answer 10000000 has probability 3/5 when the true value is 10000000" \
+        in wide.explanation
+    # a deck covering the range leaves the shortcut nothing: the table decides
+    covering = make_design("eriksson", p=0.5, scrambler=[0, 1, 2])
+    assert qp._quickly_ruled_out(qp._parts(covering, covering.answer_steps(0)), 0, 2, 0) is None

@@ -373,6 +373,14 @@ def _ruled_out_text(table: _Table, parts, lo: float, hi: float, decimals: int, w
 def _enumerate(design: QuantitativeDesign, steps: tuple[Step, ...], lo: float, hi: float,
                decimals: int, d: Fraction, where: str) -> QuantitativePrivacy:
     parts = _parts(design, steps)
+    quick = _quickly_ruled_out(parts, lo, hi, decimals)
+    if quick is not None:
+        z, y, p = quick
+        first, unit, size = _grid(lo, hi, decimals)
+        other = _value_without(parts, z, first, unit, size)
+        return _infinite(f"The answer {_text(z)} has probability {p} when the true value is "
+                         f"{_text(y)} and 0 when it is {_text(other)}{where}: it rules that "
+                         "true value out.", lo, hi, decimals, method="enumeration")
     table = _table(parts, lo, hi, decimals)
     z = table.ruled_out()
     if z is not None:
@@ -402,6 +410,30 @@ def _enumerate(design: QuantitativeDesign, steps: tuple[Step, ...], lo: float, h
             f"{q_min}) = {walley_ratio}, a Walley loss of {math.log(walley_ratio):.4f}.")
     return _result(math.log(ratio), math.log(walley_ratio), "enumeration", explanation,
                    lo, hi, decimals, exact_ratio=ratio, exact_walley_ratio=walley_ratio)
+
+
+def _quickly_ruled_out(parts: dict[tuple[Fraction, Fraction], Fraction], lo: float,
+                       hi: float, decimals: int) -> tuple[Fraction, Fraction, Fraction] | None:
+    """An answer some true value cannot give, found without the whole table: (answer, a
+    true value that gives it, its probability there), or None when this shortcut finds none.
+
+    An answer that no value-free rule gives (alpha = 0) is given by each value-dependent
+    rule at one true value at most; with more true values on the grid than such rules,
+    some true value cannot give it. Checking the answers of the grid's two ends is enough
+    to find one in the common case (a truthful branch beside a deck), where the whole
+    table would take seconds for a range of 100,000 values."""
+    first, unit, size = _grid(lo, hi, decimals)
+    moving = [(alpha, beta, p) for (alpha, beta), p in parts.items() if alpha != 0]
+    if size <= len(moving):
+        return None
+    constant = {beta for (alpha, beta) in parts if alpha == 0}
+    for y in (first, first + (size - 1) * unit):
+        for alpha, beta, _ in moving:
+            z = alpha * y + beta
+            if z not in constant:
+                p = sum((q for a, b, q in moving if a * y + b == z), Fraction(0))
+                return z, y, p
+    return None
 
 
 def _value_without(parts, z: Fraction, first: Fraction, unit: Fraction, size: int) -> Fraction:
