@@ -54,8 +54,16 @@ from surveykit.estimation import ConfidenceInterval, Estimate, estimate
 from surveykit.estimation.binomial import binomial_map
 from surveykit.estimation.compliance import ALPHA, dont_know_check
 from surveykit.estimation.estimate import CI_METHODS, GENERAL_METHODS, default_interval_method
+from surveykit.numeric_counts import NumericCounts
 from surveykit.reporting.joint_section import JointSection, joint_context, joint_svg, joint_text
 from surveykit.reporting.models import ModelFit
+from surveykit.reporting.numeric_section import (
+    NumericSection,
+    numeric_context,
+    numeric_section,
+    numeric_svg,
+    numeric_text,
+)
 from surveykit.vocabulary import level_text, loss_fields
 from surveykit.vocabulary import number_text as _num
 from surveykit.vocabulary import percent_text as _percent
@@ -212,6 +220,10 @@ class Report:
     models: tuple[ModelFit, ...] = ()
     #: The survey's declared joint analyses (``[[joint]]``), already estimated.
     joint: tuple[JointSection, ...] = ()
+    #: Its numeric questions (``type = "number"``), in survey order.
+    numeric: tuple[NumericSection, ...] = ()
+    #: Every question id in survey order (choice and numeric questions interleaved).
+    order: tuple[str, ...] = ()
     #: Respondents whose instructions the randomizer audit covers: those of the runs whose
     #: instruction totals the store keeps (AUDIT_MINIMUM_PER_GROUP and more per group).
     audited: int = 0
@@ -233,20 +245,34 @@ class Report:
                 f"{self.issued - self.audited:,} were {why}.")
 
     @property
-    def epsilon_total_shafer(self) -> float:
-        """Loss of a respondent who answered every question: the sum (Lemma 3.3)."""
-        return math.fsum(q.epsilon_shafer for q in self.questions)
+    def epsilon_total_shafer(self) -> float | None:
+        """Loss of a respondent who answered every question: the sum (Lemma 3.3); None when
+        a numeric question states no range (its loss is not stated)."""
+        return self._total("shafer")
 
     @property
-    def epsilon_total_walley(self) -> float:
+    def epsilon_total_walley(self) -> float | None:
         """The same in Walley's semantics (Lemma 3.15)."""
-        return math.fsum(q.epsilon_walley for q in self.questions)
+        return self._total("walley")
+
+    def _total(self, semantics: str) -> float | None:
+        numeric = [section.loss(semantics) for section in self.numeric]
+        if any(loss is None for loss in numeric):
+            return None
+        return math.fsum([*(getattr(q, f"epsilon_{semantics}") for q in self.questions),
+                          *numeric])
 
     @property
     def all_questions(self) -> str:
         """``"all 4 questions"``, or ``"the 1 question"``: what a respondent answered."""
-        count = len(self.questions)
+        count = len(self.questions) + len(self.numeric)
         return f"all {count} questions" if count != 1 else "the 1 question"
+
+    def in_order(self) -> list[QuestionReport | NumericSection]:
+        """Every question's part of the report, choice and numeric, in survey order."""
+        parts = {part.id: part for part in (*self.questions, *self.numeric)}
+        order = self.order or tuple(parts)
+        return [parts[name] for name in order if name in parts]
 
     @property
     def audit_rule(self) -> str:
@@ -286,7 +312,8 @@ class Report:
     @property
     def warning_count(self) -> int:
         """How many warnings the questions carry."""
-        return sum(len(q.warnings) for q in self.questions)
+        return (sum(len(q.warnings) for q in self.questions)
+                + sum(len(n.warnings) + (n.error is not None) for n in self.numeric))
 
     def to_frame(self):
         """One row per question (indexed by id) with the JSON keys, for pandas and notebooks.
@@ -305,7 +332,18 @@ class Report:
             for key in ("codes_issued", "counts", "estimates", "parameters", "fit"):
                 row.pop(key, None)
             rows.append(row)
-        return pd.DataFrame(rows).set_index("id")
+        for section in self.numeric:
+            row = section.to_dict()
+            row["warnings"] = len(row["warnings"])
+            row["design"] = section.question.design.describe()
+            row["epsilon_shafer"] = section.loss("shafer")
+            row["epsilon_walley"] = section.loss("walley")
+            for key in ("privacy", "quantiles", "alternatives", "groups", "range"):
+                row.pop(key, None)
+            rows.append(row)
+        by_id = {row["id"]: row for row in rows}
+        ordered = [by_id[name] for name in self.order if name in by_id] or rows
+        return pd.DataFrame(ordered).set_index("id")
 
     def _repr_html_(self) -> str:
         """A table of the estimates, for Jupyter (every user text escaped)."""
@@ -349,7 +387,9 @@ class Report:
             "respondents_audited": self.audited,
             **loss_fields("epsilon_total_shafer", self.epsilon_total_shafer),
             **loss_fields("epsilon_total_walley", self.epsilon_total_walley),
-            "questions": [q.to_dict() for q in self.questions],
+            "questions": [{"type": "choice", **part.to_dict()}
+                          if isinstance(part, QuestionReport) else part.to_dict()
+                          for part in self.in_order()],
             "models": [_model_dict(m, self.level) for m in self.models],
             "joint": [section.to_dict(level=self.level) for section in self.joint],
         }
@@ -483,6 +523,7 @@ def build_report(
     method: str | None = None,
     models: Sequence[ModelFit] = (),
     joint: Sequence[JointSection] = (),
+    numeric: Sequence[NumericSection] = (),
 ) -> Report:
     """Estimates and checks for every question of ``survey``.
 
@@ -495,13 +536,21 @@ def build_report(
     ``models`` are the survey's declared models, already fitted
     (:func:`surveykit.workflows.regress.fit_declared_models`); ``joint`` its declared joint
     analyses, already estimated (:func:`surveykit.workflows.report.report_for_survey`).
+    ``numeric`` holds the sections of its numeric questions
+    (:func:`surveykit.reporting.numeric_section.numeric_section`); a numeric question
+    without one is reported as having no answers.
     """
     by_id = {c.question_id: c for c in counts}
-    audits = audit_codes({q.id: code_tallies[q.id] for q in survey.questions
+    choice = [q for q in survey.questions if not q.numeric]
+    audits = audit_codes({q.id: code_tallies[q.id] for q in choice
                           if code_tallies and q.id in code_tallies} if issued else {},
-                         {q.id: q.design for q in survey.questions})
+                         {q.id: q.design for q in choice})
+    given = {section.id: section for section in numeric}
+    sections = tuple(given.get(q.id) or numeric_section(q, NumericCounts.from_mapping({}),
+                                                        level=level)
+                     for q in survey.questions if q.numeric)
     rows = []
-    for question in survey.questions:
+    for question in choice:
         design = question.design
         row = by_id.get(question.id)
         question_counts = _as_counts(row) if row is not None else Counts.from_mapping({})
@@ -570,7 +619,8 @@ def build_report(
     return Report(survey=survey.name, title=survey.title, level=level,
                   method=method if method is not None else "design default",
                   issued=issued, questions=tuple(rows), models=tuple(models),
-                  joint=tuple(joint), audited=audited if issued else 0)
+                  joint=tuple(joint), audited=audited if issued else 0, numeric=sections,
+                  order=tuple(q.id for q in survey.questions))
 
 
 def _interval_method(design: Design, method: str | None) -> str:
@@ -723,6 +773,11 @@ def format_text(report: Report) -> str:
         for warning in q.warnings:
             lines += _wrap("! " + warning, "  ")
         lines.append("")
+    if report.numeric:
+        lines += _wrap("Numeric questions (mean and total of the true values):", "")
+        lines.append("")
+    for section in report.numeric:
+        lines += numeric_text(section) + [""]
     for model in report.models:
         lines += _wrap(f"Model: {model.spec.formula}", "")
         if model.result is None:
@@ -760,6 +815,7 @@ def render_report(report: Report, fmt: str = "text", *, templates_dir=None) -> s
             context["curves"] = {q.id: privacy_accuracy_svg(q) for q in report.questions}
             context["joint_plots"] = [joint_svg(section, report.level)
                                       for section in report.joint]
+            context["numeric_plots"] = [numeric_svg(section) for section in report.numeric]
         return get_template(environment, "report", fmt).render(**context)
     raise ParameterError(f"format ({fmt!r}) must be one of {', '.join(REPORT_FORMATS)}")
 
@@ -820,6 +876,9 @@ def report_context(report: Report) -> dict:
         "questions": questions,
         "models": [_model_context(model, report.level) for model in report.models],
         "joint": [joint_context(section, report.level) for section in report.joint],
+        # the anchor the warnings at the top link to: a number, never the typed id
+        "numeric": [{**numeric_context(section), "anchor": f"numeric-{position}"}
+                    for position, section in enumerate(report.numeric, start=1)],
     }
 
 
