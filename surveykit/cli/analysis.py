@@ -16,10 +16,12 @@ from surveykit.cli.app import (
     open_store,
     print_json,
 )
+from surveykit.designs.quantitative import QuantitativeDesign
 from surveykit.designs.registry import (
     ALIASES,
     EXAMPLES,
     PRESETS,
+    QUANTITATIVE_PRESETS,
     make_design,
     parameter_names,
     parse_parameters,
@@ -27,6 +29,8 @@ from surveykit.designs.registry import (
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
 from surveykit.estimation import CI_METHODS, estimate
+from surveykit.estimation.quantitative import estimate_mean
+from surveykit.numeric_counts import NumericCounts
 from surveykit.planning import design_survey, parse_free_parameters, plan_design
 from surveykit.vocabulary import canonical_spelling, loss_fields, response_spellings
 
@@ -52,6 +56,17 @@ def _designs_epilog() -> str:
             usage += f"; also {', '.join(others)}"
         lines += [indent + line for line in textwrap.wrap(usage, width,
                                                           break_on_hyphens=False)]
+    lines += ["", "\b", "Designs for numeric answers (--counts n=N,sum=S,sum_squares=Q per "
+              "group;", "names and parameters as in RRTCS and RRreg):"]
+    for name, cls in QUANTITATIVE_PRESETS.items():
+        summary = textwrap.wrap(f"{cls.summary}; parameters "
+                                f"{', '.join(parameter_names(cls))}", width)
+        if len(name) >= 20:   # chaudhuri_christofides: the summary starts on its own line
+            lines.append(name)
+            lines += [indent + line for line in summary]
+            continue
+        lines.append(f"{name:<20}{summary[0]}")
+        lines += [indent + line for line in summary[1:]]
     by_design: dict[str, list[str]] = {}
     for alias, name in ALIASES.items():
         by_design.setdefault(name, []).append(alias)
@@ -116,6 +131,9 @@ works there, with a note).
               help="Confidence interval method  [default: wilson-cc for one-group yes/no "
                    "designs, likelihood-ratio otherwise]")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@click.option("--population-size", "population_size", type=float, default=None,
+              metavar="N", help="Numeric designs: the population size N, for the total "
+                                "(RRTCS's N) and the without-replacement variances.")
 @click.option("--counts-file", "counts_file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE",
               help="Estimate every question of a counts table (survey, question, group, "
@@ -124,7 +142,8 @@ works there, with a note).
 @db_option
 @click.pass_context
 def estimate_command(ctx, design_name, params, count_texts, dont_know, yes, no,
-                     dont_know_count, p, q, level, method, fmt, counts_file, db_url):
+                     dont_know_count, p, q, level, method, fmt, population_size, counts_file,
+                     db_url):
     if counts_file is not None:
         given = [name for name, value in (("--design", design_name), ("--counts", count_texts),
                                           ("--yes", yes), ("--no", no), ("--p", p),
@@ -155,6 +174,12 @@ def estimate_command(ctx, design_name, params, count_texts, dont_know, yes, no,
                 "give the don't-know probability; give one", ctx=ctx)
         texts["dont_know"] = dont_know
     design = make_design(design_name, **parse_parameters(design_name, texts))
+    if isinstance(design, QuantitativeDesign):
+        _estimate_numeric(ctx, design, count_texts, population_size, level, method, fmt)
+        return
+    if population_size is not None:
+        raise click.UsageError("--population-size is for designs for numeric answers "
+                               "(eriksson, mix_norm, ...)", ctx=ctx)
     if not count_texts:
         example = " ".join(f"--counts {g}:yes=N,no=N" for g in design.group_names) \
             if len(design.group_names) > 1 else "--counts yes=N,no=N,dont_know=N"
@@ -167,6 +192,120 @@ def estimate_command(ctx, design_name, params, count_texts, dont_know, yes, no,
         return
     for line in _estimate_lines(result, data):
         click.echo(line)
+
+
+def _estimate_numeric(ctx, design: QuantitativeDesign, count_texts: tuple[str, ...],
+                      population_size: float | None, level: float, method: str | None,
+                      fmt: str) -> None:
+    """The mean (and total) of a numeric sensitive variable from each group's n, sum and sum
+    of squares of the answers (their sufficient statistics)."""
+    groups = design.group_names
+    example = " ".join(f"--counts {g}:n=N,sum=S,sum_squares=Q" for g in groups) \
+        if len(groups) > 1 else "--counts n=N,sum=S,sum_squares=Q,dont_know=D"
+    if method is not None:
+        raise click.UsageError("--method is for yes/no and category designs; a numeric "
+                               "design's interval is mean -/+ z se", ctx=ctx)
+    if not count_texts:
+        raise click.UsageError(f"give the answers' sums with --counts, one per group: "
+                               f"{example}", ctx=ctx)
+    param = _option(ctx, "count_texts")
+    parsed = [_parse_sums(ctx, param, text) for text in count_texts]
+    named = [group is not None for group, _ in parsed]
+    if any(named) and not all(named):
+        raise click.BadParameter("name the group in every --counts (1:n=50,sum=...) or in "
+                                 "none", ctx=ctx, param=param)
+    if len(parsed) != len(groups):
+        raise ParameterError(f"design {design.model!r} has {count(len(groups), 'group')}, so "
+                             f"it takes {len(groups)} --counts; got {len(parsed)}: {example}")
+    table = {}
+    for position, (group, row) in enumerate(parsed):
+        name = groups[position] if group is None else group
+        if name not in groups:
+            raise ParameterError(f"--counts: group {name!r} is not a group of design "
+                                 f"{design.model!r}; its groups are {', '.join(groups)}")
+        if name in table:
+            raise ParameterError(f"--counts: group {name} is given twice; give one --counts "
+                                 "per group")
+        table[name] = row
+    result = estimate_mean(design, NumericCounts.from_mapping(table),
+                           population_size=population_size,
+                           sampling="srswr")
+    data = result.to_dict(level)
+    if fmt == "json":
+        print_json(data)
+        return
+    lines: list[str] = []
+    field = _fielder(lines, 16)
+    field("design", design.describe())
+    field("", design.summary)
+    for name, sums in NumericCounts.from_mapping(table):
+        text = (f"n = {sums.n:,}, mean of the answers {sums.mean:.6g}, "
+                f"{sums.dont_know:,} don't know")
+        field("answers" if name == groups[0] else "",
+              f"group {name}: {text}" if len(groups) > 1 else text)
+    lines.append("")
+    header = f"{'':<14}  {'estimate':>12}  {'std. error':>12}  {level:.0%} CI (normal)"
+    lines.append(header)
+    rows = [("mean", data["mean"], data["se"], data["ci_low"], data["ci_high"])]
+    if data["total"] is not None:
+        rows.append(("total", data["total"], data["total_se"], data["total_ci_low"],
+                     data["total_ci_high"]))
+    if data.get("unrelated_mean") is not None:
+        rows.append(("unrelated mean", data["unrelated_mean"], data["unrelated_se"], None, None))
+    for label, value, se, low, high in rows:
+        interval = "" if low is None else f"[{_amount(low)}, {_amount(high)}]"
+        lines.append(f"{label:<14}  {_amount(value):>12}  {_amount(se):>12}  {interval}"
+                     .rstrip())
+    for name, alternative in data["alternatives"].items():
+        if alternative["se"] is not None:
+            field("also", f"std. error {_amount(alternative['se'])} under {name}")
+    if data.get("dont_know_warning"):
+        field("check", data["dont_know_warning"])
+    for line in lines:
+        click.echo(line)
+
+
+def _amount(value: float | None) -> str:
+    """Six significant digits, and large numbers (totals) in full rather than 2.87e+07."""
+    if value is None:
+        return "-"
+    return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.0f}"
+
+
+def _parse_sums(ctx: click.Context, param: click.Parameter, text: str
+                ) -> tuple[str | None, dict[str, float]]:
+    """``"2:n=50,sum=210.5,sum_squares=1200"`` -> ``("2", {"n": 50, "sum": 210.5, ...})``."""
+    group: str | None = None
+    body = text
+    colon, equals = text.find(":"), text.find("=")
+    if colon != -1 and (equals == -1 or colon < equals):
+        group, body = text[:colon].strip(), text[colon + 1:]
+    row: dict[str, float] = {}
+    for item in body.split(","):
+        key, sep, number = item.partition("=")
+        key, number = key.strip(), number.strip()
+        if not sep or key not in ("n", "sum", "sum_squares", "dont_know"):
+            raise click.BadParameter(
+                f"{text!r}: {item.strip()!r} must be n=N, sum=S, sum_squares=Q or dont_know=D "
+                "(the numeric answers' count, sum and sum of squares)", ctx=ctx, param=param)
+        try:
+            value = float(number)
+        except ValueError:
+            raise click.BadParameter(f"{text!r}: {key} ({number!r}) must be a number", ctx=ctx,
+                                     param=param) from None
+        if key in ("n", "dont_know"):
+            if not value.is_integer() or value < 0:
+                raise click.BadParameter(f"{text!r}: {key} ({number!r}) must be a whole "
+                                         "number, 0 or more", ctx=ctx, param=param)
+            value = int(value)
+        if key in row:
+            raise click.BadParameter(f"{text!r}: {key} is given twice", ctx=ctx, param=param)
+        row[key] = value
+    missing = [key for key in ("n", "sum", "sum_squares") if key not in row]
+    if missing:
+        raise click.BadParameter(f"{text!r}: give {', '.join(missing)} too (n, sum and "
+                                 "sum_squares of the numeric answers)", ctx=ctx, param=param)
+    return group, row
 
 
 def _estimate_generalized_warner(ctx, params, count_texts, dont_know, dont_know_count, yes, no,
