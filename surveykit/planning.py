@@ -41,6 +41,8 @@ from surveykit.designs.base import (
     with_dont_know_parameter,
 )
 from surveykit.designs.base import Design as RRDesign
+from surveykit.designs.quantitative import QuantitativeDesign
+from surveykit.designs.quantitative_privacy import QuantitativePrivacy
 from surveykit.designs.registry import design_class, make_design, parse_parameters
 from surveykit.errors import ParameterError
 from surveykit.estimation import binomial
@@ -789,3 +791,82 @@ def __getattr__(name: str) -> object:
                       DeprecationWarning, stacklevel=2)
         return Plan
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# -- numeric questions ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class NumericPlan:
+    """A design for numeric answers before fielding: its privacy loss for the true values'
+    range and the standard error of the estimated mean at ``n`` respondents (or the
+    smallest ``n`` for ``target_se``), for true values with an assumed ``mean`` and ``sd``.
+
+    The mean of the answered respondents' transforms r has variance Var(r) / (n (1 - d)):
+    n (1 - d) respondents answer with a number when the design tells a share d to answer
+    "don't know" (:meth:`QuantitativeDesign.answer_variance` gives Var(r)).
+    """
+
+    design: QuantitativeDesign
+    privacy: QuantitativePrivacy | None
+    mean: float | None
+    sd: float | None
+    n: int | None
+    se: float | None
+    target_se: float | None
+
+    def to_dict(self) -> dict[str, object]:
+        privacy = self.privacy.to_dict() if self.privacy is not None else None
+        return {"design": self.design.spec(),
+                **loss_fields("epsilon_shafer", None if self.privacy is None
+                              else self.privacy.shafer),
+                **loss_fields("epsilon_walley", None if self.privacy is None
+                              else self.privacy.walley),
+                "privacy": privacy, "mean": self.mean, "sd": self.sd, "n": self.n,
+                "se": self.se, "target_se": self.target_se}
+
+
+def plan_numeric(design: QuantitativeDesign, *, low: float | None = None,
+                 high: float | None = None, decimals: int | None = None,
+                 mean: float | None = None, sd: float | None = None, n: int | None = None,
+                 target_se: float | None = None) -> NumericPlan:
+    """Plan a numeric question: the privacy loss for true values in [``low``, ``high``]
+    (with ``decimals``), and the precision at ``n`` or for ``target_se`` given the true
+    values' assumed ``mean`` and ``sd``.
+
+    >>> from surveykit.designs.quantitative import Eriksson
+    >>> plan = plan_numeric(Eriksson(p=0.5, scrambler=[0, 1, 2, 3]), low=0, high=3,
+    ...                     decimals=0, mean=1.5, sd=1, n=400)
+    >>> round(plan.privacy.shafer, 4), round(plan.se, 4)
+    (1.6094, 0.1061)
+    """
+    privacy = None
+    if low is not None or high is not None:
+        if low is None or high is None:
+            raise ParameterError("give the range of true values as low and high")
+        privacy = design.privacy_loss(low, high, decimals)
+    if (n is not None or target_se is not None) and (mean is None or sd is None):
+        raise ParameterError("the standard error depends on the true values: give their "
+                             "assumed mean and sd (e.g. mean = 5000, sd = 4000)")
+    if n is not None and target_se is not None:
+        raise ParameterError("give n (the standard error it gives) or target_se (the n it "
+                             "needs), not both")
+    if sd is not None and (not math.isfinite(sd) or sd < 0):
+        raise ParameterError(f"sd ({sd!r}) must be a finite number, 0 or more")
+    se = None
+    if n is not None or target_se is not None:
+        if not design.has_transform:
+            raise ParameterError(
+                f"design {design.model!r} estimates its mean from two groups with an unknown "
+                "unrelated mean: plan it by simulation (design.simulate) instead")
+        per_answer = design.answer_variance(mean=float(mean), sd=float(sd))
+        answering = 1 - float(design.designed_dont_know)
+        if target_se is not None:
+            if not target_se > 0:
+                raise ParameterError(f"target_se ({target_se!r}) must be positive")
+            n = math.ceil(per_answer / (answering * target_se ** 2))
+        if n < 2:
+            raise ParameterError(f"n ({n}) must be at least 2")
+        se = math.sqrt(per_answer / (n * answering))
+    return NumericPlan(design=design, privacy=privacy, mean=mean, sd=sd, n=n, se=se,
+                       target_se=target_se)

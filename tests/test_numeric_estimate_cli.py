@@ -95,3 +95,67 @@ def test_help_lists_every_design_for_numeric_answers():
     for name in QUANTITATIVE_PRESETS:
         assert f"\n  {name}" in text
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+# -- planning a numeric question ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("model", "parameters"), [
+    ("eriksson", {"p": 0.6, "scrambler": [0, 1000, 5000, 20000], "dont_know": 0.1}),
+    ("mix_norm", {"p": 0.7, "mu": 5000, "sigma": 3000}),
+    ("bar_lev", {"p": 0.5, "mu": 1.0, "sigma": 0.3, "scrambler": "uniform"}),
+    ("additive", {"mu": 0, "sigma": 2000, "scrambler": "normal"}),
+])
+def test_the_planned_standard_error_is_the_spread_of_simulated_estimates(model, parameters):
+    """Simulate 400 surveys of n respondents from a population of known mean and sd: the
+    estimates' standard deviation matches plan_numeric's se within 4 of its own standard
+    errors (the sd of 400 draws has relative se about 1 / sqrt(2 * 399))."""
+    from surveykit.designs.registry import make_design
+    from surveykit.estimation.quantitative import estimate_mean
+    from surveykit.numeric_counts import NumericCounts
+    from surveykit.planning import plan_numeric
+
+    design = make_design(model, **parameters)
+    rng = np.random.default_rng(11)
+    population = rng.gamma(4.0, 1500.0, 200_000)          # mean 6000, sd 3000
+    mean, sd = population.mean(), population.std()
+    n = 500
+    plan = plan_numeric(design, mean=mean, sd=sd, n=n)
+    estimates = []
+    for _ in range(400):
+        simulated = design.simulate(rng.choice(population, n), rng=rng)
+        counts = NumericCounts.from_answers(simulated.answers, dont_know=simulated.dont_know)
+        estimates.append(estimate_mean(design, counts).mean)
+    spread = np.std(estimates, ddof=1)
+    assert abs(spread / plan.se - 1) < 4 / math.sqrt(2 * 399), (spread, plan.se)
+    # and the n for a target is the smallest that reaches it
+    target = plan_numeric(design, mean=mean, sd=sd, target_se=plan.se * 1.5)
+    assert target.se <= plan.se * 1.5 < plan_numeric(design, mean=mean, sd=sd,
+                                                     n=target.n - 1).se
+
+
+def test_design_prints_the_numeric_plan_and_refuses_mixed_options():
+    result = run_design("--design", "eriksson", "--param", "p=0.5", "--param",
+                        "scrambler=0,1,2,3", "--range", "0,3", "--decimals", "0", "--mean",
+                        "1.5", "--sd", "1", "--n", "400", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["epsilon_shafer"] == pytest.approx(math.log(5))
+    # Var(r) = (p Var(y) + (1 - p) Var(S) + p (1 - p) (E y - E S)^2) / p^2
+    var_r = (0.5 * 1 + 0.5 * np.var([0, 1, 2, 3]) + 0) / 0.25
+    assert data["se"] == pytest.approx(math.sqrt(var_r / 400))
+    text = run_design("--design", "eriksson", "--param", "p=0.5", "--param", "scrambler=0,1,2,3",
+                      "--range", "0,3", "--decimals", "0")
+    assert text.exit_code == 0 and "Shafer 1.6094" in text.output
+    wrong = run_design("--design", "eriksson", "--param", "p=0.5", "--param",
+                       "scrambler=0,1,2,3", "--epsilon", "1")
+    assert wrong.exit_code == 2 and "--epsilon belong to yes/no" in wrong.output
+    stray = run_design("--design", "warner", "--param", "p=0.7", "--range", "0,1")
+    assert stray.exit_code == 2 and "--range belongs to designs for numeric" in stray.output
+    no_sd = run_design("--design", "eriksson", "--param", "p=0.5", "--param",
+                       "scrambler=0,1,2,3", "--n", "100")
+    assert no_sd.exit_code != 0 and "give their assumed mean and sd" in no_sd.output
+
+
+def run_design(*args):
+    return CliRunner().invoke(main, ["design", *args])

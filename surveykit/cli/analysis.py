@@ -25,13 +25,14 @@ from surveykit.designs.registry import (
     make_design,
     parameter_names,
     parse_parameters,
+    quantitative_design_class,
 )
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
 from surveykit.estimation import CI_METHODS, estimate
 from surveykit.estimation.quantitative import estimate_mean
 from surveykit.numeric_counts import NumericCounts
-from surveykit.planning import design_survey, parse_free_parameters, plan_design
+from surveykit.planning import design_survey, parse_free_parameters, plan_design, plan_numeric
 from surveykit.vocabulary import canonical_spelling, loss_fields, response_spellings
 
 
@@ -610,6 +611,14 @@ conditional standard error for one-group yes/no designs, the inverse Fisher
 information otherwise (groups of equal size unless --allocation).
 
 \b
+A design for numeric answers (eriksson, mix_norm, ...): its privacy loss for
+the true values' --range (and --decimals), and the standard error of the mean
+at --n or the n for --target-se, for true values of assumed --mean and --sd:
+  surveykit design --design eriksson --param p=0.6 \
+      --param scrambler=0,1000,5000,20000 --range 0,100000 --decimals 0 \
+      --mean 6000 --sd 5000 --target-se 300
+
+\b
 Without --design: the best generalized Warner design for the budget at the
 given don't-know rate (Corollary 3.12), with Warner's design beside it:
   surveykit design --epsilon 1.1 --dont-know 0.2 --target-se 0.03
@@ -643,10 +652,31 @@ given don't-know rate (Corollary 3.12), with Warner's design beside it:
               show_default=True, help="Which privacy loss the budget limits.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
               help="Also draw the privacy-accuracy trade-off to FILE (.png, .svg or .pdf).")
+@click.option("--range", "value_range", default=None, metavar="LOW,HIGH",
+              help="Numeric designs: the true values' range, for the privacy loss.")
+@click.option("--decimals", type=click.IntRange(0, 9), default=None,
+              help="Numeric designs: the true values' decimals (0: whole numbers).")
+@click.option("--mean", "value_mean", type=float, default=None,
+              help="Numeric designs: the true values' assumed mean, for the precision.")
+@click.option("--sd", "value_sd", type=float, default=None,
+              help="Numeric designs: the true values' assumed standard deviation.")
 @click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
 @click.pass_context
 def design_command(ctx, design_name, params, epsilon, dont_know, n, target_se, pi,
-                   nuisance_texts, allocation, semantics, plot_file, fmt):
+                   nuisance_texts, allocation, semantics, plot_file, value_range, decimals,
+                   value_mean, value_sd, fmt):
+    numeric_options = [name for name, value in (
+        ("--range", value_range), ("--decimals", decimals), ("--mean", value_mean),
+        ("--sd", value_sd)) if value is not None]
+    if design_name is not None and _numeric_design_name(design_name):
+        _design_numeric(ctx, design_name, params, epsilon, dont_know, n, target_se, pi,
+                        nuisance_texts, allocation, plot_file, value_range, decimals,
+                        value_mean, value_sd, fmt)
+        return
+    if numeric_options:
+        verb = "belongs" if len(numeric_options) == 1 else "belong"
+        raise click.UsageError(f"{', '.join(numeric_options)} {verb} to designs for numeric "
+                               "answers (eriksson, mix_norm, ...)", ctx=ctx)
     if design_name is None:
         _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi,
                                    nuisance_texts, allocation, semantics, plot_file, fmt)
@@ -665,6 +695,62 @@ def design_command(ctx, design_name, params, epsilon, dont_know, n, target_se, p
         print_json(plan.to_dict())
         return
     for line in _plan_lines(plan):
+        click.echo(line)
+
+
+def _numeric_design_name(name: str) -> bool:
+    try:
+        quantitative_design_class(name)
+    except ParameterError:
+        return False
+    return True
+
+
+def _design_numeric(ctx, design_name, params, epsilon, dont_know, n, target_se, pi,
+                    nuisance_texts, allocation, plot_file, value_range, decimals, value_mean,
+                    value_sd, fmt) -> None:
+    """``surveykit design`` for a design for numeric answers (planning.plan_numeric)."""
+    other = [name for name, value in (("--epsilon", epsilon), ("--pi", pi),
+                                      ("--nuisance", nuisance_texts),
+                                      ("--allocation", allocation), ("--plot", plot_file))
+             if value]
+    if other:
+        raise click.UsageError(f"{', '.join(other)} belong to yes/no and category designs; a "
+                               "numeric design takes --range, --decimals, --mean, --sd, --n "
+                               "or --target-se", ctx=ctx)
+    texts = _parameter_texts(ctx, params)
+    if dont_know is not None:
+        texts["dont_know"] = str(dont_know)
+    design = make_design(design_name, **parse_parameters(design_name, texts))
+    low = high = None
+    if value_range is not None:
+        parts = value_range.split(",")
+        try:
+            low, high = (float(part) for part in parts)
+        except ValueError:
+            raise click.BadParameter(f"{value_range!r} must be LOW,HIGH, e.g. 0,100000",
+                                     ctx=ctx, param=_option(ctx, "value_range")) from None
+    plan = plan_numeric(design, low=low, high=high, decimals=decimals, mean=value_mean,
+                        sd=value_sd, n=n, target_se=target_se)
+    if fmt == "json":
+        print_json(plan.to_dict())
+        return
+    lines: list[str] = []
+    field = _fielder(lines, 16)
+    field("design", design.describe())
+    field("", design.summary)
+    if plan.privacy is None:
+        field("privacy", "give --range LOW,HIGH (and --decimals) for the privacy loss")
+    else:
+        field("privacy", f"Shafer {format_number(plan.privacy.shafer)}, Walley "
+                         f"{format_number(plan.privacy.walley)} for true values in "
+                         f"[{plan.privacy.low:g}, {plan.privacy.high:g}]")
+        field("", plan.privacy.explanation)
+    if plan.se is not None:
+        field("precision", f"n = {plan.n:,} respondents: standard error of the mean "
+                           f"{_amount(plan.se)} (true values of mean {value_mean:g}, "
+                           f"sd {value_sd:g})")
+    for line in lines:
         click.echo(line)
 
 

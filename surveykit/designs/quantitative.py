@@ -434,6 +434,22 @@ class QuantitativeDesign:
             return numerator / m.b ** 2
         raise ParameterError(f"method ({method!r}) must be 'unbiased' or 'plug_in'")
 
+    def answer_variance(self, *, mean: float, sd: float) -> float:
+        """Var(r) of one answer's unbiased transform r when the true values have ``mean``
+        and standard deviation ``sd`` (planning: the mean of n such answers has variance
+        Var(r) / n). Var(r) = Var(y) + E[Var(r | y)] = sd^2 + (A E[y^2] + B E[y] + C) / b^2.
+
+        >>> round(Eriksson(p=0.5, scrambler=[0, 1, 3, 5, 8]).answer_variance(mean=4, sd=2), 6)
+        24.84
+        """
+        m = self._known_moments()
+        if m.variance_coefficients is None:
+            raise ParameterError(
+                f"{self.describe()}: the variance of an answer needs every scrambler's sd; "
+                "give sigma")
+        A, B, C = m.variance_coefficients
+        return sd ** 2 + (A * (sd ** 2 + mean ** 2) + B * mean + C) / m.b ** 2
+
     # -- privacy -------------------------------------------------------------------------
 
     def privacy_loss(self, low: float, high: float, decimals: int | None = None
