@@ -8,7 +8,8 @@ never "don't know".
 
 Numbers in reports, tables and messages are written by :func:`number_text`
 and :func:`percent_text`, so that every table says "no value" and "no
-protection" the same way. A privacy budget is stated in one of
+protection" the same way; a numeric answer is stored as :func:`decimal_text` writes
+it. A privacy budget is stated in one of
 :data:`BUDGET_SEMANTICS`, checked by :func:`check_semantics`.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from types import MappingProxyType
 from typing import Literal
 
@@ -29,6 +31,7 @@ __all__ = [
     "Semantics",
     "canonical_spelling",
     "check_semantics",
+    "decimal_text",
     "level_text",
     "loss_fields",
     "number_text",
@@ -117,6 +120,22 @@ def number_text(value: float | None, digits: int = 3, *, missing: str = "-",
     text = f"{value:.{digits}f}"
     # -1e-17 is zero at this precision: print 0.000, not -0.000
     return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def decimal_text(value: Decimal) -> str:
+    """A finite number as a numeric answer is stored (docs/web-collection.md, issue 23): no
+    exponent, no thousands separator, '.' as the decimal point, no trailing zeros after it,
+    '-' for negatives and never "-0".
+
+    >>> [decimal_text(Decimal(t)) for t in ("1234.50", "0012", "-0.0", "1E+3", "-3")]
+    ['1234.5', '12', '0', '1000', '-3']
+    """
+    if not value.is_finite():
+        raise ParameterError(f"a numeric answer must be a finite number, not {value}")
+    text = format(value, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
 
 
 def percent_text(share: float, digits: int = 1) -> str:

@@ -17,7 +17,10 @@ question's ``wording``):
 * ``die_state`` -- If your true answer is {state}: (heading of a per-state table);
 * ``die_count`` -- Roll the {die} {repetitions} times and count the rolls that
   show {faces}. Mark that number. (Kuk's cards drawn several times);
-* ``web_progress`` -- Question {number} of {total} (the web page's heading).
+* ``web_progress`` -- Question {number} of {total} (the web page's heading);
+* ``web_number_*`` -- the web page's rules for numeric questions, whose
+  ``{value}``, ``{factor}`` and ``{offset}`` the browser fills with the numbers it
+  drew (docs/web-collection.md), and its messages about a typed number.
 
 Placeholders are filled with :meth:`str.format`; a text with a placeholder
 the key does not know (``{answr}``) is refused when the layout is built, so a
@@ -71,6 +74,13 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "die_state": frozenset({"state"}),
     "die_count": frozenset({"die", "repetitions", "faces"}),
     "web_progress": frozenset({"number", "total"}),
+    "web_number_draw": frozenset({"value"}),
+    "web_number_multiply": frozenset({"factor"}),
+    "web_number_add": frozenset({"offset"}),
+    "web_number_linear": frozenset({"factor", "offset"}),
+    "web_number_round": frozenset({"decimals"}),
+    "web_number_decimals": frozenset({"decimals"}),
+    "web_number_range": frozenset({"low", "high"}),
 })
 
 # Control characters (C0 but tab and line feed, DEL, C1) and the bidirectional overrides and

@@ -61,6 +61,7 @@ __all__ = [
     "draw_instructions",
     "instruction_indices",
     "instruction_thresholds",
+    "probability_thresholds",
     "question_protocols",
     "random_permutation",
     "seeded_source",
@@ -157,7 +158,19 @@ def instruction_thresholds(instructions: Sequence[Instruction]) -> tuple[int, ..
         raise ParameterError(
             "the design has no instructions to draw (a custom matrix with more than 4096 "
             "combinations of responses); give respondents fewer responses per state")
-    probabilities = [Fraction(i.probability) for i in instructions]
+    return probability_thresholds([Fraction(i.probability) for i in instructions])
+
+
+def probability_thresholds(probabilities: Sequence[Fraction]) -> tuple[int, ...]:
+    """The integer thresholds t_i = round(C_i / s 2^53) of exact probabilities adding up to
+    s = 1 (within 1e-9): outcome i is drawn when t_(i-1) <= U < t_i (module docstring).
+    Instructions (:func:`instruction_thresholds`) and the cards of a deck or the totals of
+    dice that the web page draws for numeric questions (:mod:`surveykit.collection.webform`)
+    both use them.
+
+    >>> probability_thresholds([Fraction(1, 6)] * 6)[:2]
+    (1501199875790165, 3002399751580331)
+    """
     if any(p < 0 for p in probabilities):
         raise ParameterError(f"instruction probabilities ({[str(p) for p in probabilities]}) "
                              "must be >= 0")

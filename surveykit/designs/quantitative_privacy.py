@@ -72,7 +72,7 @@ from surveykit.vocabulary import loss_fields
 if TYPE_CHECKING:
     from surveykit.designs.quantitative import QuantitativeDesign, Step
 
-__all__ = ["MAX_ENUMERATION", "QuantitativePrivacy", "privacy_loss"]
+__all__ = ["MAX_ENUMERATION", "QuantitativePrivacy", "answer_bounds", "privacy_loss"]
 
 #: Exact enumeration visits at most this many (true value, answer) pairs.
 MAX_ENUMERATION = 2_000_000
@@ -475,6 +475,31 @@ def _edges(design: QuantitativeDesign, steps: tuple[Step, ...], y: float
         v = _support(V, 0.0)
         low, high = min(low, lo_ + v[0]), max(high, hi_ + v[1])
     return low, high
+
+
+def answer_bounds(design: QuantitativeDesign, low: float, high: float,
+                  decimals: int | None = None) -> tuple[float, float]:
+    """The smallest and largest number a respondent following ``design`` can report when
+    the true value lies in [``low``, ``high``] (every group's steps; "don't know" aside),
+    widened by half a unit of the last of ``decimals`` decimals (a respondent rounds a
+    scrambled number to the question's decimals; None: not widened).
+
+    Each step's answer W (c y + k U) + V is affine in y for fixed scramblers, so its
+    extremes over the range are at an end: the support edges at ``low`` and ``high``.
+    Infinite where a scrambler is unbounded (normal, exponential, Laplace) or unknown.
+
+    >>> from surveykit.designs.quantitative import EichhornHayre, Eriksson
+    >>> answer_bounds(Eriksson(p=0.6, scrambler=[0, 1000, 5000, 20000]), 0, 100000)
+    (0.0, 100000.0)
+    >>> answer_bounds(Eriksson(p=0.6, scrambler=[-5, 3]), 0, 10, decimals=0)
+    (-5.5, 10.5)
+    >>> answer_bounds(EichhornHayre(mu=1.5, sigma=0.5 / 3 ** 0.5, scrambler="uniform"), -2, 4)
+    (-4.0, 8.0)
+    """
+    edges = [_edges(design, design.answer_steps(group), y)
+             for group in range(len(design.group_names)) for y in (float(low), float(high))]
+    slack = 0.0 if decimals is None else 0.5 * 10.0 ** -decimals
+    return min(lo for lo, _ in edges) - slack, max(hi for _, hi in edges) + slack
 
 
 def _continuous(design: QuantitativeDesign, steps: tuple[Step, ...],

@@ -14,7 +14,16 @@ answer per question) under the rules imports follow
   group is the one its id was issued with (multi-group surveys need issued
   ids: the group decides which instructions the page draws);
 * **labels checked** against each question's design (``response_labels``):
-  the page sends labels, never spellings, so nothing is normalized but the id.
+  the page sends labels, never spellings, so nothing is normalized but the id;
+* **numbers checked** for numeric questions (issue 23): the reported number as
+  a JSON text of digits with an optional '-' and '.' (at most
+  :data:`NUMBER_DIGITS` digits on either side of the point), with at most the
+  question's ``decimals``, within the answers its design can give for its
+  ``range`` (:func:`surveykit.designs.quantitative_privacy.answer_bounds`,
+  widened by half a unit of the last decimal for the respondent's rounding, as
+  the page checks them) when that is bounded; or ``"dont_know"`` when the design has that branch.
+  Stored as canonical text (:func:`surveykit.vocabulary.decimal_text`:
+  "1234.5", "0", "-3").
 
 How web answers are recorded: ``responses`` rows like any import's, whose
 ``import_id`` points to one ``imports`` row per survey and UTC day, named
@@ -25,8 +34,9 @@ create it once (INSERT ... ON CONFLICT DO NOTHING). Each submission adds 1
 to its ``rows_read`` (one respondent, like a wide row), the answers stored to
 ``imported`` and the questions left out to ``missing``; its ``imported_at``
 is the day's midnight UTC, so no stored time dates any respondent's answers.
-Each submission adds its answers to the kept counts
-(:mod:`surveykit.store.answer_counts`) in the same transaction, so
+Each submission adds its answers to choice questions to the kept counts
+(:mod:`surveykit.store.answer_counts`; numeric answers are not tallied per
+value) in the same transaction, so
 ``counts`` and ``report`` see web answers exactly like imported ones;
 ``survey list`` counts one import per day of web collection.
 
@@ -41,26 +51,32 @@ conflict).
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 
 from sqlalchemy import Connection, Engine, bindparam, literal_column, select
 from sqlalchemy import exc as sa_exc
 
 from surveykit.collection.respondent_ids import diagnose_unknown_id
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
-from surveykit.definition.survey import Survey
+from surveykit.definition.survey import Question, Survey
+from surveykit.designs.quantitative_privacy import answer_bounds
 from surveykit.errors import ParameterError, StoreError
 from surveykit.reading.responses import canonical_respondent_id
 from surveykit.store import answer_counts
 from surveykit.store import database as store
+from surveykit.vocabulary import decimal_text
 
 __all__ = [
+    "NUMBER_DIGITS",
     "NotIssuedError",
+    "NumberAnswers",
     "RespondentStatus",
     "SubmissionConflict",
     "SubmissionError",
@@ -77,6 +93,9 @@ WEB_FORMAT = "web"
 # Ids a browser may send: letters, digits and a few separators (issued ids, e-mail-like
 # codes); nothing that means something in HTML, SQL, CSV or a terminal.
 _WEB_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:@+-]{{0,{RESPONDENT_ID_LENGTH - 1}}}\Z")
+#: Most digits a numeric answer from the web may have before, and after, the decimal point.
+NUMBER_DIGITS = 15
+_NUMBER = re.compile(rf"-?[0-9]{{1,{NUMBER_DIGITS}}}(\.[0-9]{{1,{NUMBER_DIGITS}}})?\Z")
 # A submission that keeps meeting concurrent ones for the same respondent gives up.
 _ATTEMPTS = 3
 
@@ -115,6 +134,62 @@ class RespondentStatus:
     respondent_id: str
     group: int
     answered: bool
+
+
+@dataclass(frozen=True)
+class NumberAnswers:
+    """What a numeric question accepts from the web: a reported number with at most
+    ``decimals`` decimals (None: up to :data:`NUMBER_DIGITS`), within [``low``, ``high``]
+    (infinite ends: no bound), or "don't know" when ``dont_know`` (see the module docstring).
+
+    >>> from surveykit.designs.quantitative import Eriksson
+    >>> from surveykit.definition.survey import Question
+    >>> rule = NumberAnswers.of(Question("income", "Income?", Eriksson(
+    ...     p=0.6, scrambler=[0, 1000, 5000], dont_know=0.1), type="number",
+    ...     range=(0, 100000), decimals=0))
+    >>> rule.low, rule.high, rule.canonical("income", "01200.00")
+    (-0.5, 100000.5, '1200')
+    """
+
+    decimals: int | None
+    low: float
+    high: float
+    dont_know: bool
+
+    @classmethod
+    def of(cls, question: Question) -> NumberAnswers:
+        """The rule of numeric ``question``: its decimals, its design's answer bounds for its
+        range (none without a range), its design's "don't know" branch."""
+        design = question.design
+        low, high = -math.inf, math.inf
+        if question.range is not None:
+            low, high = answer_bounds(design, *question.range, decimals=question.decimals)
+        return cls(decimals=question.decimals, low=low, high=high,
+                   dont_know=design.designed_dont_know > 0)
+
+    def canonical(self, name: str, answer: object) -> str:
+        """The stored text of ``answer`` to question ``name``, or SubmissionError."""
+        if self.dont_know and answer == "dont_know":
+            return "dont_know"
+        allowed = "a number" + (' or "dont_know"' if self.dont_know else "")
+        if not isinstance(answer, str) or not _NUMBER.match(answer):
+            raise SubmissionError(
+                f"the answer to question {name!r} must be {allowed}, as a text of digits with "
+                f"an optional '-' and '.' (at most {NUMBER_DIGITS} digits before and after "
+                "the point)")
+        value = Decimal(answer)
+        text = decimal_text(value)
+        decimals = len(text.partition(".")[2])
+        if self.decimals is not None and decimals > self.decimals:
+            raise SubmissionError(
+                f"the answer to question {name!r} must have at most {self.decimals} "
+                f"decimal{'s' if self.decimals != 1 else ''}")
+        if not self.low <= float(value) <= self.high:
+            raise SubmissionError(
+                f"the answer to question {name!r} must be between {self.low:g} and "
+                f"{self.high:g}: no respondent following its design can report a number "
+                "outside")
+        return text
 
 
 def web_import_name(moment: datetime, version: int = 1) -> tuple[str, str]:
@@ -258,10 +333,12 @@ class Submissions:
     survey: Survey
     survey_key: int
     question_keys: Mapping[str, int]
-    _labels: Mapping[str, frozenset[str]] = field(repr=False)
+    _labels: Mapping[str, frozenset[str] | NumberAnswers] = field(repr=False)
     _lock: threading.Lock | None = field(repr=False, compare=False)
     _statements: _Statements = field(repr=False, compare=False)
     survey_version: int = 1
+    # database ids of the numeric questions: their answers are not tallied in answer_counts
+    _numeric: frozenset[int] = field(default=frozenset(), repr=False)
     # Facts that never change once true, kept to save round trips: the web import record
     # of each day (once committed) and whether the survey has issued ids.
     _known: dict[str, int | bool] = field(default_factory=dict, repr=False, compare=False)
@@ -322,9 +399,12 @@ class Submissions:
                 for question, answer in cells])
             # the kept counts change with the answers (surveykit.store.answer_counts)
             new = cursor.run(statements.add_respondent, {"b_respondent": respondent_id}).rowcount
-            cursor.run_many(statements.add_counts, [
-                {"b_question_id": question, "b_group_number": group, "b_answer": answer,
-                 "b_count": 1} for question, answer in cells])
+            counted = [(question, answer) for question, answer in cells
+                       if question not in self._numeric]
+            if counted:
+                cursor.run_many(statements.add_counts, [
+                    {"b_question_id": question, "b_group_number": group, "b_answer": answer,
+                     "b_count": 1} for question, answer in counted])
             if new:
                 cursor.run(statements.add_respondents, {"b_survey": self.survey_key,
                                                         "b_new": new})
@@ -354,6 +434,9 @@ class Submissions:
                 raise SubmissionError(
                     f"answers name a question that survey {self.survey.name!r} does not have; "
                     f"its questions are {', '.join(self.question_keys)}")
+            if isinstance(labels, NumberAnswers):
+                checked[name] = labels.canonical(name, answer)
+                continue
             if not isinstance(answer, str) or answer not in labels:
                 raise SubmissionError(
                     f"the answer to question {name!r} must be one of its design's labels "
@@ -421,14 +504,16 @@ def open_submissions(engine: Engine, survey_name: str) -> Submissions:
         by_name = store.question_ids(conn, key)
         version, _ = store.current_survey_version(conn, key, survey)
     ordered = {question.id: by_name[question.id] for question in survey.questions}
-    labels = {question.id: frozenset(question.design.response_labels)
+    labels = {question.id: NumberAnswers.of(question) if question.numeric
+              else frozenset(question.design.response_labels)
               for question in survey.questions}
     lock = threading.Lock() if engine.dialect.name == "sqlite" else None
     with engine.connect() as conn:
         statements = _Statements.compile(conn, key, ordered)
     return Submissions(engine=engine, survey=survey, survey_key=key, question_keys=ordered,
                        _labels=labels, _lock=lock, _statements=statements,
-                       survey_version=version)
+                       survey_version=version,
+                       _numeric=frozenset(ordered[q.id] for q in survey.questions if q.numeric))
 
 
 def record_submission(engine: Engine, survey_name: str, respondent_id: object,

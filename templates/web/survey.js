@@ -15,12 +15,23 @@
 // threshold "below" exceeds U. The thresholds come from /survey.json, computed
 // exactly by the server from the design's probabilities (surveykit.collection.webform).
 //
+// Numeric questions (an income, a number of days): the page draws the design's step
+// with the same thresholds, then the scrambling numbers that step needs: a card of a
+// deck or a total of dice by the deck's own integer thresholds (exact, as above), or a
+// continuous draw by inversion from a uniform on (0, 1) made of 52 random bits,
+// (V + 1/2) / 2^52, rounded to the decimals /survey.json gives. The respondent is
+// shown what to do with them ("Multiply your true answer by 1.37 and type the
+// result."), types the number, and only that number leaves the browser.
+//
 // This file is the same for every survey: its SHA-256 is printed by
 // `surveykit serve --print-hash` and in the page footer.
 "use strict";
 
 (() => {
   const TWO_POW_32 = 4294967296;
+  const TWO_POW_52 = 4503599627370496;
+  // what a typed number must look like (the server checks the same)
+  const NUMBER = /^-?[0-9]{1,15}(\.[0-9]{1,15})?$/;
   const GRID_BITS = 53;
   const state = {
     form: null, token: "", respondentId: null, group: 0, index: 0, answers: null, drawn: null,
@@ -44,6 +55,81 @@
       }
     }
     throw new Error("the rules' thresholds must end at 2^53");
+  }
+
+  function pick(below) {
+    // the first index whose threshold exceeds U (a deck's cards, in order)
+    const u = uniform53();
+    let low = 0;
+    let high = below.length - 1;
+    while (low < high) {
+      const middle = Math.floor((low + high) / 2);
+      if (u < below[middle]) {
+        high = middle;
+      } else {
+        low = middle + 1;
+      }
+    }
+    return low;
+  }
+
+  function uniformOpen() {
+    // (V + 1/2) / 2^52 with V uniform on [0, 2^52): exact, never 0 or 1, symmetric about 1/2
+    return (Math.floor(uniform53() / 2) + 0.5) / TWO_POW_52;
+  }
+
+  function drawNumber(scrambler) {
+    // one draw of a scrambling variable, not rounded (see decimalText)
+    const p = scrambler.parameters;
+    switch (scrambler.kind) {
+      case "deck":
+        return scrambler.values[pick(scrambler.below)];
+      case "uniform":
+        return p.low + (p.high - p.low) * uniformOpen();
+      case "normal": {
+        const radius = Math.sqrt(-2 * Math.log(uniformOpen()));
+        return p.mu + p.sigma * radius * Math.cos(2 * Math.PI * uniformOpen()); // Box-Muller
+      }
+      case "exponential":
+        return -p.mu * Math.log(uniformOpen());
+      case "laplace": {
+        const u = uniformOpen() - 0.5;
+        return p.mu - p.scale * Math.sign(u) * Math.log(1 - 2 * Math.abs(u));
+      }
+      default:
+        throw new Error("the page cannot draw a scrambler of kind " + scrambler.kind);
+    }
+  }
+
+  function decimalText(value, decimals) {
+    // rounded to `decimals` decimals, without trailing zeros (as the server stores numbers)
+    let text = value.toFixed(decimals);
+    if (text.includes(".")) {
+      text = text.replace(/0+$/, "").replace(/\.$/, "");
+    }
+    return text === "-0" ? "0" : text;
+  }
+
+  function format(template, values) {
+    // Python's str.format for {name}, {{ and }} (the wording's placeholders)
+    return template.replace(/\{\{|\}\}|\{(\w+)\}/g, (match, name) => (name ? values[name] : match[0]));
+  }
+
+  function numberRule(question, rule) {
+    // the step's draws turned into the two numbers shown: the answer is
+    // W (c y + k U) + V = factor y + offset, factor = W c, offset = W k U + V
+    const scramblers = question.number_answer.scramblers;
+    const rounded = (name) => Number(decimalText(drawNumber(scramblers[name]),
+                                                 scramblers[name].decimals));
+    const w = rule.multiplier ? rounded(rule.multiplier) : 1;
+    const u = rule.inner ? rounded(rule.inner) : 0;
+    // V is rounded once, with the offset it makes up
+    const v = rule.offset && scramblers[rule.offset].kind !== "unknown"
+      ? drawNumber(scramblers[rule.offset]) : 0;
+    const offset = decimalText(w * rule.inner_coefficient * u + v, rule.offset_decimals);
+    const values = { factor: decimalText(w * rule.coefficient, rule.factor_decimals),
+                     offset, value: offset };
+    return { lines: rule.lines.map((line) => format(line, values)) };
   }
 
   function say(text, kind) {
@@ -94,12 +180,61 @@
   }
 
   function ruleFor(index) {
-    // drawn once per question: Back shows the same rule again, never a new draw
+    // drawn once per question: Back shows the same rule (and numbers) again, never a new draw
     if (!state.drawn[index]) {
-      const groups = state.form.questions[index].rules;
-      state.drawn[index] = drawRule(groups.length === 1 ? groups[0] : groups[state.group]);
+      const question = state.form.questions[index];
+      const groups = question.rules;
+      const rule = drawRule(groups.length === 1 ? groups[0] : groups[state.group]);
+      state.drawn[index] = question.type === "number" ? numberRule(question, rule) : rule;
     }
     return state.drawn[index];
+  }
+
+  function askNumber(question, chosen) {
+    const spec = question.number_answer;
+    const form = byId("number-form");
+    form.hidden = !spec;
+    if (!spec) {
+      return;
+    }
+    const label = state.form.wording.web_number_label;
+    byId("number-label").textContent = spec.unit ? `${label} (${spec.unit})` : label;
+    const input = byId("number-input");
+    input.step = spec.step;
+    // the number typed before, when the respondent came back to this question
+    input.value = chosen !== undefined && chosen !== "dont_know" ? chosen : "";
+    byId("number-problem").textContent = "";
+  }
+
+  function numberProblem(input, spec) {
+    const wording = state.form.wording;
+    const typed = input.value.trim();
+    if (input.validity.badInput || !NUMBER.test(typed)) {
+      return wording.web_number_invalid;
+    }
+    const decimals = typed.includes(".") ? typed.split(".")[1].replace(/0+$/, "").length : 0;
+    if (spec.decimals !== null && decimals > spec.decimals) {
+      return spec.decimals === 0 ? wording.web_number_whole
+        : format(wording.web_number_decimals, { decimals: spec.decimals });
+    }
+    const value = Number(typed);
+    if ((spec.low !== null && value < spec.low) || (spec.high !== null && value > spec.high)) {
+      return spec.range_problem;
+    }
+    return "";
+  }
+
+  function enterNumber(event) {
+    event.preventDefault();
+    const question = state.form.questions[state.index];
+    const input = byId("number-input");
+    const problem = numberProblem(input, question.number_answer);
+    if (problem) {
+      byId("number-problem").textContent = problem;
+      input.focus();
+      return;
+    }
+    answer(question.id, input.value.trim());
   }
 
   function ask() {
@@ -117,6 +252,7 @@
     const reminder = byId("reminder");
     reminder.textContent = question.reminder;
     reminder.hidden = !question.reminder;
+    askNumber(question, chosen);
     byId("answers").replaceChildren(...question.answers.map((answer) => {
       const button = document.createElement("button");
       button.type = "button";
@@ -144,7 +280,11 @@
   function answerText(question) {
     const label = state.answers[question.id];
     const answer = question.answers.find((item) => item.label === label);
-    return answer ? answer.text : label;
+    if (answer) {
+      return answer.text;
+    }
+    const unit = question.number_answer ? question.number_answer.unit : null;
+    return unit ? `${label} ${unit}` : label;
   }
 
   function review() {
@@ -166,7 +306,12 @@
     if (event.detail > 1) {
       return; // the second click of a double click (or tap) must not answer the next question
     }
+    answer(questionId, label);
+  }
+
+  function answer(questionId, label) {
     byId("rule-lines").replaceChildren(); // the rule leaves the page with the answer
+    byId("number-input").value = "";
     state.answers[questionId] = label;
     state.index += 1;
     if (state.index < state.form.questions.length) {
@@ -287,6 +432,7 @@
     byId("start-form").addEventListener("submit", start);
     byId("submit-button").addEventListener("click", submit);
     byId("back-button").addEventListener("click", back);
+    byId("number-form").addEventListener("submit", enterNumber);
     byId("review-back").addEventListener("click", reviewBack);
     show("start");
   }
