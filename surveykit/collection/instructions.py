@@ -78,8 +78,8 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "web_number_multiply": frozenset({"factor"}),
     "web_number_add": frozenset({"offset"}),
     "web_number_linear": frozenset({"factor", "offset"}),
-    "web_number_round": frozenset({"decimals"}),
-    "web_number_decimals": frozenset({"decimals"}),
+    "web_number_round": frozenset({"step"}),
+    "web_number_decimals": frozenset({"step"}),
     "web_number_range": frozenset({"low", "high"}),
 })
 

@@ -302,6 +302,11 @@ def _fraction_decimals(value: Fraction) -> int:
     return _MAX_SHOWN
 
 
+def _step(decimals: int) -> str:
+    """One unit of the last of ``decimals`` decimals: "1", "0.1", "0.01", ..."""
+    return f"{10.0 ** -decimals:.{decimals}f}"
+
+
 def shown_decimals(scrambler) -> int:
     """The decimals the page shows a draw of ``scrambler`` with: a deck's cards exactly; a
     continuous draw rounded to a step of at most 1/100 of its sd (from 0 to 6 decimals), which
@@ -362,8 +367,8 @@ def _number_rule(step: Step, below: int, scramblers: Mapping[str, WebScrambler],
 
     c, k = Fraction(step.coefficient), Fraction(step.inner_coefficient)
     factor_decimals = shown(step.multiplier) + _fraction_decimals(c)
-    offset_decimals = max(shown(step.multiplier) + _fraction_decimals(k) + shown(step.inner),
-                          shown(step.offset))
+    offset_decimals = max(shown(step.multiplier) + _fraction_decimals(k) + shown(step.inner)
+                          if step.inner else 0, shown(step.offset))
     has_factor = step.multiplier is not None or c != 1
     has_offset = step.inner is not None or step.offset is not None
     if c == 0:
@@ -391,7 +396,7 @@ def _number_rule(step: Step, below: int, scramblers: Mapping[str, WebScrambler],
             offset_decimals = min(offset_decimals, decimals)
     elif key != "web_number_truthful" and decimals is not None:
         lines.append(braces(wording_text(wording, "web_number_round_whole")) if decimals == 0
-                     else braces(fill(wording, "web_number_round", decimals=decimals)))
+                     else braces(fill(wording, "web_number_round", step=_step(decimals))))
     return WebNumberRule(
         below=below, kind=step.kind, lines=tuple(lines), coefficient=float(c),
         inner_coefficient=float(k), multiplier=step.multiplier, inner=step.inner,
@@ -434,5 +439,5 @@ def _number_question(number: int, total: int, question, survey_wording: Mapping[
         innocuous_label=wording["innocuous_label"], answers=answers, rules=rules,
         number_answer=WebNumber(
             unit=question.unit, decimals=decimals,
-            step="any" if decimals is None else f"{10.0 ** -decimals:.{decimals}f}",
+            step="any" if decimals is None else _step(decimals),
             low=low, high=high, range_problem=range_problem, scramblers=scramblers))

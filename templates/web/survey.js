@@ -215,7 +215,7 @@
     const decimals = typed.includes(".") ? typed.split(".")[1].replace(/0+$/, "").length : 0;
     if (spec.decimals !== null && decimals > spec.decimals) {
       return spec.decimals === 0 ? wording.web_number_whole
-        : format(wording.web_number_decimals, { decimals: spec.decimals });
+        : format(wording.web_number_decimals, { step: spec.step });
     }
     const value = Number(typed);
     if ((spec.low !== null && value < spec.low) || (spec.high !== null && value > spec.high)) {
