@@ -40,6 +40,7 @@ from surveykit.collection.randomizer import instruction_thresholds
 from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.collection.webform import build_web_form
 from surveykit.definition.survey import parse_survey
+from surveykit.designs.quantitative import QUANTITATIVE_PRESETS
 from surveykit.designs.scramblers import Deck
 from surveykit.errors import ParameterError
 from surveykit.store import database
@@ -143,6 +144,58 @@ def test_the_page_data_carries_each_numeric_step_and_the_exact_thresholds_of_the
     assert scramblers["S1"]["parameters"] == pytest.approx({"low": 1.0, "high": 2.0})
     assert (days.number_answer.low, days.number_answer.high) == (-0.05, 63.05)
     assert days.answers == ()  # no "don't know" branch, no button
+
+
+# Every preset with scramblers the page can draw (parameters as in RRTCS's and RRreg's
+# examples, distributions stated).
+PRESETS = {"eriksson": "p = 0.6\nscrambler = [1, 2, 3]",
+           "eichhorn_hayre": "scrambler = \"uniform\"\nmu = 1.5\nsigma = 0.28867513459481287",
+           "bar_lev": "p = 0.6\nscrambler = \"die\"",
+           "chaudhuri_christofides": "scrambler = [[1, 2], [0, 5]]",
+           "diana_perri_1": "p = 0.6\nscrambler = [[1, 2], [0, 1, 2]]",
+           "diana_perri_2": "beta = 0.3\nscrambler = [[1, 2], [0, 1, 2]]",
+           "saha": "scrambler = [[1, 2], [1, 2, 3]]",
+           "mix_norm": "p = 0.7\nmu = 40\nsigma = 15", "mix_exp": "p = 0.7\nmu = 40",
+           "mix_unknown": "p = [0.6, 0.8]",
+           "additive": "scrambler = \"laplace\"\nmu = 0\nsigma = 10"}
+TEMPLATES = {"truthful": "web_number_truthful", "draw": "web_number_draw",
+             "dont_know": "rule_dont_know", "unrelated": "web_number_unrelated"}
+
+
+def test_every_numeric_preset_is_served_with_its_steps_and_scramblers():
+    assert set(PRESETS) == set(QUANTITATIVE_PRESETS)
+    for model, parameters in PRESETS.items():
+        text = (f'name = "s"\ntitle = "S"\n[[questions]]\nid = "n"\ntext = "How many?"\n'
+                f'type = "number"\ndecimals = 2\n[questions.design]\nmodel = "{model}"\n'
+                f'{parameters}\ndont_know = 0.125\n')
+        design = parse_survey(text).questions[0].design
+        question = build_web_form(parse_survey(text), wording_defaults=WORDING).questions[0]
+        assert len(question.rules) == len(design.group_names), model
+        for steps, rules in zip(design.protocol.groups, question.rules, strict=True):
+            assert [rule.below for rule in rules] == list(instruction_thresholds(steps))
+            for step, rule in zip(steps, rules, strict=True):
+                unrelated = step.offset == "X"
+                assert rule.kind == ("unrelated" if unrelated else step.kind), model
+                if rule.kind in TEMPLATES:
+                    assert rule.lines[0] == WORDING[TEMPLATES[rule.kind]], model
+                    continue
+                # a scrambled step: W (c y + k U) + V as factor and offset, then rounding
+                assert (rule.multiplier, rule.inner, rule.offset) == (
+                    step.multiplier, step.inner, step.offset), model
+                assert rule.coefficient == float(step.coefficient), model
+                assert rule.lines[1] == "Round the result to the nearest 0.01.", model
+        drawn = {name for steps in design.protocol.groups for step in steps
+                 for name in step.scrambler_names}
+        assert set(question.number_answer.scramblers) == drawn, model
+        assert question.answers == (("dont_know", WORDING["answer_dont_know"]),), model
+    # Diana and Perri's model 2, W (0.3 U + 0.7 y): factor 0.7 W, offset 0.3 W U, cards whole
+    text = ('name = "s"\ntitle = "S"\n[[questions]]\nid = "n"\ntext = "How many?"\n'
+            'type = "number"\n[questions.design]\nmodel = "diana_perri_2"\n'
+            + PRESETS["diana_perri_2"])
+    rule, = build_web_form(parse_survey(text), wording_defaults=WORDING).questions[0].rules[0]
+    assert (rule.coefficient, rule.inner_coefficient) == (0.7, 0.3)
+    assert (rule.factor_decimals, rule.offset_decimals) == (1, 1)
+    assert rule.lines[0] == WORDING["web_number_linear"]
 
 
 def test_dice_are_drawn_by_the_exact_probabilities_of_their_totals():

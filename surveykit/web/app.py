@@ -8,13 +8,15 @@
                        integer thresholds (:mod:`surveykit.collection.webform`)
 ``GET /static/...``    ``survey.js`` (draws the rules) and ``survey.css``
 ``POST /start``        ``{"respondent_id"}`` -> the id's group (which rules to draw)
-``POST /submit``       ``{"respondent_id", "answers": {question id: label}}``: stored
-                       in one transaction (:mod:`surveykit.store.submissions`)
+``POST /submit``       ``{"respondent_id", "answers": {question id: label}}`` (a
+                       numeric question's label is the typed number, as text):
+                       stored in one transaction (:mod:`surveykit.store.submissions`)
 ``GET /healthz``       ``{"status": "ok", "open": ..., "submissions": ..., "refused": ...}``
 =====================  ==============================================================
 
 What the server learns is the respondent id and the answers, nothing else:
-the page draws every rule in the browser and sends none; request bodies with
+the page draws every rule (and every scrambling number of a numeric
+question) in the browser and sends none; request bodies with
 any other field are refused; no log line holds a body.
 
 Status codes: 201 recorded, 200 the same answers again (nothing changed),
