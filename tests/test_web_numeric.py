@@ -539,3 +539,40 @@ def test_the_numbers_the_page_draws_follow_the_scramblers_distributions(browser,
     assert len(stored(engine)) == sessions * len(form.questions)
     engine.dispose()
 
+
+
+def test_mix_unknown_draws_from_the_group_of_the_issued_id(browser, sqlite_url: str):
+    # RRreg's mix.unknown: truthful with p = 0.6 in group 1 and 0.8 in group 2, otherwise the
+    # unrelated question (its text from the question's wording); U = 0.7 * 2^53 falls on the
+    # unrelated step in group 1 and on the truthful one in group 2
+    text = ('name = "mix"\ntitle = "Mix"\n[[questions]]\nid = "partners"\n'
+            'text = "How many partners?"\ntype = "number"\ndecimals = 0\n'
+            '[questions.wording]\nweb_number_unrelated = "Type your shoe size instead."\n'
+            '[questions.design]\nmodel = "mix_unknown"\np = [0.6, 0.8]\n')
+    engine = store.open_engine(sqlite_url)
+    store.init_database(engine)
+    survey, form = add(engine, text)
+    database.record_generation(engine, "mix", ["MIX-1", "MIX-2"], {}, groups=[1, 2])
+    question = form.questions[0]
+    middle = 7 * GRID // 10
+    with serving(create_app(engine, "mix")) as url:
+        for respondent, shown, typed in (("MIX-1", "Type your shoe size instead.", "42"),
+                                         ("MIX-2", WORDING["web_number_truthful"], "3")):
+            watched = Watched(browser)
+            watched.page.add_init_script(counted_uniforms([middle]))
+            watched.start(url, respondent)
+            watched.page.get_by_text(question.progress, exact=True).wait_for()
+            assert watched.rule() == shown
+            watched.page.locator("#number-input").fill(typed)
+            watched.page.locator("#number-next").click()
+            watched.page.get_by_role("button", name=WORDING["web_submit"]).click()
+            watched.page.get_by_text(WORDING["web_thanks"]).wait_for()
+            assert watched.page.evaluate("window.draws") == 1
+            assert watched.errors == []
+            watched.close()
+    assert stored(engine) == {("MIX-1", "partners"): "42", ("MIX-2", "partners"): "3"}
+    with engine.connect() as conn:
+        groups = dict(conn.execute(select(database.responses.c.respondent_id,
+                                          database.responses.c.group_number)).all())
+    assert groups == {"MIX-1": 1, "MIX-2": 2}
+    engine.dispose()
