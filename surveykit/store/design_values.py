@@ -27,46 +27,99 @@ from sqlalchemy import Connection, Engine, select
 
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError, printable
+from surveykit.sampling.design import natural_order
 from surveykit.store import database as store
 from surveykit.store.answer_counts import answer_problem
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["GROUP_SUFFIX", "check_design", "design_values", "sampling_frame"]
+__all__ = ["GROUP_SUFFIX", "check_design", "check_replicate_columns", "design_columns",
+           "design_values", "sampling_frame"]
 
 #: A question's group column in :func:`sampling_frame` is its id with this suffix.
 GROUP_SUFFIX = "__group"
 
 
+def stored_replicate_columns(conn: Connection, key: int, survey: Survey) -> list[str]:
+    """The replicate columns survey ``key`` stores values of when ``[sampling]`` gives them by
+    a pattern (``replicate_weights = "repw*"``), in natural order; [] otherwise."""
+    replicates = survey.sampling.replicate_weights if survey.sampling else None
+    if replicates is None or replicates.pattern is None:
+        return []
+    stored = store.covariates
+    names = conn.execute(select(stored.c.name).distinct()
+                         .where(stored.c.survey_id == key)).scalars().all()
+    return natural_order([name for name in names if replicates.matches(name)])
+
+
+def design_columns(conn: Connection, key: int, survey: Survey) -> list[str]:
+    """Every design column of survey ``key``: those ``[sampling]`` names and the replicate
+    columns its pattern matched in the stored values."""
+    return [*survey.sampling.columns, *stored_replicate_columns(conn, key, survey)]
+
+
+def check_replicate_columns(conn: Connection, key: int, survey: Survey, file_name: str,
+                            columns: Sequence[str], *, action: str = "imported") -> None:
+    """Refuse a file whose columns matching ``[sampling] replicate_weights = "repw*"`` are not
+    those the survey already stores (from earlier imports or its sample frame): a replicate
+    variance needs every respondent's value of the same replicates. A file matching none
+    (a wave of answers whose design values came before) passes; so does the first file.
+    Run it before the file's values are written."""
+    replicates = survey.sampling.replicate_weights if survey.sampling else None
+    if replicates is None or replicates.pattern is None:
+        return
+    given = natural_order([c for c in columns if replicates.matches(c)])
+    stored = stored_replicate_columns(conn, key, survey)
+    if not given or not stored or set(given) == set(stored):
+        return
+    missing = [c for c in stored if c not in given]
+    extra = [c for c in given if c not in stored]
+    parts = ([f"lacks {_names(missing)}"] if missing else []) + \
+        ([f"adds {_names(extra)}"] if extra else [])
+    raise ParameterError(
+        f"{file_name}: the columns matching replicate_weights {replicates.pattern!r} are "
+        f"{_names(given)} ({len(given)}), but the survey stores {_names(stored)} "
+        f"({len(stored)}) from earlier imports or its sample frame: the file "
+        f"{' and '.join(parts)}; every file carries the same replicate columns (or none); "
+        f"nothing was {action}")
+
+
+def _names(columns: Sequence[str]) -> str:
+    shown = [printable(repr(c)) for c in columns]
+    return ", ".join(shown) if len(shown) <= 4 else \
+        f"{', '.join(shown[:2])}, ..., {shown[-1]}"
+
+
 def design_values(conn: Connection, key: int, survey: Survey, extra: Sequence[str] = ()
                   ) -> pd.DataFrame:
     """One row per respondent of survey ``key`` with an answer or a design value: column
-    ``respondent_id`` and one text column per design column and per covariate of ``extra``
-    (None where not stored), ordered by respondent id."""
+    ``respondent_id`` and one text column per design column (:func:`design_columns`) and per
+    covariate of ``extra`` (None where not stored), ordered by respondent id."""
     import pandas as pd
 
-    columns = list(dict.fromkeys([*survey.sampling.columns, *extra]))
+    columns = list(dict.fromkeys([*design_columns(conn, key, survey), *extra]))
     responses, stored = store.responses, store.covariates
     answered = conn.execute(select(responses.c.respondent_id).distinct()
                             .where(responses.c.survey_id == key)).scalars().all()
     values = conn.execute(select(stored.c.respondent_id, stored.c.name, stored.c.value)
                           .where(stored.c.survey_id == key, stored.c.name.in_(columns))).all()
-    ids = sorted(set(answered) | {row[0] for row in values})
-    frame = pd.DataFrame({"respondent_id": ids})
+    ids = pd.Series(sorted(set(answered) | {row[0] for row in values}), dtype=object)
     table = pd.DataFrame(values, columns=["respondent_id", "name", "value"]).pivot(
         index="respondent_id", columns="name", values="value")
-    for column in columns:
-        source = table[column] if column in table.columns else pd.Series(dtype=object)
-        frame[column] = frame["respondent_id"].map(source).astype(object)
-    return frame
+    # built at once: a column at a time fragments a frame of a hundred replicate columns
+    return pd.DataFrame({"respondent_id": ids, **{
+        column: ids.map(table[column] if column in table.columns
+                        else pd.Series(dtype=object)).astype(object)
+        for column in columns}})
 
 
 def check_design(conn: Connection, key: int, survey: Survey, file_name: str,
-                 first_lines: Mapping[str, int], unit: str = "line") -> None:
+                 first_lines: Mapping[str, int], unit: str = "line", *,
+                 action: str = "imported") -> None:
     """Refuse (a one-line ParameterError naming the file, line, column and value) design
     values that make no sampling design; ``first_lines`` maps the respondents of the file
-    being imported to their first line."""
+    being imported to their first line; ``action`` ends the message ("nothing was ...")."""
     from surveykit.sampling.rows import design_rows
 
     frame = design_values(conn, key, survey)
@@ -90,7 +143,7 @@ def check_design(conn: Connection, key: int, survey: Survey, file_name: str,
         lonely = _lonely_row(frame, survey) if "has only one" in message else None
         if lonely is not None:
             message += f" (it is at {where(lonely)})"
-        raise ParameterError(f"{file_name}: {message}; nothing was imported") from None
+        raise ParameterError(f"{file_name}: {message}; nothing was {action}") from None
 
 
 def _lonely_row(frame: pd.DataFrame, survey: Survey) -> int | None:
@@ -129,9 +182,10 @@ def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = 
             select(responses.c.respondent_id, responses.c.answer, responses.c.group_number)
             .where(responses.c.survey_id == key,
                    responses.c.question_id == question_keys[q.id])).all() for q in asked}
-    for column in dict.fromkeys([*survey.sampling.columns, *extra]):
-        if survey.covariate(column).kind == "number":
-            frame[column] = pd.to_numeric(frame[column])
+    frame = pd.DataFrame({column: pd.to_numeric(frame[column])
+                          if i and survey.covariate(column).kind == "number" else frame[column]
+                          for i, column in enumerate(frame.columns)})
+    added = {}
     for question in asked:
         rows = answers[question.id]
         labels, groups = question.design.response_labels, len(survey.groups)
@@ -142,8 +196,8 @@ def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = 
                              f"({bad[0]}): they were changed outside surveykit; 'surveykit "
                              f"check --survey {survey.name}' lists them")
         by_id = {respondent: (answer, group) for respondent, answer, group in rows}
-        frame[question.id] = frame["respondent_id"].map(
+        added[question.id] = frame["respondent_id"].map(
             lambda r, by_id=by_id: by_id[r][0] if r in by_id else None).astype(object)
-        frame[question.id + GROUP_SUFFIX] = frame["respondent_id"].map(
+        added[question.id + GROUP_SUFFIX] = frame["respondent_id"].map(
             lambda r, by_id=by_id: by_id[r][1] if r in by_id else None).astype(object)
-    return survey, frame
+    return survey, pd.concat([frame, pd.DataFrame(added, index=frame.index)], axis=1)
