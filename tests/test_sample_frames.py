@@ -305,3 +305,23 @@ def test_a_frame_that_contradicts_stored_design_values_is_refused_in_the_store(e
     assert "line 2 (respondent '" in message  # the frame's unit with cluster 1 in E
     assert message.endswith("nothing was issued")
     assert counts(url) == before and not (tmp_path / "forms").exists()
+
+
+def test_a_multi_group_frame_lists_each_id_s_form_version(tmp_path, sqlite_url):
+    survey_file = tmp_path / "sld.toml"
+    survey_file.write_text('name = "schools"\ntitle = "T"\n[design]\nmodel = "sld"\n'
+                           'p = [0.2, 0.8]\ngroups = ["short", "long"]\n[[questions]]\n'
+                           'id = "q"\ntext = "Ever?"\n\n' + STRATIFIED, encoding="utf-8")
+    assert run_cli("init", "--db", sqlite_url).exit_code == 0
+    assert run_cli("survey", "add", str(survey_file), "--db", sqlite_url).exit_code == 0
+    api_frame().iloc[:80].to_csv(tmp_path / "frame.csv", index=False)
+    result = generate(sqlite_url, tmp_path / "frame.csv", tmp_path / "forms")
+    assert result.exit_code == 0, result.output
+    ids = pd.read_csv(tmp_path / "forms" / "frame-ids.csv")
+    assert list(ids.columns[:2]) == ["respondent_id", "group"]
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as conn:
+        stored = dict(conn.execute("SELECT respondent_id, group_number FROM respondents"))
+    names = {1: "short", 2: "long"}
+    assert {r: names[g] for r, g in stored.items()} == dict(zip(ids["respondent_id"],
+                                                                ids["group"], strict=True))
+    assert sorted(ids["group"].value_counts().tolist()) == [40, 40]  # balanced
