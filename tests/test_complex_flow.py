@@ -304,8 +304,12 @@ def test_a_respondent_of_an_earlier_import_without_a_weight_is_named(tmp_path, s
     ('[sampling]\nweight = 3\n', ["sampling", "weight (3)", "column name"]),
     ('[sampling]\nweight = "pw"\nlonely_psu = "drop"\n', ["lonely_psu ('drop')"]),
     ('[sampling]\nwieght = "pw"\n', ["no key 'wieght'"]),
-    ('[sampling]\nweight = "pw"\nreplicate_weights = "repw*"\nreplicate_type = "JK1"\n',
-     ["sampling.replicate_weights", "'repw*'", "lists the replicate columns"]),
+    # a replicate pattern may not match another design column or a covariate
+    ('[sampling]\nweight = "pw"\nreplicate_weights = "p*"\nreplicate_type = "JK1"\n',
+     ["sampling.replicate_weights", "'p*' also matches column 'pw'"]),
+    ('[sampling]\nweight = "pw"\nreplicate_weights = "*0*"\nreplicate_type = "JK1"\n',
+     ["sampling.replicate_weights", "also matches column 'api00'"]),
+    ('[sampling]\nweight = "pw"\nreplicate_weights = "repw*"\nreplicate_type = "JK1"\n', []),
     ('[sampling]\nweight = "api00"\n', []),  # a declared number covariate may be the weight
 ])
 def test_survey_add_checks_sampling_at_the_door(tmp_path, sqlite_url, sampling, words):

@@ -19,8 +19,14 @@ from surveykit.cli.app import (
 @main.command("generate")
 @click.option("--survey", "survey_name", required=True, metavar="NAME",
               help="A survey added with 'surveykit survey add'.")
-@click.option("--respondents", type=click.IntRange(min=1), required=True, metavar="N",
-              help="How many questionnaires (respondent ids) to issue.")
+@click.option("--respondents", type=click.IntRange(min=1), default=None, metavar="N",
+              help="How many questionnaires (respondent ids) to issue (or give --frame).")
+@click.option("--frame", "frame_file", type=click.Path(exists=True, dir_okay=False),
+              default=None, metavar="FILE",
+              help="A sample frame (CSV or .xlsx, one row per sampled unit with the "
+                   "survey's [sampling] columns): one id per unit, its design values "
+                   "stored for the id, the list of ids written to OUT/frame-ids.csv. "
+                   "Once per survey.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, metavar="DIR",
               help="New folder for the questionnaire files (created if missing).")
 @click.option("--mode", type=click.Choice(["slips", "die"]), default="slips", show_default=True,
@@ -45,7 +51,7 @@ from surveykit.cli.app import (
 @click.option("--output", "output", type=FORMAT_TEXT_JSON, default="text", show_default=True,
               help="How to print the summary of what was written (--format is the "
                    "questionnaires' file format).")
-def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, seed,
+def generate_command(survey_name, respondents, frame_file, out_dir, mode, fmt, key_file, seed,
                      templates_dir, per_file, db_url, output):
     """Issue respondent ids and write randomized questionnaires.
 
@@ -60,7 +66,16 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     depends on the instructions drawn.
     'surveykit docs questionnaires' explains how to print and hand out the files.
 
+    With --frame (a survey with [sampling]) each unit of the sample frame
+    gets one id and its design values (weight, strata, clusters, fpc,
+    replicate weights) are stored for the id, so the answer files need not
+    carry them; they are printed on no questionnaire. frame-ids.csv in the
+    --out folder lists the ids beside the frame's rows. A survey takes one
+    frame: running it again is refused ('surveykit docs complex-samples').
+
     Example: surveykit generate --survey academic_integrity --respondents 300 --out forms
+
+    Example: surveykit generate --survey households --frame frame.csv --out forms
     """
     from surveykit.collection.generation import KEY_FILE_WARNING, check_key_file
     from surveykit.collection.randomizer import SEED_WARNING
@@ -69,6 +84,9 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     from surveykit.store import display_url
     from surveykit.workflows.generate import generate_questionnaires
 
+    if (respondents is None) == (frame_file is None):
+        raise click.UsageError("give --respondents N or --frame FILE (one id per unit of the "
+                               "sample frame), not both and not neither")
     # paths first: a mistyped folder fails before any warning or work
     output_folder(out_dir, "--out")
     if key_file is not None and mode == "slips":
@@ -78,11 +96,20 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
     if key_file is not None:
         click.echo(KEY_FILE_WARNING.format(path=key_file), err=True)
     engine = open_store(db_url)
-    options = {"respondents": respondents, "out_dir": out_dir, "mode": mode, "fmt": fmt,
+    options = {"out_dir": out_dir, "mode": mode, "fmt": fmt,
                "key_file": key_file, "templates_dir": templates_dir, "per_file": per_file,
                "seed": seed}
-    with progress_bar(respondents, "Generating") as advance:
-        result = generate_questionnaires(engine, survey_name, progress=advance, **options)
+    if frame_file is not None:
+        from surveykit.workflows.frames import generate_from_frame, load_frame
+
+        frame = load_frame(engine, survey_name, frame_file)  # read and checked first
+        with progress_bar(frame.units, "Generating") as advance:
+            result = generate_from_frame(engine, survey_name, frame, progress=advance,
+                                         **options)
+    else:
+        with progress_bar(respondents, "Generating") as advance:
+            result = generate_questionnaires(engine, survey_name, progress=advance,
+                                             respondents=respondents, **options)
     if output == "json":
         print_json({**result.to_dict(), "database": display_url(engine)})
         return
@@ -93,6 +120,13 @@ def generate_command(survey_name, respondents, out_dir, mode, fmt, key_file, see
                    + (f" ... {names[-1]}" if len(names) > 1 else ""))
     click.echo(f"issued {result.respondents} respondent ids for survey {survey_name!r} "
                f"in {display_url(engine)}")
+    if frame_file is not None:
+        from surveykit.errors import printable
+        from surveykit.workflows.frames import FRAME_IDS_FILE
+
+        click.echo(f"stored the design values of the {result.respondents} units of "
+                   f"{printable(Path(frame_file).name)} for their ids; {FRAME_IDS_FILE} "
+                   f"in {result.out_dir} lists which id goes to which unit")
     names = dict(enumerate(result.group_names, start=1))
     if len(names) > 1:
         click.echo("groups (form versions): " + ", ".join(

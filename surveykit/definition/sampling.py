@@ -15,7 +15,11 @@ options and numbers) and names the columns it reads as covariates of the
 respondent (weights, fpc and replicate weights numbers, strata and clusters
 categories), so an import keeps them one value per respondent exactly as it
 keeps ``[covariates]``. A column also declared under ``[covariates]`` keeps
-that declaration, which must then be of the same type.
+that declaration, which must then be of the same type. Replicate weights
+given by a pattern (``replicate_weights = "repw*"``) name no column here: each
+import (and a sample frame) matches the pattern against its header, keeps the
+matching columns as numbers, and must match the same columns as the survey
+already stores (:func:`surveykit.store.design_values.check_replicate_columns`).
 
 >>> design, columns = read_sampling({"weight": "pw", "strata": "stype"}, {}, None)
 >>> design.describe(), columns
@@ -60,11 +64,16 @@ def read_sampling(section: object, declared: Mapping[str, object],
         design = SamplingDesign.from_mapping(section)
     except ParameterError as exc:
         raise fail("sampling", str(exc)) from None
-    if design.replicate_weights is not None and design.replicate_weights.pattern is not None:
-        raise fail("sampling.replicate_weights",
-                   f"{design.replicate_weights.pattern!r} is a pattern; a survey file lists "
-                   "the replicate columns (replicate_weights = [\"repw1\", \"repw2\", ...]) so "
-                   "that every import keeps the same ones")
+    replicates = design.replicate_weights
+    if replicates is not None and replicates.pattern is not None:
+        # a matched column must be a replicate weight and nothing else
+        taken = [*(c for c in design.columns), *(str(name) for name in declared)]
+        clash = next((name for name in taken if replicates.matches(name)), None)
+        if clash is not None:
+            raise fail("sampling.replicate_weights",
+                       f"{replicates.pattern!r} also matches column {clash!r}, which is "
+                       "declared as another design column or covariate; make the pattern "
+                       "match the replicate columns only (e.g. \"repw*\")")
     folded = {str(name).casefold(): value for name, value in declared.items()}
     implicit: dict[str, str] = {}
     for column, kind in design_column_kinds(design).items():

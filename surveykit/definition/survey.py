@@ -272,10 +272,18 @@ class Survey:
         return self.design
 
     def covariate(self, name: str) -> Covariate:
-        """The declared covariate ``name`` (case-insensitive), or a SurveyDefinitionError."""
+        """The declared covariate ``name`` (case-insensitive), or a SurveyDefinitionError.
+
+        A column that ``[sampling] replicate_weights`` matches as a pattern
+        (``"repw*"``) is a number covariate without a declaration.
+        """
         for covariate in self.covariates:
             if covariate.name.casefold() == name.casefold():
                 return covariate
+        replicates = self.sampling.replicate_weights if self.sampling else None
+        if replicates is not None and replicates.pattern is not None \
+                and replicates.matches(name):
+            return Covariate(name=name, kind="number")
         declared = ", ".join(c.name for c in self.covariates) or "none"
         raise SurveyDefinitionError(
             f"survey {self.name!r} declares no covariate {name!r} (declared: {declared}); "

@@ -322,9 +322,8 @@ class ResponseFile:
             ids = {question.id: index for index, question in enumerate(survey.questions)}
             self._wide = [(column.index, ids[column.question], column.header)
                           for column in self.mapping.questions()]
-            declared = {covariate.name: covariate for covariate in survey.covariates}
-            self._covariates = [(column.index, declared[column.covariate], column.header)
-                                for column in self.mapping.covariates()]
+            self._covariates = [(column.index, survey.covariate(column.covariate),
+                                 column.header) for column in self.mapping.covariates()]
             # a rejects file: its cells were written with neutralize_formula
             self.restores_formulas = any(name.casefold() == "_reason" for name in header)
             if self.restores_formulas:

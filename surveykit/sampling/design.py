@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -41,7 +42,7 @@ import numpy as np
 from surveykit.errors import ParameterError
 
 __all__ = ["LONELY_PSU", "REPLICATE_TYPES", "VARIANCE_METHODS", "ReplicateWeights",
-           "SamplingDesign"]
+           "SamplingDesign", "natural_order"]
 
 #: What to do with a stratum that has a single PSU (survey's options(survey.lonely.psu)).
 LONELY_PSU: tuple[str, ...] = ("fail", "certainty", "adjust", "average", "remove")
@@ -51,6 +52,20 @@ REPLICATE_TYPES: tuple[str, ...] = ("JK1", "JKn", "BRR", "Fay", "bootstrap")
 #: Fay, bootstrap), or the producer's replicate weights.
 VARIANCE_METHODS: tuple[str, ...] = ("linearization", "jackknife", "brr", "bootstrap",
                                      "replicates")
+
+
+def natural_order(names: Sequence[str]) -> list[str]:
+    """``names`` sorted with their runs of digits compared as numbers, so that replicate
+    columns come in the order a producer numbers them whatever order a file or the
+    database gives them.
+
+    >>> natural_order(["repw10", "repw2", "repw1"])
+    ['repw1', 'repw2', 'repw10']
+    """
+    def key(name: str) -> tuple:
+        return tuple((0, int(part), part) if part.isdigit() else (1, 0, part)
+                     for part in re.split(r"(\d+)", name) if part)
+    return sorted(names, key=key)
 
 
 def _column(name: str, value: object) -> str:
@@ -83,7 +98,8 @@ class ReplicateWeights:
     """Replicate weights supplied by the data producer, as ``survey::svrepdesign`` takes them.
 
     ``columns`` lists the replicate columns, or ``pattern`` matches them
-    (``"repw*"``, shell style, in the order of the file); each holds a
+    (``"repw*"``, shell style, case-sensitive, in natural numeric order: repw1,
+    repw2, ..., repw10, see :func:`natural_order`); each holds a
     replicate's analysis weight for every respondent (``combined=True``, the
     default, as ``combined.weights = TRUE``) or a factor that multiplies the
     full-sample weight (``combined=False``). The variance is
@@ -148,15 +164,31 @@ class ReplicateWeights:
             raise ParameterError("replicate_type JKn needs replicate_rscales: (n_h - 1)/n_h "
                                  "for each replicate, n_h the PSUs of its stratum")
 
+    def matches(self, name: str) -> bool:
+        """Whether column ``name`` is one of the replicate columns (listed, or matched by
+        the pattern).
+
+        >>> ReplicateWeights(pattern="repw*", type="BRR").matches("repw12")
+        True
+        """
+        if self.pattern is not None:
+            return fnmatch.fnmatchcase(name, self.pattern)
+        return name in self.columns
+
     def resolve(self, available: Sequence[str]) -> tuple[str, ...]:
-        """The replicate columns among ``available`` (a file's header), in its order."""
+        """The replicate columns among ``available`` (a file's header): the listed ones in
+        their order, or those the pattern matches in natural order (:func:`natural_order`).
+
+        >>> ReplicateWeights(pattern="repw*", type="BRR").resolve(["pw", "repw10", "repw2"])
+        ('repw2', 'repw10')
+        """
         if self.columns:
             missing = [c for c in self.columns if c not in available]
             if missing:
                 raise ParameterError(f"replicate weight column {missing[0]!r} is not in the "
                                      f"data; the columns are {', '.join(available[:30])}")
             return self.columns
-        matched = tuple(c for c in available if fnmatch.fnmatchcase(c, self.pattern))
+        matched = tuple(natural_order([c for c in available if self.matches(c)]))
         if not matched:
             raise ParameterError(f"replicate_weights ({self.pattern!r}) matches no column; "
                                  f"the columns are {', '.join(available[:30])}")

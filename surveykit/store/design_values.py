@@ -13,6 +13,14 @@ reads the survey's design values and runs
 file (or the earlier import's respondent) where a value is wrong. An error
 rolls the import back: nothing is stored.
 
+A sample frame (``generate --frame``) stores its units' design values the
+same way: :func:`store_frame_values` records the frame as an import of
+format :data:`FRAME_FORMAT` (its sha256 keeps it from being used twice),
+writes the values as covariates of the ids issued for its rows and runs the
+same checks, in the transaction that issues the ids. A later import that
+gives a respondent another design value than the frame is refused as every
+covariate that differs from an earlier import is.
+
 :func:`sampling_frame` reads, in one snapshot, what a report on a complex
 sample needs: every respondent of the design with its design values, and the
 answers (and groups) of the questions asked.
@@ -21,52 +29,111 @@ answers (and groups) of the questions asked.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, select
 
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError, printable
+from surveykit.sampling.design import SamplingDesign, natural_order
 from surveykit.store import database as store
 from surveykit.store.answer_counts import answer_problem
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["GROUP_SUFFIX", "check_design", "design_values", "sampling_frame"]
+__all__ = ["FRAME_FORMAT", "GROUP_SUFFIX", "FrameValues", "check_design",
+           "check_replicate_columns", "design_columns", "design_values", "lonely_psu_row",
+           "sampling_frame", "store_frame_values"]
+
+#: ``imports.file_format`` of a sample frame's record (``generate --frame``).
+FRAME_FORMAT = "frame"
 
 #: A question's group column in :func:`sampling_frame` is its id with this suffix.
 GROUP_SUFFIX = "__group"
 
 
+def stored_replicate_columns(conn: Connection, key: int, survey: Survey) -> list[str]:
+    """The replicate columns survey ``key`` stores values of when ``[sampling]`` gives them by
+    a pattern (``replicate_weights = "repw*"``), in natural order; [] otherwise."""
+    replicates = survey.sampling.replicate_weights if survey.sampling else None
+    if replicates is None or replicates.pattern is None:
+        return []
+    stored = store.covariates
+    names = conn.execute(select(stored.c.name).distinct()
+                         .where(stored.c.survey_id == key)).scalars().all()
+    return natural_order([name for name in names if replicates.matches(name)])
+
+
+def design_columns(conn: Connection, key: int, survey: Survey) -> list[str]:
+    """Every design column of survey ``key``: those ``[sampling]`` names and the replicate
+    columns its pattern matched in the stored values."""
+    return [*survey.sampling.columns, *stored_replicate_columns(conn, key, survey)]
+
+
+def check_replicate_columns(conn: Connection, key: int, survey: Survey, file_name: str,
+                            columns: Sequence[str], *, action: str = "imported") -> None:
+    """Refuse a file whose columns matching ``[sampling] replicate_weights = "repw*"`` are not
+    those the survey already stores (from earlier imports or its sample frame): a replicate
+    variance needs every respondent's value of the same replicates. A file matching none
+    (a wave of answers whose design values came before) passes; so does the first file.
+    Run it before the file's values are written."""
+    replicates = survey.sampling.replicate_weights if survey.sampling else None
+    if replicates is None or replicates.pattern is None:
+        return
+    given = natural_order([c for c in columns if replicates.matches(c)])
+    stored = stored_replicate_columns(conn, key, survey)
+    if not given or not stored or set(given) == set(stored):
+        return
+    missing = [c for c in stored if c not in given]
+    extra = [c for c in given if c not in stored]
+    parts = ([f"lacks {_names(missing)}"] if missing else []) + \
+        ([f"adds {_names(extra)}"] if extra else [])
+    raise ParameterError(
+        f"{file_name}: the columns matching replicate_weights {replicates.pattern!r} are "
+        f"{_names(given)} ({len(given)}), but the survey stores {_names(stored)} "
+        f"({len(stored)}) from earlier imports or its sample frame: the file "
+        f"{' and '.join(parts)}; every file carries the same replicate columns (or none); "
+        f"nothing was {action}")
+
+
+def _names(columns: Sequence[str]) -> str:
+    shown = [printable(repr(c)) for c in columns]
+    return ", ".join(shown) if len(shown) <= 4 else \
+        f"{', '.join(shown[:2])}, ..., {shown[-1]}"
+
+
 def design_values(conn: Connection, key: int, survey: Survey, extra: Sequence[str] = ()
                   ) -> pd.DataFrame:
     """One row per respondent of survey ``key`` with an answer or a design value: column
-    ``respondent_id`` and one text column per design column and per covariate of ``extra``
-    (None where not stored), ordered by respondent id."""
+    ``respondent_id`` and one text column per design column (:func:`design_columns`) and per
+    covariate of ``extra`` (None where not stored), ordered by respondent id."""
     import pandas as pd
 
-    columns = list(dict.fromkeys([*survey.sampling.columns, *extra]))
+    columns = list(dict.fromkeys([*design_columns(conn, key, survey), *extra]))
     responses, stored = store.responses, store.covariates
     answered = conn.execute(select(responses.c.respondent_id).distinct()
                             .where(responses.c.survey_id == key)).scalars().all()
     values = conn.execute(select(stored.c.respondent_id, stored.c.name, stored.c.value)
                           .where(stored.c.survey_id == key, stored.c.name.in_(columns))).all()
-    ids = sorted(set(answered) | {row[0] for row in values})
-    frame = pd.DataFrame({"respondent_id": ids})
+    ids = pd.Series(sorted(set(answered) | {row[0] for row in values}), dtype=object)
     table = pd.DataFrame(values, columns=["respondent_id", "name", "value"]).pivot(
         index="respondent_id", columns="name", values="value")
-    for column in columns:
-        source = table[column] if column in table.columns else pd.Series(dtype=object)
-        frame[column] = frame["respondent_id"].map(source).astype(object)
-    return frame
+    # built at once: a column at a time fragments a frame of a hundred replicate columns
+    return pd.DataFrame({"respondent_id": ids, **{
+        column: ids.map(table[column] if column in table.columns
+                        else pd.Series(dtype=object)).astype(object)
+        for column in columns}})
 
 
 def check_design(conn: Connection, key: int, survey: Survey, file_name: str,
-                 first_lines: Mapping[str, int], unit: str = "line") -> None:
+                 first_lines: Mapping[str, int], unit: str = "line", *,
+                 action: str = "imported") -> None:
     """Refuse (a one-line ParameterError naming the file, line, column and value) design
     values that make no sampling design; ``first_lines`` maps the respondents of the file
-    being imported to their first line."""
+    being imported to their first line; ``action`` ends the message ("nothing was ...")."""
     from surveykit.sampling.rows import design_rows
 
     frame = design_values(conn, key, survey)
@@ -87,17 +154,94 @@ def check_design(conn: Connection, key: int, survey: Survey, file_name: str,
         rows.counts  # noqa: B018 -- builds the design's PSUs: strata, lonely PSUs, fpc
     except ParameterError as exc:
         message = str(exc)
-        lonely = _lonely_row(frame, survey) if "has only one" in message else None
+        lonely = lonely_psu_row(frame, survey.sampling) if "has only one" in message \
+            else None
         if lonely is not None:
             message += f" (it is at {where(lonely)})"
-        raise ParameterError(f"{file_name}: {message}; nothing was imported") from None
+        raise ParameterError(f"{file_name}: {message}; nothing was {action}") from None
 
 
-def _lonely_row(frame: pd.DataFrame, survey: Survey) -> int | None:
-    """The first row of the first stratum with a single PSU (to say where it is)."""
-    sampling = survey.sampling
+@dataclass(frozen=True, kw_only=True)
+class FrameValues:
+    """A sample frame read and checked cell by cell: its file name and sha256, the design
+    columns it gives, and per unit (one per row, in file order) its line and its stored
+    texts of those columns (None where empty)."""
+
+    file_name: str
+    sha256: str
+    columns: tuple[str, ...]
+    lines: tuple[int, ...]
+    values: tuple[tuple[str | None, ...], ...]
+    unit: str = "line"
+
+
+def frame_used(conn: Connection, key: int) -> tuple[str, str, datetime, int] | None:
+    """(file name, sha256, date, units) of the sample frame survey ``key`` was given, or None."""
+    imports = store.imports
+    row = conn.execute(select(imports.c.file_name, imports.c.sha256, imports.c.imported_at,
+                              imports.c.rows_read)
+                       .where(imports.c.survey_id == key,
+                              imports.c.file_format == FRAME_FORMAT)
+                       .order_by(imports.c.id).limit(1)).first()
+    return None if row is None else tuple(row)
+
+
+def refuse_second_frame(conn: Connection, key: int, survey_name: str, frame: FrameValues
+                        ) -> None:
+    """A survey takes one sample frame, and it issues its ids once: a second run with the
+    same frame (or another) would issue every unit a second id."""
+    used = frame_used(conn, key)
+    if used is None:
+        return
+    name, sha256, when, units = used
+    day = when.date().isoformat() if isinstance(when, datetime) else str(when)[:10]
+    if sha256 == frame.sha256:
+        raise StoreError(
+            f"{frame.file_name}: this sample frame already issued {units} respondent ids for "
+            f"survey {survey_name!r} on {day} (as {printable(repr(name))}); a frame issues its "
+            "ids once (their list is frame-ids.csv in that run's --out folder); nothing was "
+            "issued")
+    raise StoreError(
+        f"{frame.file_name}: survey {survey_name!r} already has its sample frame "
+        f"{printable(repr(name))} ({units} units, issued on {day}); a survey takes one frame, "
+        "so that no unit gets two ids; correct a design value with 'surveykit import FILE "
+        "--replace' (respondent_id and the design columns), or issue further ids without "
+        "a frame; nothing was issued")
+
+
+def store_frame_values(conn: Connection, key: int, survey: Survey, frame: FrameValues,
+                       respondent_ids: Sequence[str]) -> None:
+    """In the caller's transaction: record ``frame`` and store its values for
+    ``respondent_ids`` (one per unit, in order), then check the design over every stored
+    respondent; a one-line error (nothing stored once the caller rolls back) otherwise."""
+    if len(respondent_ids) != len(frame.values):
+        raise ParameterError(f"{len(respondent_ids)} respondent ids for the "
+                             f"{len(frame.values)} units of {frame.file_name}")
+    refuse_second_frame(conn, key, survey.name, frame)
+    check_replicate_columns(conn, key, survey, frame.file_name, frame.columns,
+                            action="issued")
+    import_id = conn.execute(store.imports.insert().values(
+        survey_id=key, survey_version=None, file_name=frame.file_name, sha256=frame.sha256,
+        file_format=FRAME_FORMAT, rows_read=len(frame.values), imported=0, replaced=0,
+        rejected=0, missing=0, imported_at=datetime.now(UTC))).inserted_primary_key[0]
+    rows = [{"survey_id": key, "respondent_id": respondent, "name": name, "value": value,
+             "import_id": import_id}
+            for respondent, values in zip(respondent_ids, frame.values, strict=True)
+            for name, value in zip(frame.columns, values, strict=True) if value is not None]
+    for start in range(0, len(rows), 5000):
+        conn.execute(store.covariates.insert(), rows[start:start + 5000])
+    first_lines = dict(zip(respondent_ids, frame.lines, strict=True))
+    check_design(conn, key, survey, frame.file_name, first_lines, frame.unit,
+                 action="issued")
+
+
+def lonely_psu_row(frame: pd.DataFrame, sampling: SamplingDesign) -> int | None:
+    """The first row of the first stratum with a single PSU (to say where it is); without
+    clusters the PSUs are the rows."""
+    import pandas as pd
+
     strata = frame[sampling.strata] if sampling.strata else None
-    psu = frame[sampling.clusters[0]] if sampling.clusters else frame["respondent_id"]
+    psu = frame[sampling.clusters[0]] if sampling.clusters else pd.Series(range(len(frame)))
     if strata is None:
         return 0
     units = psu.groupby(strata, sort=False).nunique()
@@ -129,9 +273,10 @@ def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = 
             select(responses.c.respondent_id, responses.c.answer, responses.c.group_number)
             .where(responses.c.survey_id == key,
                    responses.c.question_id == question_keys[q.id])).all() for q in asked}
-    for column in dict.fromkeys([*survey.sampling.columns, *extra]):
-        if survey.covariate(column).kind == "number":
-            frame[column] = pd.to_numeric(frame[column])
+    frame = pd.DataFrame({column: pd.to_numeric(frame[column])
+                          if i and survey.covariate(column).kind == "number" else frame[column]
+                          for i, column in enumerate(frame.columns)})
+    added = {}
     for question in asked:
         rows = answers[question.id]
         labels, groups = question.design.response_labels, len(survey.groups)
@@ -142,8 +287,8 @@ def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = 
                              f"({bad[0]}): they were changed outside surveykit; 'surveykit "
                              f"check --survey {survey.name}' lists them")
         by_id = {respondent: (answer, group) for respondent, answer, group in rows}
-        frame[question.id] = frame["respondent_id"].map(
+        added[question.id] = frame["respondent_id"].map(
             lambda r, by_id=by_id: by_id[r][0] if r in by_id else None).astype(object)
-        frame[question.id + GROUP_SUFFIX] = frame["respondent_id"].map(
+        added[question.id + GROUP_SUFFIX] = frame["respondent_id"].map(
             lambda r, by_id=by_id: by_id[r][1] if r in by_id else None).astype(object)
-    return survey, frame
+    return survey, pd.concat([frame, pd.DataFrame(added, index=frame.index)], axis=1)

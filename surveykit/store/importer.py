@@ -87,7 +87,7 @@ from surveykit.reading.responses import (
 )
 from surveykit.store import answer_counts
 from surveykit.store import database as store
-from surveykit.store.design_values import check_design
+from surveykit.store.design_values import check_design, check_replicate_columns
 
 __all__ = ["ImportResult", "describe_columns", "import_responses"]
 
@@ -411,6 +411,9 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
     check = _issued_check(conn, key)
     # with [sampling]: each respondent's first line, to name it when the design is refused
     first_lines: dict[str, int] | None = {} if source.survey.sampling is not None else None
+    if first_lines is not None:
+        check_replicate_columns(conn, key, source.survey, source.name,
+                                [c.covariate for c in source.mapping.covariates()])
     rows_read = rejected = refused = missing = problem_count = 0
     kinds: Counter = Counter()
     labels: Counter = Counter()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     Connection,
@@ -38,6 +39,9 @@ from surveykit.store.tables import (
     tallies,
 )
 
+if TYPE_CHECKING:
+    from surveykit.store.design_values import FrameValues
+
 __all__ = ["check_respondent_id", "code_tallies", "code_tallies_in", "issued_count",
            "issued_groups", "issued_respondent_count", "record_generation"]
 
@@ -58,7 +62,8 @@ def check_respondent_id(value: object) -> str | None:
 
 def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence[str],
                       code_tallies: Mapping[str, Mapping[int, Mapping[str, int]]], *,
-                      groups: Sequence[int] | None = None) -> None:
+                      groups: Sequence[int] | None = None, frame: FrameValues | None = None
+                      ) -> None:
     """Register issued questionnaires and add their instruction totals, in one transaction.
 
     ``respondent_ids`` are the ids printed on the questionnaires (unique per
@@ -74,7 +79,10 @@ def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence
     :data:`~surveykit.definition.limits.AUDIT_MINIMUM_PER_GROUP` of the ids:
     whoever compares the database before and after would otherwise read a
     small run's instructions (docs/questionnaires.md, "Threat model"); give
-    ``{}`` for such a run. Nothing ties an id to a code.
+    ``{}`` for such a run. Nothing ties an id to a code. With ``frame`` (a
+    sample frame, one unit per id in order) the units' design values are stored
+    for the ids in the same transaction
+    (:func:`surveykit.store.design_values.store_frame_values`).
 
     >>> # record_generation(engine, "academic_integrity", ["AI-0001", "AI-0002"],
     >>> #                   {"exam_cheating": {1: {"truthful": 1, "dont_know": 1}}})
@@ -122,6 +130,10 @@ def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence
                  "group_number": None if groups is None else groups[i]}
                 for i, value in enumerate(ids)
             ])
+        if frame is not None:
+            from surveykit.store.design_values import store_frame_values  # imports database
+
+            store_frame_values(conn, key, survey, frame, ids)
         if rows:
             stmt = dialect_insert(conn, tallies)
             stmt = stmt.on_conflict_do_update(

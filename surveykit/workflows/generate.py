@@ -10,14 +10,19 @@ this module loads the survey and records the generation in one transaction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from surveykit import store
 from surveykit.collection.generation import GenerationResult, issue_questionnaires
 from surveykit.collection.randomizer import seeded_source
+from surveykit.store.design_values import FrameValues
 
 __all__ = ["generate_questionnaires"]
 
 
 def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None,
+                            frame: FrameValues | None = None,
+                            before_record: Callable[..., None] | None = None,
                             **options) -> GenerationResult:
     """Load the survey from the store, write its questionnaires, record the generation.
 
@@ -29,12 +34,18 @@ def generate_questionnaires(engine, survey_name: str, *, seed: int | None = None
     with their groups and, when
     :func:`~surveykit.collection.generation.audit_keeps_totals` allows it, adds the
     run's instruction counts per question and group, in one transaction; if
-    that fails, the files are removed again.
+    that fails, the files are removed again. With ``frame`` (one unit per
+    respondent, :func:`surveykit.workflows.frames.generate_from_frame`) the same
+    transaction stores the units' design values for the ids;
+    ``before_record(respondent_ids, groups)`` runs just before it.
     """
     survey = store.load_survey(engine, survey_name)
     rng = None if seed is None else seeded_source(seed)
 
     def record(respondent_ids, tallies, *, groups) -> None:
-        store.record_generation(engine, survey_name, respondent_ids, tallies, groups=groups)
+        if before_record is not None:
+            before_record(respondent_ids, groups)
+        store.record_generation(engine, survey_name, respondent_ids, tallies, groups=groups,
+                                frame=frame)
 
     return issue_questionnaires(survey, record, rng=rng, **options)
