@@ -44,6 +44,19 @@ Two ways to randomize (``randomize``):
   saved before an answer holds the draw. It is written only when the caller
   acknowledges them.
 
+Numeric questions (``type = "number"``, issue 23) are asked for the number the
+respondent's rule gives: with ``"self"`` a note holds the die table of the design's steps
+(:class:`surveykit.designs.quantitative.Step`, their ``text()``) and the cards or dice of
+its scrambling numbers; with ``"device"`` the form draws the step and each card with the
+same thresholds, relevant only while the answer is empty. The answer is an ``integer``
+(``decimals = 0``) or ``decimal`` field constrained to the numbers the design can report
+(:meth:`~surveykit.designs.quantitative.QuantitativeDesign.reported_range`, not the true
+range) and to the question's decimals; with a "don't know" step, the typed number is
+``QUESTION_value``, a "don't know" choice ``QUESTION_dk`` is asked while it is empty, and
+the calculate named after the question holds the one answer (the number or
+``dont_know``). Designs whose scrambling numbers no card or die gives (continuous or
+moment-only scramblers, ``mix_unknown``'s unworded unrelated question) are refused.
+
 Crosswise and triangular questions are asked as the paper sheet asks them:
 the sensitive question, the innocuous one and the combined question's prompt
 in the answer's label, with the combined answers ("Both the same ...").
@@ -70,25 +83,39 @@ a spreadsheet cell can be (:data:`MAX_CELL`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import math
 import os
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from surveykit.collection.dice import DieDesignError, die_plan, format_faces
+from surveykit.collection.dice import (
+    SINGLE_DICE,
+    DieDesignError,
+    die_plan,
+    die_table,
+    format_faces,
+    format_probability,
+    smallest_dice,
+)
 from surveykit.collection.instructions import instruction_text, wording_text
 from surveykit.collection.questionnaire import (
     AnswerOption,
     DieRowView,
+    DieRule,
     DieView,
     QuestionView,
     build_layout,
+    merge_wording,
 )
 from surveykit.collection.randomizer import (
     GRID_BITS,
@@ -97,6 +124,7 @@ from surveykit.collection.randomizer import (
 )
 from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.collection.respondent_ids import ID_GROUPS, LEGACY_GROUPS
+from surveykit.designs.scramblers import Deck, Unknown
 from surveykit.errors import ParameterError, SurveyDefinitionError
 from surveykit.files import output_file
 
@@ -403,15 +431,21 @@ def build_xlsform(survey, *, randomize: str = "self",
             "field-collection')")
     if wording_defaults is None:
         wording_defaults = load_wording_defaults(make_environment())
-    if randomize == "self":
-        for question in survey.questions:
+    for question in survey.questions:
+        if question.numeric:
+            _check_numeric_devices(question)
+        elif randomize == "self":
             try:
                 die_plan(question.design, otherwise=_WITHOUT_DICE)
             except DieDesignError as exc:
                 exc.args = (f"question {question.id!r}: {exc.args[0]} (--randomize device "
                             "has two limits: 'surveykit docs field-collection')",) + exc.args[1:]
                 raise
-    layout = build_layout(survey, mode="die" if randomize == "self" else "slips",
+    # The layout of the choice questions (numeric ones get their rows below); views are
+    # renumbered to their place in the whole survey.
+    choices = tuple(q for q in survey.questions if not q.numeric)
+    layout = build_layout(dataclasses.replace(survey, questions=choices),
+                          mode="die" if randomize == "self" else "slips",
                           wording_defaults=wording_defaults)
     languages = (language_column(survey.language),)
     wording = layout.wording
@@ -437,9 +471,22 @@ def build_xlsform(survey, *, randomize: str = "self",
         for number, name in enumerate(groups, start=1):
             builder.choices.append({"list_name": "groups", "name": str(number),
                                     "label": builder.texts(name)})
-    for j, (question, view) in enumerate(zip(survey.questions, layout.questions, strict=True)):
+    k = 0  # index of the next choice question in the layout
+    for number, question in enumerate(survey.questions, start=1):
+        if question.numeric:
+            wording_q = merge_wording(wording, (f"question {question.id!r} wording",
+                                                question.wording))
+            if randomize == "self":
+                _numeric_self_rows(builder, question, number, wording_q, len(groups))
+            else:
+                _numeric_device_rows(builder, question, number, wording_q, len(groups))
+            _numeric_answer_rows(builder, question, number, wording_q)
+            continue
+        view = dataclasses.replace(layout.questions[k], number=number)
+        dice = tuple(form.questions[k].die for form in layout.forms)
+        k += 1
         if randomize == "self":
-            _self_rows(builder, view, tuple(form.questions[j].die for form in layout.forms))
+            _self_rows(builder, view, dice)
         else:
             _device_rows(builder, question, view, len(groups))
         row: dict[str, object] = {
@@ -573,6 +620,17 @@ def _choose(draw: str, thresholds: tuple[int, ...], codes: list[str]) -> str:
     return expression
 
 
+def _by_group(per_group: list[str]) -> str:
+    """One expression for every group when they agree, else the one of the respondent's
+    ``group``."""
+    if len(set(per_group)) == 1:
+        return per_group[0]
+    choose = "''"
+    for number in range(len(per_group), 0, -1):
+        choose = f"if({_ref('group')} = '{number}', {per_group[number - 1]}, {choose})"
+    return choose
+
+
 def _device_rows(builder: _Builder, question, view: QuestionView, group_count: int) -> None:
     qid = question.id
     draw, code = f"{qid}_draw", f"{qid}_code"
@@ -591,12 +649,7 @@ def _device_rows(builder: _Builder, question, view: QuestionView, group_count: i
             codes.append(str(rules.index(text) + 1))
         draws = draws or len(used) > 1
         per_group.append(_choose(draw, instruction_thresholds(used), codes))
-    if len(set(per_group)) == 1:
-        choose = per_group[0]
-    else:
-        choose = "''"
-        for number in range(len(per_group), 0, -1):
-            choose = f"if({_ref('group')} = '{number}', {per_group[number - 1]}, {choose})"
+    choose = _by_group(per_group)
     label = f"{wording_text(view.wording, 'question_label')} {view.number}. " \
             f"{wording_text(view.wording, 'rule_label')}: "
     if not draws:
@@ -623,6 +676,235 @@ def _device_rows(builder: _Builder, question, view: QuestionView, group_count: i
         builder.add(qid, type="note", name=f"{qid}_rule_{number}",
                     relevant=f"{unanswered} and {_ref(code)} = '{number}'",
                     label=builder.texts(label + text))
+
+
+# -- numeric questions (type = "number") ----------------------------------------------------
+
+#: The largest whole number an XLSForm ``integer`` holds (JavaRosa reads it as a 32-bit int):
+#: a reported range beyond it gets a ``decimal`` field.
+MAX_INTEGER = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class _Share:
+    """Something drawn with an exact probability (a card value), for instruction_thresholds."""
+
+    probability: Fraction
+    text: str
+
+
+def _plain(value: float | Fraction) -> str:
+    """A number as plain decimal text for XPath and labels: no exponent, no trailing zeros.
+
+    >>> _plain(20000.0), _plain(Fraction(3, 2)), _plain(-0.0005), _plain(1e21)
+    ('20000', '1.5', '-0.0005', '1000000000000000000000')
+    """
+    text = format(Decimal(repr(float(value))), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _check_numeric_devices(question) -> None:
+    """Refuse a numeric design whose scrambling numbers no card deck or die gives: a form can
+    only tell respondents to draw from a device they hold (or the device to draw a card)."""
+    design = question.design
+    for name, scrambler in design.scramblers.items():
+        if isinstance(scrambler, Unknown):
+            raise ParameterError(
+                f"question {question.id!r}: the {design.model} design tells respondents to "
+                "report their answer to an unrelated numeric question, whose text a survey "
+                "file cannot give, so no form can ask it; use a design with cards or dice "
+                "(e.g. model = \"eriksson\" with scrambler = [0, 1, 3, 5, 8])")
+        if not isinstance(scrambler, Deck):
+            raise ParameterError(
+                f"question {question.id!r}: the {design.model} design's scrambling number "
+                f"{name} is {scrambler.describe()}, which no card deck or die gives; give it "
+                "as cards or dice (scrambler = [0, 1, 3, 5, 8], \"die\" or \"dice\") or collect "
+                "on the web (surveykit serve), where the browser draws it")
+
+
+def _step_text(step, wording: Mapping[str, str]) -> str:
+    """What a step tells the respondent: the design's words (Step.text), the wording's
+    "don't know" rule."""
+    if step.kind == "dont_know":
+        return wording_text(wording, "rule_dont_know")
+    return step.text()
+
+
+def _step_groups(question, group_count: int) -> list[tuple]:
+    """The steps of each of the survey's ``group_count`` groups (one-group designs: the same
+    steps for every group)."""
+    groups = question.design.protocol.groups
+    return [groups[g if len(groups) > 1 else 0] for g in range(group_count)]
+
+
+def _scrambler_names(steps) -> list[str]:
+    names: list[str] = []
+    for step in steps:
+        names += [name for name in step.scrambler_names if name not in names]
+    return names
+
+
+def _numeric_die_label(question, number: int, steps, wording: Mapping[str, str]) -> str:
+    """The self-randomized note: the die that picks the step (none for a single step), the
+    step texts, and the devices that give the scrambling numbers."""
+    design = question.design
+    texts = [_step_text(step, wording) for step in steps]
+    head = f"{wording_text(wording, 'question_label')} {number}"
+    if len(steps) > 1:
+        probabilities = [step.probability for step in steps]
+        dice = smallest_dice([probabilities])
+        if dice is None:
+            shown = ", ".join(format_probability(p) for p in probabilities)
+            raise ParameterError(
+                f"question {question.id!r}: no die in d{', d'.join(map(str, SINGLE_DICE))} "
+                f"or pair of dice gives the {design.model} design's steps their "
+                f"probabilities ({shown}) exactly; make each a multiple of 1/10, 1/12, 1/20 or "
+                f"1/100 in the survey file, or {_WITHOUT_DICE} (--randomize device has two "
+                "limits: 'surveykit docs field-collection')")
+        table = die_table(probabilities, dice)
+        rows = tuple(DieRowView(first=row.first, rules=tuple(
+            DieRule(rule=step.kind, faces=span, instruction=text)
+            for step, text, span in zip(steps, texts, row.spans, strict=True)
+            if span is not None)) for row in table.rows())
+        head += " (" + " + ".join(f"d{d}" for d in dice) + ")"
+        lines = _die_lines(rows, len(dice) == 2, wording)
+    else:
+        lines = texts
+    devices = []
+    for name in _scrambler_names(steps):
+        deck = design.scramblers[name]
+        private = "number_draw_private" if deck.name == "deck" else "number_roll_private"
+        devices.append(f"{name}: {deck.device()}. {wording_text(wording, private)}")
+    return "\n".join([f"{head}: {question.text}", "", *lines,
+                      *([""] + devices if devices else [])])
+
+
+def _numeric_self_rows(builder: _Builder, question, number: int, wording: Mapping[str, str],
+                       group_count: int) -> None:
+    """The note of a numeric question: one for everybody, or one per group when the groups
+    follow different steps (relevant on the group question, as for choice questions)."""
+    labels = [_numeric_die_label(question, number, steps, wording)
+              for steps in _step_groups(question, group_count)]
+    if len(set(labels)) == 1:
+        builder.add(question.id, type="note", name=f"{question.id}_die",
+                    label=builder.texts(labels[0]))
+        return
+    for group, label in enumerate(labels, start=1):
+        builder.add(question.id, type="note", name=f"{question.id}_die_{group}",
+                    relevant=f"{_ref('group')} = '{group}'", label=builder.texts(label))
+
+
+def _numeric_device_rows(builder: _Builder, question, number: int,
+                         wording: Mapping[str, str], group_count: int) -> None:
+    """The device draws the step (as for choice questions) and each scrambling number (a card
+    of its deck, with the slips' exact thresholds); the note of the drawn step shows the
+    numbers it uses. Every draw is relevant only while the answer is empty, so no finalized
+    submission holds one."""
+    qid, design = question.id, question.design
+    unanswered = f"{_ref(qid)} = ''"
+    groups = _step_groups(question, group_count)
+    rules: list[tuple[str, tuple[str, ...]]] = []   # (step text, scramblers it uses)
+    per_group: list[str] = []
+    draws = any(len(steps) > 1 for steps in groups)
+    draw = f"{qid}_draw"
+    for steps in groups:
+        codes = []
+        for step in steps:
+            rule = (_step_text(step, wording), step.scrambler_names)
+            if rule not in rules:
+                rules.append(rule)
+            codes.append(str(rules.index(rule) + 1))
+        per_group.append(_choose(draw, instruction_thresholds(steps), codes)
+                         if len(steps) > 1 else f"'{codes[0]}'")
+    choose = _by_group(per_group)
+    if draws:
+        builder.add(qid, type="calculate", name=draw, relevant=unanswered, default="random()",
+                    calculation="once(random())")
+        choose = f"if({_ref(draw)} = '', '', {choose})"
+    code = f"{qid}_code"
+    builder.add(qid, type="calculate", name=code, relevant=unanswered, calculation=choose)
+    shown = {}  # scrambler name -> what the note shows: a reference to its drawn card
+    for i, name in enumerate(_scrambler_names([s for steps in groups for s in steps]), start=1):
+        cards = [_Share(p, _plain(v)) for v, p in design.scramblers[name].points()]
+        if len(cards) == 1:
+            shown[name] = form_text(cards[0].text)
+            continue
+        card_draw, card = f"{qid}_draw_{i}", f"{qid}_code_{i}"
+        pick = _choose(card_draw, instruction_thresholds(cards), [c.text for c in cards])
+        builder.add(qid, type="calculate", name=card_draw, relevant=unanswered,
+                    default="random()", calculation="once(random())")
+        builder.add(qid, type="calculate", name=card, relevant=unanswered,
+                    calculation=f"if({_ref(card_draw)} = '', '', {pick})")
+        shown[name] = _ref(card)
+    prefix = (f"{wording_text(wording, 'question_label')} {number}. "
+              f"{wording_text(wording, 'rule_label')}: ")
+    for n, (text, names) in enumerate(rules, start=1):
+        # the drawn numbers are references (outputs): appended after the escaped text
+        label = form_text(prefix + text) + "".join(
+            f" {form_text(name)} = {shown[name]}." for name in names)
+        builder.add(qid, type="note", name=f"{qid}_rule_{n}",
+                    relevant=f"{unanswered} and {_ref(code)} = '{n}'",
+                    label=dict.fromkeys(builder.languages, label))
+
+
+def _numeric_answer_rows(builder: _Builder, question, number: int,
+                         wording: Mapping[str, str]) -> None:
+    """The answer: an ``integer`` (decimals = 0) or ``decimal`` field constrained to the
+    numbers the design can report and to the question's decimals; with a "don't know" step,
+    the typed number is ``QUESTION_value``, a "don't know" choice ``QUESTION_dk`` appears
+    while it is empty, and the field named after the question holds the one answer."""
+    qid, design = question.id, question.design
+    low, high = question.range or (-math.inf, math.inf)
+    lowest, highest = design.reported_range(low, high)
+    decimals = question.decimals
+    whole = (decimals == 0 and -MAX_INTEGER <= lowest and highest <= MAX_INTEGER)
+    constraint = []
+    if math.isfinite(lowest):
+        constraint.append(f". >= {_plain(lowest)}")
+    if math.isfinite(highest):
+        constraint.append(f". <= {_plain(highest)}")
+    if decimals is not None and not whole:
+        constraint.append(f"abs(. * {10 ** decimals} - round(. * {10 ** decimals})) < 0.000001")
+    message = []
+    if math.isfinite(lowest) or math.isfinite(highest):
+        shown = (_plain(lowest) if math.isfinite(lowest) else "\u2026",
+                 _plain(highest) if math.isfinite(highest) else "\u2026")
+        message.append(f"{wording_text(wording, 'number_constraint')} {shown[0]} \u2013 "
+                       f"{shown[1]}.")
+    if decimals is not None:
+        message.append(f"{wording_text(wording, 'number_decimals_label')}: {decimals}.")
+    label = f"{wording_text(wording, 'question_label')} {number}. {question.text}"
+    if question.unit:
+        label += f" ({question.unit})"
+    formulas = []
+    for steps in question.design.protocol.groups:
+        formulas += [s.formula() for s in steps if s.kind != "dont_know"
+                     and s.formula() not in formulas]
+    hint = f"{wording_text(wording, 'number_hint')}\n{'; '.join(formulas)}"
+    if question.unit:
+        hint += f"\n{wording_text(wording, 'number_unit_label')}: {question.unit}"
+    if wording.get("reminder"):
+        hint += f"\n{wording['reminder']}"
+    row: dict[str, object] = {
+        "type": "integer" if whole else "decimal", "label": builder.texts(label),
+        "hint": builder.texts(hint)}
+    if constraint:
+        row["constraint"] = " and ".join(constraint)
+        row["constraint_message"] = builder.texts(" ".join(message))
+    if design.designed_dont_know == 0:
+        builder.add(qid, name=qid, required="yes", **row)
+        return
+    value, dont_know = f"{qid}_value", f"{qid}_dk"
+    builder.add(qid, name=value, **row)
+    answers = (AnswerOption(label="dont_know", text=wording_text(wording, "answer_dont_know")),)
+    builder.add(qid, type=f"select_one {builder.choice_list(answers)}", name=dont_know,
+                required="yes", relevant=f"{_ref(value)} = ''",
+                label=builder.texts(wording_text(wording, "number_dont_know_label")))
+    builder.add(qid, type="calculate", name=qid,
+                calculation=f"if({_ref(value)} = '', if({_ref(dont_know)} = 'dont_know', "
+                            f"'dont_know', ''), {_ref(value)})")
 
 
 def _content_version(rows, choices, settings) -> str:

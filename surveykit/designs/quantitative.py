@@ -56,6 +56,7 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -450,6 +451,37 @@ class QuantitativeDesign:
         A, B, C = m.variance_coefficients
         return sd ** 2 + (A * (sd ** 2 + mean ** 2) + B * mean + C) / m.b ** 2
 
+    # -- what respondents can report ------------------------------------------------------
+
+    def reported_range(self, low: float = -math.inf, high: float = math.inf
+                       ) -> tuple[float, float]:
+        """The smallest and largest number a respondent with a true value in [``low``,
+        ``high``] can report, over every group and step ("don't know" aside): interval
+        arithmetic on W * (c y + k U) + V with each variable over its support (exact: each
+        appears once). Wider than [low, high] where a card or a scrambled answer can lie
+        outside it; infinite where a scrambler or the true value is unbounded.
+
+        >>> Eriksson(p=0.6, scrambler=[0, 1000, 5000, 20000]).reported_range(0, 10000)
+        (0.0, 20000.0)
+        >>> EichhornHayre(scrambler=[0.5, 1, 1.5]).reported_range(-10, 100)
+        (-15.0, 150.0)
+        """
+        lowest, highest = math.inf, -math.inf
+        for steps in self.protocol.groups:
+            for step in steps:
+                if step.kind == "dont_know":
+                    continue
+                span = _scaled_span(float(step.coefficient), (low, high))
+                if step.inner:
+                    span = _sum_span(span, _scaled_span(float(step.inner_coefficient),
+                                                        self.scramblers[step.inner].support()))
+                if step.multiplier:
+                    span = _product_span(self.scramblers[step.multiplier].support(), span)
+                if step.offset:
+                    span = _sum_span(span, self.scramblers[step.offset].support())
+                lowest, highest = min(lowest, span[0]), max(highest, span[1])
+        return (float(lowest), float(highest))
+
     # -- privacy -------------------------------------------------------------------------
 
     def privacy_loss(self, low: float, high: float, decimals: int | None = None
@@ -546,6 +578,27 @@ class QuantitativeDesign:
         'mix_norm (p = 0.7, mu = 40, sigma = 15, dont_know = 0)'
         """
         return describe_parameters(self.model, self.parameters())
+
+
+# -- interval arithmetic for reported_range (0 * inf is 0: a variable that is 0 adds nothing)
+
+
+def _times(a: float, b: float) -> float:
+    return 0.0 if a == 0 or b == 0 else a * b
+
+
+def _scaled_span(factor: float, span: tuple[float, float]) -> tuple[float, float]:
+    ends = (_times(factor, span[0]), _times(factor, span[1]))
+    return (min(ends), max(ends))
+
+
+def _sum_span(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    return (a[0] + b[0], a[1] + b[1])
+
+
+def _product_span(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    ends = [_times(x, y) for x in a for y in b]
+    return (min(ends), max(ends))
 
 
 # -- parameters ---------------------------------------------------------------------------

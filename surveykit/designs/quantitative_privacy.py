@@ -484,9 +484,8 @@ def answer_bounds(design: QuantitativeDesign, low: float, high: float,
     widened by half a unit of the last of ``decimals`` decimals (a respondent rounds a
     scrambled number to the question's decimals; None: not widened).
 
-    Each step's answer W (c y + k U) + V is affine in y for fixed scramblers, so its
-    extremes over the range are at an end: the support edges at ``low`` and ``high``.
-    Infinite where a scrambler is unbounded (normal, exponential, Laplace) or unknown.
+    The bounds are :meth:`QuantitativeDesign.reported_range`'s. Infinite where a scrambler
+    is unbounded (normal, exponential, Laplace) or unknown.
 
     >>> from surveykit.designs.quantitative import EichhornHayre, Eriksson
     >>> answer_bounds(Eriksson(p=0.6, scrambler=[0, 1000, 5000, 20000]), 0, 100000)
@@ -496,10 +495,9 @@ def answer_bounds(design: QuantitativeDesign, low: float, high: float,
     >>> answer_bounds(EichhornHayre(mu=1.5, sigma=0.5 / 3 ** 0.5, scrambler="uniform"), -2, 4)
     (-4.0, 8.0)
     """
-    edges = [_edges(design, design.answer_steps(group), y)
-             for group in range(len(design.group_names)) for y in (float(low), float(high))]
+    lowest, highest = design.reported_range(float(low), float(high))
     slack = 0.0 if decimals is None else 0.5 * 10.0 ** -decimals
-    return min(lo for lo, _ in edges) - slack, max(hi for _, hi in edges) + slack
+    return lowest - slack, highest + slack
 
 
 def _continuous(design: QuantitativeDesign, steps: tuple[Step, ...],

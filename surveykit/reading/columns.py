@@ -124,14 +124,17 @@ class QuestionResolver:
     def is_form_field(self, name: str) -> bool:
         """A field of the XLSForm ``surveykit export xlsform`` writes that is not an answer:
         the intro note, a question's die table (one per group: QUESTION_die_N), draw, code
-        or rule notes (empty in exports)."""
+        or rule notes (empty in exports); of a numeric question with "don't know", the typed
+        number and the "don't know" choice (QUESTION_value, QUESTION_dk: the field named
+        after the question holds the answer), and its scrambling draws (QUESTION_draw_N,
+        QUESTION_code_N)."""
         if name == "intro":
             return True
         stem, _, suffix = name.rpartition("_")
-        if suffix.isdigit():  # QUESTION_rule_N, QUESTION_die_N
+        if suffix.isdigit():  # QUESTION_rule_N, QUESTION_die_N, QUESTION_draw_N, ...
             stem, _, rule = stem.rpartition("_")
-            return rule in ("rule", "die") and stem in self._by_id
-        return suffix in ("die", "draw", "code") and stem in self._by_id
+            return rule in ("rule", "die", "draw", "code") and stem in self._by_id
+        return suffix in ("die", "draw", "code", "value", "dk") and stem in self._by_id
 
     def resolve(self, name: str) -> tuple[int, str] | None:
         """(question index, the rule that matched) or None."""

@@ -2,7 +2,9 @@
 // respondent does, and writes what the client would keep at each step: the same
 // steps and files as tests/field/javarosa/FillForm.java (see there).
 //
-// Usage: node fill-form.mjs FORM.xml OUTDIR RUNS NAME=FIRST[/SECOND] ...
+// Usage: node fill-form.mjs FORM.xml OUTDIR RUNS NAME=FIRST[/SECOND] ... [NAME!=BAD[|BAD...] ...]
+// (an empty answer leaves a question empty; each BAD is given before each answer to
+// NAME and must be refused, as in FillForm.java)
 //
 // events-r.tsv also holds, for every question answered, its label (QUESTION ...) and a
 // select's choice labels (CHOICES a | b | ...), as FillForm.java writes them.
@@ -19,10 +21,16 @@ import { engine } from './engine.mjs';
 const [formPath, outDir, runsText, ...pairs] = process.argv.slice(2);
 const first = new Map();
 const second = new Map();
+const refused = new Map();
 let firstQuestion = null;
 for (const pair of pairs) {
   const eq = pair.indexOf('=');
   const name = pair.slice(0, eq);
+  if (name.endsWith('!')) {
+    const key = name.slice(0, -1);
+    refused.set(key, pair.slice(eq + 1).split('|'));
+    continue;
+  }
   const [one, two] = pair.slice(eq + 1).split('/', 2);
   first.set(name, one);
   second.set(name, two ?? one);
@@ -72,14 +80,26 @@ function filler(run) {
       const choices = node.currentState.valueOptions.map((option) => option.label.asString);
       log(step, nameOf(node), `CHOICES ${choices.join(' | ')}`);
     }
-    if (node.nodeType === 'select') {
-      if (node.getValueOption(value) === null) {
-        throw new Error(`${nameOf(node)} has no choice ${value}`);
+    const give = (given) => {
+      if (node.nodeType !== 'select') {
+        node.setValue(given);
+      } else if (given === '') {
+        node.selectValue(null);
+      } else {
+        if (node.getValueOption(given) === null) {
+          throw new Error(`${nameOf(node)} has no choice ${given}`);
+        }
+        node.selectValue(given);
       }
-      node.selectValue(value);
-    } else {
-      node.setValue(value);
+    };
+    for (const bad of refused.get(nameOf(node)) ?? []) {
+      give(bad);
+      if (node.validationState.violation === null) {
+        throw new Error(`${nameOf(node)} accepted ${bad}`);
+      }
+      log(step, nameOf(node), `REFUSED ${bad}`);
     }
+    give(value);
     const violation = node.validationState.violation;
     if (violation !== null) {
       log(step, nameOf(node), `REFUSED ${violation.condition} ${value}`);
@@ -101,7 +121,11 @@ function filler(run) {
   const clearAndAnswerAgain = async (root, step) => {
     const nodes = controls(root);
     const index = nodes.findIndex((node) => nameOf(node) === firstQuestion);
-    nodes[index].selectValue(null);
+    if (nodes[index].nodeType === 'select') {
+      nodes[index].selectValue(null);
+    } else {
+      nodes[index].setValue('');
+    }
     writeFileSync(join(outDir, `${step}-cleared-${run}.xml`), (await payloadXML(root)).xml);
     const shown = [];
     for (let i = index - 1; i >= 0 && nodes[i].nodeType === 'note'; i--) {

@@ -20,7 +20,9 @@
 //                     and the answer given (ANSWER ...)
 // Steps: fill (first pass), back (going back over the form), again (after clearing
 // the first question's answer), reopen (the draft reopened and the answer cleared).
-// Answers use FIRST on the first pass and SECOND (default FIRST) after clearing.
+// Answers use FIRST on the first pass and SECOND (default FIRST) after clearing; an empty
+// answer leaves a question empty. NAME!=BAD[|BAD...]: before each answer to NAME, each BAD
+// is given and must be refused (a constraint), logged as REFUSED.
 
 import java.io.ByteArrayOutputStream;
 import java.io.FileInputStream;
@@ -65,6 +67,7 @@ public class FillForm {
     private final Path out;
     private final Map<String, String> first = new LinkedHashMap<>();
     private final Map<String, String> second = new LinkedHashMap<>();
+    private final Map<String, List<String>> refused = new LinkedHashMap<>();
     private String firstQuestion;
     private PrintWriter events;
 
@@ -74,6 +77,11 @@ public class FillForm {
         for (String pair : answers) {
             int eq = pair.indexOf('=');
             String name = pair.substring(0, eq);
+            if (name.endsWith("!")) {
+                refused.put(name.substring(0, name.length() - 1),
+                        List.of(pair.substring(eq + 1).split("\\|")));
+                continue;
+            }
             String[] values = pair.substring(eq + 1).split("/", 2);
             first.put(name, values[0]);
             second.put(name, values.length > 1 ? values[1] : values[0]);
@@ -204,30 +212,41 @@ public class FillForm {
         }
         // What the respondent reads: the question's label and, for a select, its choices.
         log(step, name, "QUESTION " + prompt.getLongText());
-        IAnswerData data;
         if (prompt.getControlType() == Constants.CONTROL_SELECT_ONE) {
-            SelectChoice chosen = null;
             List<String> labels = new ArrayList<>();
             for (SelectChoice choice : prompt.getSelectChoices()) {
                 labels.add(prompt.getSelectChoiceText(choice));
-                if (choice.getValue().equals(value)) {
-                    chosen = choice;
-                }
             }
             log(step, name, "CHOICES " + String.join(" | ", labels));
-            if (chosen == null) {
-                throw new IllegalStateException(name + " has no choice " + value);
-            }
-            data = new SelectOneData(new Selection(chosen));
-        } else {
-            data = new StringData(value);
         }
-        int status = controller.answerQuestion(data, true);
+        for (String bad : refused.getOrDefault(name, List.of())) {
+            if (controller.answerQuestion(data(prompt, name, bad), true)
+                    == FormEntryController.ANSWER_OK) {
+                throw new IllegalStateException(name + " accepted " + bad);
+            }
+            log(step, name, "REFUSED " + bad);
+        }
+        int status = controller.answerQuestion(data(prompt, name, value), true);
         if (status != FormEntryController.ANSWER_OK) {
             log(step, name, "REFUSED " + status + " " + value);
             throw new IllegalStateException(name + " refused " + value + " (status " + status + ")");
         }
         log(step, name, "ANSWER " + value);
+    }
+
+    private static IAnswerData data(FormEntryPrompt prompt, String name, String value) {
+        if (value.isEmpty()) {
+            return null;
+        }
+        if (prompt.getControlType() != Constants.CONTROL_SELECT_ONE) {
+            return new StringData(value);
+        }
+        for (SelectChoice choice : prompt.getSelectChoices()) {
+            if (choice.getValue().equals(value)) {
+                return new SelectOneData(new Selection(choice));
+            }
+        }
+        throw new IllegalStateException(name + " has no choice " + value);
     }
 
     private static boolean isNote(FormEntryPrompt prompt) {
