@@ -17,7 +17,9 @@ question's ``wording``):
 * ``die_state`` -- If your true answer is {state}: (heading of a per-state table);
 * ``die_count`` -- Roll the {die} {repetitions} times and count the rolls that
   show {faces}. Mark that number. (Kuk's cards drawn several times);
-* ``web_progress`` -- Question {number} of {total} (the web page's heading).
+* ``web_progress`` -- Question {number} of {total} (the web page's heading);
+* ``number_*`` -- the rules of numeric questions, with the drawn numbers filled in
+  (:mod:`surveykit.collection.numeric` lists them).
 
 Placeholders are filled with :meth:`str.format`; a text with a placeholder
 the key does not know (``{answr}``) is refused when the layout is built, so a
@@ -71,6 +73,22 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "die_state": frozenset({"state"}),
     "die_count": frozenset({"die", "repetitions", "faces"}),
     "web_progress": frozenset({"number", "total"}),
+    "number_decimals": frozenset({"decimals"}),
+    "number_draw": frozenset({"number"}),
+    "number_times": frozenset({"multiplier"}),
+    "number_plus": frozenset({"addend"}),
+    "number_times_plus": frozenset({"multiplier", "addend"}),
+    "number_plus_times": frozenset({"addend", "multiplier"}),
+    "number_scaled_plus_times": frozenset({"factor", "addend", "multiplier"}),
+    "number_unrelated": frozenset({"innocuous"}),
+    "number_round": frozenset({"decimals"}),
+    "number_device_value": frozenset({"name"}),
+    "number_device_scaled": frozenset({"factor", "name"}),
+    "number_device_dice": frozenset({"name", "dice"}),
+    "number_device_die": frozenset({"name", "dice"}),
+    "number_device_table": frozenset({"name"}),
+    "number_device_cards": frozenset({"name", "cards", "values"}),
+    "number_value_label": frozenset({"name"}),
 })
 
 # Control characters (C0 but tab and line feed, DEL, C1) and the bidirectional overrides and
