@@ -60,6 +60,7 @@ from surveykit.designs.scramblers import Deck, Scrambler, Unknown
 from surveykit.errors import ParameterError
 
 __all__ = [
+    "MAX_GRID_SHARE",
     "SIGNIFICANT_DIGITS",
     "NumberRule",
     "NumberSlot",
@@ -72,6 +73,9 @@ __all__ = [
 
 #: Digits of a continuous scrambler's standard deviation that a printed draw keeps.
 SIGNIFICANT_DIGITS = 4
+#: The coarsest grid (as a share of the sd) a continuous draw may be rounded to when the
+#: question's decimals force it: its variance then grows by about (h / sd)^2 / 12 <= 0.08%.
+MAX_GRID_SHARE = Fraction(1, 10)
 # Most decimals a printed draw has (a scrambler with a tiny sd).
 _MAX_DRAW_DECIMALS = 12
 # Grid cells rounded_moments sums at most.
@@ -269,6 +273,15 @@ def scrambler_decimals(question) -> dict[str, int | None]:
         if isinstance(scrambler, Unknown):
             continue
         out[name] = draw_decimals(scrambler, question.decimals, written=name in written)
+        if out[name] is not None and 10.0 ** -out[name] > float(MAX_GRID_SHARE) * scrambler.sd:
+            needed = draw_decimals(scrambler, None) - (SIGNIFICANT_DIGITS - 2)
+            raise ParameterError(
+                f"scrambler {name} of the {design.model} design ({scrambler.describe()}) is "
+                f"written in the answer, so it is printed with decimals = {question.decimals} "
+                f"of the question, a grid above a tenth of its sd that changes its variance "
+                f"by about {(10.0 ** -out[name] / scrambler.sd) ** 2 / 12:.1%}; allow more "
+                f"decimals (decimals = {max(needed, question.decimals + 1)}) or use a wider "
+                "scrambler")
         if isinstance(scrambler, Deck) and name in written and question.decimals is not None:
             scale = 10 ** question.decimals
             for value in scrambler.values:
