@@ -479,3 +479,31 @@ def test_the_docs_rounding_table_is_what_rounded_moments_gives():
         assert f"{variance / scrambler.variance - 1:.1e}" == variance_text.strip(), kind
         if not described.strip().endswith("= 0`)"):
             assert int(decimals) == draw_decimals(scrambler)
+
+
+def test_a_numeric_question_in_a_two_group_survey_is_asked_alike_in_both_form_versions(
+        tmp_path):
+    text = (Path(__file__).parent / "surveys" / "groups.toml").read_text(encoding="utf-8")
+    text += ('\n[[questions]]\nid = "income"\ntext = "How much?"\ntype = "number"\n'
+             '[questions.design]\nmodel = "eriksson"\np = 0.5\nscrambler = [1, 2, 3, 4]\n')
+    survey = parse_survey(text, "groups.toml")
+    assert survey.groups == ("short", "long")
+    key = tmp_path / "key.csv"
+    result = write_questionnaires(survey, respondents=40, out_dir=tmp_path / "s",
+                                  key_file=key, rng=seeded_source(4))
+    with key.open(newline="", encoding="utf-8") as stream:
+        rows = [row for row in csv.DictReader(stream) if row["question_id"] == "income"]
+    assert {row["group"] for row in rows} == {"1", "2"}
+    slips = pages([f for f in result.files if f.name.startswith("slips")][0], "slip")
+    for page, row in zip(slips, rows, strict=True):
+        kind, rule = rules_of(page)[-1]
+        assert kind == row["code"].split(":")[0]
+        assert follow(rule, Fraction(9)) in {Fraction(9), Fraction(1), Fraction(2),
+                                             Fraction(3), Fraction(4)}
+    forms = write_questionnaires(survey, respondents=2, out_dir=tmp_path / "d", mode="die",
+                                 rng=seeded_source(4))
+    both = pages(forms.files[0], "form")
+    for form in both:
+        income = re.findall(r"<li>(.*?)</li>", form, flags=re.S)[-1]
+        assert "<th>Roll (d2)</th><th>Your rule</th>" in income
+        assert "<th>Roll (d4)</th><th>Your number S</th>" in income

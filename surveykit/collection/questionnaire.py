@@ -253,7 +253,7 @@ class QuestionnaireLayout:
             if rules is None:
                 lines.append(self.slip_lines[j][group][i])
                 continue
-            rule = rules[group][i]
+            rule = rules[group if len(rules) > 1 else 0][i]  # one-group designs: the same
             values = (numbers[j] if numbers is not None else None) or {}
             missing = [name for name in rule.scramblers if name not in values]
             if missing:
