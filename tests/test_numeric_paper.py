@@ -18,6 +18,7 @@ What is checked, and against what:
 from __future__ import annotations
 
 import csv
+import dataclasses
 import html
 import json
 import math
@@ -507,3 +508,26 @@ def test_a_numeric_question_in_a_two_group_survey_is_asked_alike_in_both_form_ve
         income = re.findall(r"<li>(.*?)</li>", form, flags=re.S)[-1]
         assert "<th>Roll (d2)</th><th>Your rule</th>" in income
         assert "<th>Roll (d4)</th><th>Your number S</th>" in income
+
+
+def test_mix_unknown_asks_the_unrelated_question_a_survey_gives_it_per_form_version(tmp_path):
+    # the survey file cannot name the unrelated question yet; the Survey object can
+    survey = parse_survey(survey_text("mix_unknown", "p = [0.6, 0.8]"), "s.toml")
+    question = dataclasses.replace(survey.questions[0],
+                                   innocuous="How many <b>siblings</b> do you have?")
+    survey = dataclasses.replace(survey, questions=(question,))
+    n = 2000
+    key = tmp_path / "key.csv"
+    result = write_questionnaires(survey, respondents=n, out_dir=tmp_path / "s", key_file=key,
+                                  per_file=n, rng=seeded_source(9))
+    slips = (tmp_path / "s" / "slips-00001.html").read_text(encoding="utf-8")
+    assert ("Write your true answer to this other question instead: How many "
+            "&lt;b&gt;siblings&lt;/b&gt; do you have?") in slips
+    with key.open(newline="", encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream))
+    for group, p in (("1", 0.6), ("2", 0.8)):
+        codes = Counter(row["code"] for row in rows if row["group"] == group)
+        m = sum(codes.values())
+        assert m == result.group_counts[int(group)] == n // 2
+        assert set(codes) == {"truthful", "unrelated"}
+        assert abs(codes["truthful"] - m * p) <= SE * math.sqrt(m * p * (1 - p))
