@@ -5,33 +5,21 @@ A numeric design (:class:`surveykit.designs.quantitative.QuantitativeDesign`) te
 respondent one of a few :class:`~surveykit.designs.quantitative.Step`\\ s, each "report
 W * (c y + k U) + V" with scrambling numbers W, U, V from known devices. On a slip the
 step is drawn and so are its numbers (:func:`surveykit.collection.randomizer.draw_numbers`),
-and the slip says what to do with the numbers filled in:
+and the slip says what to do with the numbers filled in (wording keys):
 
-=====================================  =========================================  ==========
-the step                               the slip says (wording key)                 design
-=====================================  =========================================  ==========
-y                                      Write your true value. (``number_truthful``) mixtures
-S                                      Write 1000, whatever your true value.       eriksson,
-                                       (``number_draw``)                           mix_norm
-y * S                                  Multiply your true value by 1.25 and write  eichhorn_
-                                       the result. (``number_times``)              hayre
-y + S                                  Add 3.7 to your true value ...              additive
-                                       (``number_plus``)
-y * S1 + S2                            Multiply ... by 2, then add 5 ...           chaudhuri_
-                                       (``number_times_plus``)                     christofides
-W * (y + U)                            Add 4 to ..., then multiply the sum by      saha,
-                                       1.2 ... (``number_plus_times``)             diana_perri_1
-W * ((1 - beta) y + beta U)            Multiply ... by 0.7, add 1.2, then          diana_perri_2
-                                       multiply the sum by 1.1 ...
-                                       (``number_scaled_plus_times``)
-X (unrelated question)                 Write your true answer to this other        mix_unknown
-                                       question instead: ... (``number_unrelated``)
-don't know                             ``rule_dont_know``                          dont_know > 0
-=====================================  =========================================  ==========
+* y: ``number_truthful`` "Write your true value.";
+* S: ``number_draw`` "Write 1000, whatever your true value." (Eriksson, mix_norm, mix_exp);
+* y * S: ``number_times`` "Multiply your true value by 1.25 and write the result.";
+* y + S: ``number_plus`` (additive); y * S1 + S2: ``number_times_plus`` (Chaudhuri and
+  Christofides); W * (y + U): ``number_plus_times`` (Saha, Diana-Perri 1);
+  W * ((1 - beta) y + beta U): ``number_scaled_plus_times`` (Diana-Perri 2; the slip
+  prints beta U, computed exactly);
+* X, an unrelated question (mix_unknown): ``number_unrelated``, with the question's text;
+* don't know: ``rule_dont_know``.
 
 A step that computes (the scrambled ones) ends with "Round it to a whole number."
-(``number_round_whole``) or "Round it to 2 decimal places." (``number_round``) when the
-question states its ``decimals``.
+(``number_round_whole``) or "Round it to at most 2 digits after the decimal point."
+(``number_round``) when the question states its ``decimals``.
 
 Decimals of draws: a card deck or dice is printed exactly (its values are the cards'). A
 continuous scrambler (uniform, normal, exponential, Laplace) is printed rounded to
@@ -47,7 +35,7 @@ design's moments (and tests/test_numeric_paper.py checks it).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
@@ -330,7 +318,3 @@ def rounded_moments(scrambler: Scrambler, decimals: int | None) -> tuple[float, 
     variance = float(np.dot(mass, (grid - mean) ** 2)) / total
     return mean, variance
 
-
-def draws_needed(rules: Sequence[NumberRule]) -> tuple[str, ...]:
-    """The scramblers any of ``rules`` draws, in order of first use."""
-    return tuple(dict.fromkeys(name for rule in rules for name in rule.scramblers))
