@@ -18,7 +18,6 @@ What is checked, and against what:
 from __future__ import annotations
 
 import csv
-import dataclasses
 import html
 import json
 import math
@@ -313,7 +312,8 @@ def test_a_scrambler_known_only_by_its_moments_and_mix_unknown_are_refused_on_pa
          "1.1 and sd 0.5 (distribution not stated): a slip or form needs a number drawn"),
         (survey_text("mix_unknown", "p = [0.6, 0.8]"),
          "question 'n': the mix_unknown design tells respondents to answer an unrelated "
-         "numeric question, and the survey gives no text for it"),
+         "numeric question, and the survey gives no text for it, so no slip or form can ask "
+         "it; give it in the question's design, e.g. innocuous = "),
     ]:
         for mode in ("slips", "die"):
             with pytest.raises(Exception, match=re.escape(message)):
@@ -511,11 +511,10 @@ def test_a_numeric_question_in_a_two_group_survey_is_asked_alike_in_both_form_ve
 
 
 def test_mix_unknown_asks_the_unrelated_question_a_survey_gives_it_per_form_version(tmp_path):
-    # the survey file cannot name the unrelated question yet; the Survey object can
-    survey = parse_survey(survey_text("mix_unknown", "p = [0.6, 0.8]"), "s.toml")
-    question = dataclasses.replace(survey.questions[0],
-                                   innocuous="How many <b>siblings</b> do you have?")
-    survey = dataclasses.replace(survey, questions=(question,))
+    survey = parse_survey(survey_text(
+        "mix_unknown", 'p = [0.6, 0.8]\ninnocuous = "How many <b>siblings</b> do you have?"'),
+        "s.toml")
+    assert survey.questions[0].innocuous == "How many <b>siblings</b> do you have?"
     n = 2000
     key = tmp_path / "key.csv"
     result = write_questionnaires(survey, respondents=n, out_dir=tmp_path / "s", key_file=key,
@@ -531,3 +530,13 @@ def test_mix_unknown_asks_the_unrelated_question_a_survey_gives_it_per_form_vers
         assert m == result.group_counts[int(group)] == n // 2
         assert set(codes) == {"truthful", "unrelated"}
         assert abs(codes["truthful"] - m * p) <= SE * math.sqrt(m * p * (1 - p))
+
+
+def test_only_a_design_that_asks_an_unrelated_question_takes_its_text():
+    with pytest.raises(Exception, match=re.escape(
+            "questions[0].design: unknown key 'innocuous'")):
+        parse_survey(survey_text("mix_norm", 'p = 0.7\nmu = 40\nsigma = 15\n'
+                                             'innocuous = "How many siblings?"'), "s.toml")
+    with pytest.raises(Exception, match=re.escape(
+            "questions[0].design.innocuous: 3 must be the unrelated question's text in quotes")):
+        parse_survey(survey_text("mix_unknown", "p = [0.6, 0.8]\ninnocuous = 3"), "s.toml")

@@ -207,7 +207,8 @@ def _rule(step: Step, question, wording: Mapping[str, str]) -> NumberRule:
             raise ParameterError(
                 f"the {design.model} design tells respondents to answer an unrelated numeric "
                 "question, and the survey gives no text for it, so no slip or form can ask "
-                "it; use a design with a known scrambler (e.g. mix_norm or eriksson)")
+                "it; give it in the question's design, e.g. innocuous = \"How many siblings "
+                "do you have?\"")
         return NumberRule(step=step, key="number_unrelated",
                           fixed=MappingProxyType({"innocuous": question.innocuous}))
     c, k = step.coefficient, step.inner_coefficient
