@@ -42,7 +42,9 @@ from fractions import Fraction
 from typing import Literal
 
 from surveykit.designs.base import Design, Instruction, as_fraction
+from surveykit.designs.quantitative import QuantitativeDesign
 from surveykit.designs.registry import make_design
+from surveykit.designs.scramblers import Deck, Unknown
 from surveykit.errors import ParameterError
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "DieRow",
     "DieTable",
     "GroupDie",
+    "NumberDevice",
     "StateTable",
     "as_fraction",
     "candidate_dice",
@@ -61,6 +64,7 @@ __all__ = [
     "format_parameters",
     "format_probability",
     "nearest_die_design",
+    "numeric_die_plan",
     "smallest_dice",
 ]
 
@@ -351,6 +355,113 @@ def _describe_plan(design: Design, plan: Sequence[GroupDie | None]) -> str:
         return described[0]
     return ", ".join(f"{describe} in group {name}"
                      for name, describe in zip(design.group_names, described, strict=True))
+
+
+# -- numeric questions -------------------------------------------------------------------------
+
+#: Most cards a form prints as a deck for respondents to make (a deck no die realizes).
+MAX_PRINTED_CARDS = 60
+# Dice a scrambler may be the sum of (a number of dice of one kind from SINGLE_DICE).
+_MAX_SUMMED_DICE = 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class NumberDevice:
+    """How a respondent draws a numeric design's scrambling number ``name`` in private.
+
+    * ``kind="dice"``: roll ``dice`` and add up the faces (the scrambler is that sum);
+    * ``kind="table"``: roll ``table.dice`` and look the number up: of the table's outcomes
+      the first ``table.counts[0]`` give ``values[0]``, and so on;
+    * ``kind="cards"``: make a deck of the cards ``values`` (a card per entry), shuffle,
+      draw one and put it back.
+    """
+
+    name: str
+    kind: Literal["dice", "table", "cards"]
+    dice: tuple[int, ...] = ()
+    table: DieTable | None = None
+    values: tuple[Fraction, ...] = ()
+
+
+def _summed_dice(deck: Deck) -> tuple[int, ...] | None:
+    for sides in SINGLE_DICE:
+        for count in range(1, _MAX_SUMMED_DICE + 1):
+            if sides ** count > 10_000:
+                break
+            if deck.values[0] == count and deck.values[-1] == count * sides \
+                    and deck == Deck.dice(count, sides):
+                return (sides,) * count
+    return None
+
+
+def _number_device(name: str, deck: Deck) -> NumberDevice | None:
+    summed = _summed_dice(deck)
+    if summed is not None:
+        return NumberDevice(name=name, kind="dice", dice=summed)
+    probabilities = [p for _, p in deck.points()]
+    dice = smallest_dice([probabilities])
+    if dice is not None:
+        return NumberDevice(name=name, kind="table", dice=dice,
+                            table=die_table(probabilities, dice), values=deck.values)
+    if deck.cards <= MAX_PRINTED_CARDS:
+        return NumberDevice(name=name, kind="cards", values=tuple(
+            v for v, w in zip(deck.values, deck.weights, strict=True) for _ in range(w)))
+    return None
+
+
+def numeric_die_plan(design: QuantitativeDesign, *,
+                     otherwise: str = "generate with --mode slips"
+                     ) -> tuple[tuple[GroupDie | None, ...], tuple[NumberDevice, ...]]:
+    """What respondents of a numeric design roll or draw themselves, exactly: per group, the
+    dice that pick the step (None: one step, nothing to roll), and a device per scrambling
+    number (a sum of dice, a die table, or a printed card deck).
+
+    A card deck or dice is realized exactly; a continuous scrambler (normal, uniform,
+    exponential, Laplace) or one known only by its mean and sd is not, and is refused with
+    a :class:`DieDesignError` whose message ends with ``otherwise``.
+
+    >>> from surveykit.designs.quantitative import Eriksson
+    >>> steps, devices = numeric_die_plan(Eriksson(p=0.6, scrambler=[0, 1, 3, 5, 8]))
+    >>> steps[0].describe(), [(d.name, d.kind, d.dice) for d in devices]
+    ('one d10', [('S', 'table', (10,))])
+    """
+    steps: list[GroupDie | None] = []
+    for g, group in enumerate(design.protocol.groups):
+        used = tuple(s for s in group if s.probability > 0)
+        if len(used) == 1:
+            steps.append(None)
+            continue
+        probabilities = [s.probability for s in used]
+        dice = smallest_dice([probabilities])
+        if dice is None:
+            in_group = f" in group {g + 1}" if len(design.protocol.groups) > 1 else ""
+            shown = ", ".join(f"{s.code} {format_probability(s.probability)}" for s in used)
+            raise DieDesignError(
+                f"no die in d{', d'.join(map(str, SINGLE_DICE))} or pair of dice realizes the "
+                f"steps of {design.model}{in_group} ({shown}) exactly; choose probabilities "
+                f"that are whole numbers of a die's faces (p = 0.6 is a d10, p = 2/3 a d6) or "
+                f"{otherwise}", None)
+        steps.append(GroupDie(kind="instructions", dice=dice, instructions=used,
+                              table=die_table(probabilities, dice)))
+    used_names = dict.fromkeys(name for group in design.protocol.groups for step in group
+                               for name in step.scrambler_names)
+    devices = []
+    for name in used_names:
+        scrambler = design.scramblers[name]
+        if isinstance(scrambler, Unknown):
+            continue  # an unrelated question: asked, not drawn
+        device = _number_device(name, scrambler) if isinstance(scrambler, Deck) else None
+        if device is None:
+            what = (f"a deck of {scrambler.cards} cards no die realizes (at most "
+                    f"{MAX_PRINTED_CARDS} cards are printed)" if isinstance(scrambler, Deck)
+                    else scrambler.describe())
+            raise DieDesignError(
+                f"scrambler {name} of {design.model} is {what}: no dice or printed cards "
+                f"draw it exactly; {otherwise} (the randomizer draws it and prints it on the "
+                "slip) or give a card deck or dice (scrambler = [0, 1, 3, 5, 8], \"die\" or "
+                "\"dice\")", None)
+        devices.append(device)
+    return tuple(steps), tuple(devices)
 
 
 # -- the nearest design that dice realize -----------------------------------------------------

@@ -53,6 +53,7 @@ from surveykit.collection.randomizer import (
     RandomSource,
     balanced_groups,
     draw_instruction_matrix,
+    draw_numbers,
     question_protocols,
 )
 from surveykit.collection.render import (
@@ -355,8 +356,12 @@ class _BatchWriter:
             drawn = draw_instruction_matrix(self.designs, groups, rng=self.rng)
             self._count(drawn, groups)
             rows = drawn.tolist()
-            context["slips"] = [self.layout.slip(g, row)
-                                for g, row in zip(group_list, rows, strict=True)]
+            numbers = self._draw_numbers(size)
+            context["slips"] = [
+                self.layout.slip(g, row, [None if column is None else
+                                          {name: values[r] for name, values in column.items()}
+                                          for column in numbers])
+                for r, (g, row) in enumerate(zip(group_list, rows, strict=True))]
             if self.key_writer is not None:
                 self.key_writer.writerows(
                     (rid, g + 1, line.question.id, line.code)
@@ -367,6 +372,20 @@ class _BatchWriter:
             self.created.append(path)
             with open(path, "x", encoding="utf-8") as stream:
                 render_to(stream, template, context)
+
+    def _draw_numbers(self, size: int) -> list[dict | None]:
+        """Per question, each numeric question's scrambling numbers for ``size`` respondents
+        (every scrambler for everybody; a slip prints those its rule uses), as printed."""
+        out: list[dict | None] = []
+        for j, decimals in enumerate(self.layout.number_draws or [None] * len(self.designs)):
+            if decimals is None:
+                out.append(None)
+                continue
+            scramblers = self.designs[j].scramblers
+            out.append({name: draw_numbers(scramblers[name], size, decimals=places,
+                                           rng=self.rng)
+                        for name, places in decimals.items()})
+        return out
 
     def _count(self, drawn: np.ndarray, groups: np.ndarray) -> None:
         cells = self.group_count * self.width

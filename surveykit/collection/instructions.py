@@ -21,6 +21,8 @@ question's ``wording``):
 * ``web_number_*`` -- the web page's rules for numeric questions, whose
   ``{value}``, ``{factor}`` and ``{offset}`` the browser fills with the numbers it
   drew (docs/web-collection.md), and its messages about a typed number.
+* ``number_*`` -- the rules of numeric questions, with the drawn numbers filled in
+  (:mod:`surveykit.collection.numeric` lists them).
 
 Placeholders are filled with :meth:`str.format`; a text with a placeholder
 the key does not know (``{answr}``) is refused when the layout is built, so a
@@ -81,6 +83,22 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = MappingProxyType({
     "web_number_round": frozenset({"step"}),
     "web_number_decimals": frozenset({"step"}),
     "web_number_range": frozenset({"low", "high"}),
+    "number_decimals": frozenset({"decimals"}),
+    "number_draw": frozenset({"number"}),
+    "number_times": frozenset({"multiplier"}),
+    "number_plus": frozenset({"addend"}),
+    "number_times_plus": frozenset({"multiplier", "addend"}),
+    "number_plus_times": frozenset({"addend", "multiplier"}),
+    "number_scaled_plus_times": frozenset({"factor", "addend", "multiplier"}),
+    "number_unrelated": frozenset({"innocuous"}),
+    "number_round": frozenset({"decimals"}),
+    "number_device_value": frozenset({"name"}),
+    "number_device_scaled": frozenset({"factor", "name"}),
+    "number_device_dice": frozenset({"name", "dice"}),
+    "number_device_die": frozenset({"name", "dice"}),
+    "number_device_table": frozenset({"name"}),
+    "number_device_cards": frozenset({"name", "cards", "values"}),
+    "number_value_label": frozenset({"name"}),
 })
 
 # Control characters (C0 but tab and line feed, DEL, C1) and the bidirectional overrides and

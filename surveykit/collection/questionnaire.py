@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from surveykit.collection.dice import GroupDie, die_plan, format_faces
+from surveykit.collection.dice import (
+    GroupDie,
+    NumberDevice,
+    describe_dice,
+    die_plan,
+    format_faces,
+    numeric_die_plan,
+)
 from surveykit.collection.instructions import (
     answer_options,
     answer_text,
@@ -41,7 +48,9 @@ from surveykit.collection.instructions import (
     state_text,
     wording_text,
 )
+from surveykit.collection.numeric import NumberRule, decimal_text, number_rules, scrambler_decimals
 from surveykit.collection.randomizer import instruction_thresholds, question_protocols
+from surveykit.designs.base import DONT_KNOW
 from surveykit.errors import ParameterError
 
 __all__ = [
@@ -105,11 +114,17 @@ class DieRowView:
 class DieTableView:
     """One lookup table. ``heading`` is empty for a table of instructions and names the true
     state for a per-state table ("If your true answer is Yes:"); ``count`` is the sentence
-    of a die rolled several times (Kuk's cards), whose table then has no rows."""
+    of a die rolled several times (Kuk's cards), or the sentence shown instead of a table
+    (numeric questions: a rule that needs no roll, dice to add up, cards to make), whose
+    table then has no rows. ``dice`` and ``label`` are set for a numeric question's
+    number table (its own dice, and the heading of its second column); else the
+    question's dice and ``rule_label`` apply."""
 
     heading: str
     rows: tuple[DieRowView, ...]
     count: str = ""
+    dice: tuple[int, ...] = ()
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -129,6 +144,11 @@ class QuestionView:
     ``innocuous`` and ``prompt`` are set for designs that ask one combined
     question (crosswise, triangular): the innocuous question printed under the
     sensitive one, and the instructions for the combined answer.
+
+    ``numeric`` is set for a numeric question (``type = "number"``): its sheet has a box
+    for the reported number, followed by ``unit`` and the sentence ``number_hint``
+    (whole numbers, at most so many decimals), and ``answers`` holds only "don't know"
+    when the design has that branch.
     """
 
     number: int
@@ -138,6 +158,9 @@ class QuestionView:
     answers: tuple[AnswerOption, ...]
     innocuous: str | None = None
     prompt: str = ""
+    numeric: bool = False
+    unit: str = ""
+    number_hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -192,7 +215,10 @@ class QuestionnaireLayout:
     """Everything that is the same on every page of a group.
 
     ``slip_lines[j][g][i]`` is the slip line of instruction i of question j
-    for group g (slips mode).
+    for group g (slips mode; empty for a numeric question). For a numeric question j,
+    ``number_rules[j][g][i]`` is the rule of step i in group g and
+    ``number_draws[j]`` the decimals each of its scramblers is printed with (None: a
+    deck, exact); both are None for other questions.
     """
 
     survey_name: str
@@ -204,20 +230,39 @@ class QuestionnaireLayout:
     groups: tuple[GroupView, ...]
     forms: tuple[FormView, ...]
     slip_lines: tuple[tuple[tuple[SlipLine, ...], ...], ...]
+    number_rules: tuple[tuple[tuple[NumberRule, ...], ...] | None, ...] = ()
+    number_draws: tuple[Mapping[str, int | None] | None, ...] = ()
 
     @property
     def show_groups(self) -> bool:
         """True for multi-group surveys: pages name their form version."""
         return len(self.groups) > 1
 
-    def slip(self, group: int, drawn: Sequence[int]) -> Slip:
+    def slip(self, group: int, drawn: Sequence[int],
+             numbers: Sequence[Mapping[str, object] | None] | None = None) -> Slip:
         """The slip of a respondent of group ``group`` (0-based) with the instructions
-        ``drawn`` (one index per question). It deliberately holds no respondent id."""
+        ``drawn`` (one index per question) and, for numeric questions, ``numbers[j]``:
+        their drawn scrambling numbers by name (exact fractions, as printed). It
+        deliberately holds no respondent id."""
         if len(drawn) != len(self.questions):
             raise ParameterError(f"{len(drawn)} instructions for {len(self.questions)} "
                                  "questions; give one per question")
-        lines = tuple(self.slip_lines[j][group][i] for j, i in enumerate(drawn))
-        return Slip(group=self.groups[group], show_group=self.show_groups, lines=lines)
+        lines = []
+        for j, i in enumerate(drawn):
+            rules = self.number_rules[j] if self.number_rules else None
+            if rules is None:
+                lines.append(self.slip_lines[j][group][i])
+                continue
+            rule = rules[group if len(rules) > 1 else 0][i]  # one-group designs: the same
+            values = (numbers[j] if numbers is not None else None) or {}
+            missing = [name for name in rule.scramblers if name not in values]
+            if missing:
+                raise ParameterError(f"question {self.questions[j].id!r}: the rule "
+                                     f"{rule.code!r} needs the drawn {', '.join(missing)}")
+            view = self.questions[j]
+            lines.append(SlipLine(question=view, rule=rule.step.kind, code=rule.key_code(values),
+                                  instruction=rule.text(view.wording, values)))
+        return Slip(group=self.groups[group], show_group=self.show_groups, lines=tuple(lines))
 
     def pages(self, respondent_ids: Sequence[str], groups: Sequence[int]) -> list[Page]:
         """One page per id, with the form of its group (0-based)."""
@@ -247,6 +292,15 @@ def merge_wording(defaults: Mapping[str, str], *overrides: tuple[str, Mapping[st
 
 def _question_view(number: int, question, wording: Mapping[str, str]) -> QuestionView:
     design = question.design
+    if getattr(question, "numeric", False):
+        answers = ((AnswerOption(label=DONT_KNOW, text=wording_text(wording, "answer_dont_know")),)
+                   if design.designed_dont_know > 0 else ())
+        hint = ("" if question.decimals is None
+                else wording_text(wording, "number_whole") if question.decimals == 0
+                else fill(wording, "number_decimals", decimals=question.decimals))
+        return QuestionView(number=number, id=question.id, text=question.text,
+                            wording=wording, answers=answers, numeric=True,
+                            unit=question.unit or "", number_hint=hint)
     answers = tuple(AnswerOption(label=label, text=text)
                     for label, text in answer_options(design, wording))
     prompt = design.combined_wording.get("prompt")
@@ -296,6 +350,42 @@ def _die_view(die: GroupDie, question, wording: Mapping[str, str]) -> DieView:
                    tables=tuple(tables))
 
 
+def _numeric_die_view(question, wording: Mapping[str, str], step_die: GroupDie | None,
+                      rules: Sequence[NumberRule], devices: Sequence[NumberDevice]
+                      ) -> DieView:
+    """A numeric question's form: the table that picks the step (or the one rule), then how
+    to draw each scrambling number the rules use."""
+    tables = []
+    if step_die is None:
+        tables.append(DieTableView(heading="", rows=(), count=rules[0].device_text(wording)))
+    else:
+        by_code = {rule.code: rule for rule in rules}
+        used = [by_code[step.code] for step in step_die.instructions]
+        tables.append(DieTableView(heading="", rows=_rows(
+            step_die.table, [rule.step.kind for rule in used],
+            [rule.device_text(wording) for rule in used])))
+    for device in devices:
+        if device.kind == "dice":
+            key = "number_device_die" if len(device.dice) == 1 else "number_device_dice"
+            count = fill(wording, key, name=device.name,
+                         dice=describe_dice(device.dice) if len(device.dice) <= 2
+                         else f"{len(device.dice)} d{device.dice[0]}")
+            tables.append(DieTableView(heading="", rows=(), count=count))
+        elif device.kind == "cards":
+            count = fill(wording, "number_device_cards", name=device.name,
+                         cards=len(device.values),
+                         values=", ".join(decimal_text(v) for v in device.values))
+            tables.append(DieTableView(heading="", rows=(), count=count))
+        else:
+            texts = [decimal_text(v) for v in device.values]
+            tables.append(DieTableView(
+                heading=fill(wording, "number_device_table", name=device.name),
+                rows=_rows(device.table, texts, texts), dice=device.dice,
+                label=fill(wording, "number_value_label", name=device.name)))
+    dice = step_die.dice if step_die is not None else ()
+    return DieView(dice=dice, two_dice=len(dice) == 2, kind="numeric", tables=tuple(tables))
+
+
 def _rows(table, rules: Sequence[str], texts: Sequence[str]) -> tuple[DieRowView, ...]:
     return tuple(
         DieRowView(first=row.first, rules=tuple(
@@ -321,12 +411,33 @@ def build_layout(survey, *, mode: Mode, wording_defaults: Mapping[str, str]
                                    (f"survey {survey.name!r} [wording]", survey.wording))
     groups = tuple(GroupView(number=i, name=name) for i, name in enumerate(survey.groups, 1))
     questions, slip_lines, dice = [], [], []
+    numbers: list = []
+    draws: list = []
     for number, question in enumerate(survey.questions, start=1):
         try:
             wording = merge_wording(survey_wording,
                                     (f"question {question.id!r} wording", question.wording))
             view = _question_view(number, question, wording)
             questions.append(view)
+            if view.numeric:
+                rules = number_rules(question, wording)
+                numbers.append(rules)
+                draws.append(MappingProxyType(scrambler_decimals(question)))
+                slip_lines.append(())
+                if mode == "slips":
+                    for group_rules in rules:
+                        instruction_thresholds([rule.step for rule in group_rules])
+                    dice.append((None,) * len(groups))
+                    continue
+                steps, devices = numeric_die_plan(question.design)
+                own = len(question.design.group_names)
+                dice.append(tuple(
+                    _numeric_die_view(question, wording, steps[g if own > 1 else 0],
+                                      rules[g if own > 1 else 0], devices)
+                    for g in range(len(groups))))
+                continue
+            numbers.append(None)
+            draws.append(None)
             if mode == "slips":
                 slip_lines.append(_slip_lines(question, view, len(groups)))
                 dice.append((None,) * len(groups))
@@ -348,7 +459,8 @@ def build_layout(survey, *, mode: Mode, wording_defaults: Mapping[str, str]
     return QuestionnaireLayout(survey_name=survey.name, title=survey.title,
                                language=survey.language, mode=mode, wording=survey_wording,
                                questions=tuple(questions), groups=groups, forms=forms,
-                               slip_lines=tuple(slip_lines))
+                               slip_lines=tuple(slip_lines), number_rules=tuple(numbers),
+                               number_draws=tuple(draws))
 
 
 def _with_question(exc: ParameterError, question_id: str) -> ParameterError:

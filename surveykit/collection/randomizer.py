@@ -32,6 +32,12 @@ the only ones surveykit computes: the web page's browser draws with them
 (:mod:`surveykit.collection.webform`) and device-randomized XLSForms compare
 ``random() * 2^53`` with them (:mod:`surveykit.collection.xlsform`).
 
+How a numeric question's scrambling number is drawn (:func:`draw_numbers`): a card of a
+deck (or a sum of dice) with the deck's exact probabilities on the same 2^53 grid; a
+continuous scrambler (uniform, normal, exponential, Laplace) as its inverse distribution
+function at (U + 1/2) / 2^53, rounded to ``decimals`` decimals (what a slip prints; see
+docs/questionnaires.md, "Numeric questions", for what the rounding does to the design).
+
 How groups are drawn: a *balanced* assignment (every group gets n // G
 respondents and n mod G groups, chosen at random, one more) in an order given
 by a uniformly random permutation; the permutation sorts distinct 64-bit
@@ -49,6 +55,7 @@ from fractions import Fraction
 import numpy as np
 
 from surveykit.designs.base import Design, Instruction
+from surveykit.designs.scramblers import Deck, Exponential, Laplace, Normal, Scrambler, Uniform
 from surveykit.errors import ParameterError
 
 __all__ = [
@@ -59,6 +66,7 @@ __all__ = [
     "balanced_groups",
     "draw_instruction_matrix",
     "draw_instructions",
+    "draw_numbers",
     "instruction_indices",
     "instruction_thresholds",
     "probability_thresholds",
@@ -179,6 +187,11 @@ def probability_thresholds(probabilities: Sequence[Fraction]) -> tuple[int, ...]
         raise ParameterError(
             f"instruction probabilities add up to {float(total):.12g}, not 1; every respondent "
             "must get exactly one instruction")
+    return _thresholds(probabilities, total)
+
+
+def _thresholds(probabilities: Sequence[Fraction], total: Fraction = Fraction(1)
+                ) -> tuple[int, ...]:
     return tuple(round(c / total * _GRID) for c in itertools.accumulate(probabilities))
 
 
@@ -268,6 +281,59 @@ def draw_instruction_matrix(designs: Sequence[Design], groups: np.ndarray | None
         for mask, protocol in zip(masks, protocols, strict=True):
             drawn[mask, j] = instruction_indices(protocol, uniforms[mask, j])
     return drawn
+
+
+# -- numbers -----------------------------------------------------------------------------
+
+
+def draw_numbers(scrambler: Scrambler, size: int, *, decimals: int | None = None,
+                 rng: RandomSource | None = None) -> tuple[Fraction, ...]:
+    """``size`` independent draws of a numeric question's scrambling number, exactly as
+    printed: a card of a :class:`~surveykit.designs.scramblers.Deck` (exact probabilities on
+    the 2^53 grid, as instructions are drawn), or a continuous scrambler's inverse
+    distribution function at (U + 1/2) / 2^53 rounded to ``decimals`` decimals (required for
+    continuous scramblers; round half to even). ``rng=None`` uses operating-system entropy.
+
+    >>> from surveykit.designs.scramblers import Deck, Normal
+    >>> sorted(set(draw_numbers(Deck.from_cards([0, 10]), 50)))
+    [Fraction(0, 1), Fraction(10, 1)]
+    >>> all(x.denominator in (1, 2, 5, 10) for x in draw_numbers(Normal(mu=0, sigma=1), 20,
+    ...                                                          decimals=1))
+    True
+    """
+    size = _check_size(size)
+    uniforms = uniform_integers(rng, size, bits=GRID_BITS)
+    if isinstance(scrambler, Deck):
+        points = scrambler.points()
+        thresholds = np.array(_thresholds([p for _, p in points]), dtype=np.uint64)
+        return tuple(points[i][0] for i in np.searchsorted(thresholds, uniforms, side="right"))
+    if decimals is None or isinstance(decimals, bool) or not 0 <= decimals <= 12:
+        raise ParameterError(f"decimals ({decimals!r}) must be a whole number from 0 to 12 "
+                             f"for a continuous scrambler ({scrambler.describe()})")
+    u = (uniforms.astype(np.float64) + 0.5) / float(_GRID)
+    values = _inverse_cdf(scrambler, u)
+    scale = 10 ** decimals
+    return tuple(Fraction(int(n), scale) for n in np.rint(values * scale))
+
+
+def _inverse_cdf(scrambler: Scrambler, u: np.ndarray) -> np.ndarray:
+    """The quantile function of a continuous scrambler at ``u`` in (0, 1)."""
+    if isinstance(scrambler, Uniform):
+        return scrambler.low + u * (scrambler.high - scrambler.low)
+    if isinstance(scrambler, Normal):
+        from scipy.special import ndtri
+
+        return scrambler.mu + scrambler.sigma * ndtri(u)
+    if isinstance(scrambler, Exponential):
+        return -scrambler.mu * np.log1p(-u)
+    if isinstance(scrambler, Laplace):
+        centred = u - 0.5
+        return scrambler.mu - scrambler.scale * np.sign(centred) * np.log1p(
+            -2 * np.abs(centred))
+    raise ParameterError(
+        f"cannot draw from {scrambler.describe()}: give its distribution (a list of card "
+        "values, \"die\", \"dice\", \"uniform\", \"normal\", \"exponential\" or "
+        "\"laplace\")")
 
 
 # -- groups -------------------------------------------------------------------------------

@@ -882,7 +882,7 @@ def _numeric_answer_rows(builder: _Builder, question, number: int,
     for steps in question.design.protocol.groups:
         formulas += [s.formula() for s in steps if s.kind != "dont_know"
                      and s.formula() not in formulas]
-    hint = f"{wording_text(wording, 'number_hint')}\n{'; '.join(formulas)}"
+    hint = f"{wording_text(wording, 'number_form_hint')}\n{'; '.join(formulas)}"
     if question.unit:
         hint += f"\n{wording_text(wording, 'number_unit_label')}: {question.unit}"
     if wording.get("reminder"):

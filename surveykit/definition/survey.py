@@ -138,6 +138,8 @@ _TOP_KEYS = frozenset({"name", "title", "language", "design", "mechanism", "word
                        "questions", "import", "covariates", "models", "joint", "sampling"})
 _QUESTION_KEYS = frozenset({"id", "text", "type", "design", "mechanism", "aliases", "wording",
                             "range", "unit", "decimals"})
+#: Numeric designs that ask an unrelated numeric question, whose text ``innocuous`` gives.
+UNRELATED_NUMERIC_DESIGNS = ("mix_unknown",)
 #: What a question asks for: one of the design's answers (yes/no, categories) or a number.
 QUESTION_TYPES = ("choice", "number")
 _NUMBER_KEYS = ("range", "unit", "decimals")
@@ -582,7 +584,7 @@ class _Validator:
                                       "survey needs a default [design] table (e.g. model = "
                                       "\"warner\", p = 0.7) or [mechanism] with p and q")
         if kind == "number":
-            return self.numeric_question(entry, where, question_id, text, design)
+            return self.numeric_question(entry, where, question_id, text, design, innocuous)
         if isinstance(design, QuantitativeDesign):
             origin = f"{where}.design" if "design" in entry else "design"
             raise self.fail(f"{origin}.model", (
@@ -598,7 +600,8 @@ class _Validator:
                         aliases=MappingProxyType(aliases), wording=wording, innocuous=innocuous)
 
     def numeric_question(self, entry: dict, where: str, question_id: str, text: str,
-                         design: Design | QuantitativeDesign) -> Question:
+                         design: Design | QuantitativeDesign,
+                         innocuous: str | None = None) -> Question:
         """A ``type = "number"`` question: a numeric-answer design, its range, unit, decimals."""
         if not isinstance(design, QuantitativeDesign):
             origin = f"{where}.design" if "design" in entry else "design"
@@ -634,7 +637,8 @@ class _Validator:
         self.numeric_realizable(design, f"{where}.design" if "design" in entry else "design")
         wording = self.wording(entry.get("wording", {}), f"{where}.wording")
         return Question(id=question_id, text=text, design=design, wording=wording,
-                        type="number", range=bounds, unit=unit, decimals=decimals)
+                        type="number", range=bounds, unit=unit, decimals=decimals,
+                        innocuous=innocuous)
 
     def range(self, value: object, where: str, decimals: int | None
               ) -> tuple[float, float] | None:
@@ -687,7 +691,7 @@ class _Validator:
         if not isinstance(model, str):
             raise self.fail(f"{where}.model", f"{model!r} must be a design name in quotes")
         if _numeric_model(model):
-            return self.numeric_design(value, where, model), None
+            return self.numeric_design(value, where, model)
         try:
             cls = design_class(model)
         except ParameterError as exc:
@@ -728,13 +732,25 @@ class _Validator:
         self.labels(design, where, parameters)
         return design, innocuous.strip() if innocuous else None
 
-    def numeric_design(self, value: dict, where: str, model: str) -> QuantitativeDesign:
-        """A design for numeric answers (RRTCS's and RRreg's names and parameters)."""
+    def numeric_design(self, value: dict, where: str, model: str
+                       ) -> tuple[QuantitativeDesign, str | None]:
+        """A design for numeric answers (RRTCS's and RRreg's names and parameters), and the
+        unrelated numeric question's text (``innocuous``) of a design that asks one
+        (mix_unknown: printed on slips and forms, which cannot ask it without)."""
         cls = quantitative_design_class(model.strip())
         allowed = accepted_parameters(model.strip())
+        if cls.model in UNRELATED_NUMERIC_DESIGNS:
+            allowed = [*allowed, "innocuous"]
         self.unknown_keys(value, ["model", *allowed], where,
                           f"model and the parameters of {cls.model} ({', '.join(allowed)})")
-        parameters = {k: v for k, v in value.items() if k != "model"}
+        innocuous = value.get("innocuous")
+        if innocuous is not None:
+            if not isinstance(innocuous, str) or not innocuous.strip():
+                raise self.fail(f"{where}.innocuous", f"{innocuous!r} must be the unrelated "
+                                                      "question's text in quotes")
+            self.text(innocuous, f"{where}.innocuous")
+            innocuous = innocuous.strip()
+        parameters = {k: v for k, v in value.items() if k not in ("model", "innocuous")}
         try:
             design = make_design(model.strip(), **parameters)
         except ParameterError as exc:
@@ -742,7 +758,7 @@ class _Validator:
                        None)
             raise self.fail(f"{where}.{key}" if key else where, str(exc)) from None
         assert isinstance(design, QuantitativeDesign)
-        return design
+        return design, innocuous
 
     def realizable(self, design: Design, where: str) -> None:
         """Every instruction's probability is 0 or at least MIN_PROBABILITY, and the answers

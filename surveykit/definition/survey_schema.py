@@ -28,7 +28,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from surveykit.definition.covariates import COVARIATE_KINDS
-from surveykit.definition.survey import MAX_DECIMALS, MAX_UNIT, QUESTION_TYPES, wording_keys
+from surveykit.definition.survey import (
+    MAX_DECIMALS,
+    MAX_UNIT,
+    QUESTION_TYPES,
+    UNRELATED_NUMERIC_DESIGNS,
+    wording_keys,
+)
 from surveykit.designs.registry import (
     ALIASES,
     PRESETS,
@@ -80,7 +86,8 @@ KEYS: tuple[Key, ...] = (
     Key(path="design.model", kind="text", default="required",
         example='model = "sld"', about="the design's name (RRreg's, a long alias or rr's)"),
     Key(path="design.innocuous", kind="text", default="required for uqtknown, uqtunknown, "
-        "crosswise, triangular; refused otherwise",
+        "crosswise, triangular; for mix_unknown the unrelated numeric question (generate "
+        "needs it); refused otherwise",
         example='innocuous = "Were you born in January, February or March?"',
         about="the innocuous question's text"),
     Key(path="design.<parameter>", kind="per design", default="per design",
@@ -329,7 +336,8 @@ def _design_schema() -> dict:
                                    [n for n in required if n != "p"]))
     for preset in QUANTITATIVE_PRESETS:
         parameters = _parameters(preset)
-        rules.append(_rule(_numeric_names(preset), ["model", *parameters],
+        extra = ["innocuous"] if preset in UNRELATED_NUMERIC_DESIGNS else []
+        rules.append(_rule(_numeric_names(preset), ["model", *parameters, *extra],
                            ["model", *(n for n, needed in parameters.items() if needed)]))
     return {"type": "object", "description": "a design: model = NAME and its parameters",
             "required": ["model"], "properties": properties, "additionalProperties": False,
@@ -498,6 +506,8 @@ def design_parameters_markdown() -> str:
         if preset in INNOCUOUS_DESIGNS:
             needed.append("innocuous")
         optional = [n for n, required in parameters.items() if not required]
+        if preset in UNRELATED_NUMERIC_DESIGNS:
+            optional.append("innocuous")
         names = model_names(preset) if preset in PRESETS else _numeric_names(preset)
         others = [n for n in names[1:] if "-" not in n]
         rows.append(f"| `{preset}` | {', '.join(f'`{n}`' for n in others) or '-'} | "

@@ -137,6 +137,16 @@ class Step:
     offset: str | None = None
 
     @property
+    def code(self) -> str:
+        """The step's stable name where instruction codes are kept (the randomizer audit's
+        totals): its kind, as a categorical instruction's ``code``.
+
+        >>> Step("draw", Fraction(1, 2), offset="S").code
+        'draw'
+        """
+        return self.kind
+
+    @property
     def depends_on_value(self) -> bool:
         """Whether the answer depends on the true value (c != 0)."""
         return self.kind != "dont_know" and self.coefficient != 0
