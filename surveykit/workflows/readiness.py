@@ -27,6 +27,8 @@ from surveykit.collection.webform import build_web_form
 from surveykit.collection.xlsform import RANDOMIZE, FieldNameError, build_xlsform
 from surveykit.counts import Counts
 from surveykit.errors import ParameterError, SurveyDefinitionError, SurveykitError
+from surveykit.numeric_counts import NumericCounts
+from surveykit.reporting.numeric_section import numeric_section
 from surveykit.reporting.report import build_report, render_report
 
 __all__ = ["check_survey"]
@@ -98,11 +100,20 @@ def _report(survey) -> None:
 
     few = [_Answers(q.id, Counts.from_mapping({
         group: dict.fromkeys(q.design.response_labels, 10) for group in q.design.group_names}))
-        for q in survey.questions]
-    for counts in ([], few):
-        report = build_report(survey, counts)
+        for q in survey.questions if not q.numeric]
+    numbers = [numeric_section(q, _few_numbers(q)) for q in survey.questions if q.numeric]
+    for counts, numeric in (([], ()), (few, numbers)):
+        report = build_report(survey, counts, numeric=numeric)
         for fmt in ("text", "json"):
             render_report(report, fmt)
+
+
+def _few_numbers(question) -> NumericCounts:
+    """Ten answers per group around the middle of the question's range (or 1)."""
+    middle = sum(question.range) / 2 if question.range is not None else 1.0
+    return NumericCounts.from_mapping({
+        group: {"n": 10, "sum": 10 * middle, "sum_squares": 10 * (middle ** 2 + 1)}
+        for group in question.design.group_names})
 
 
 def _xlsform(survey, defaults) -> None:
