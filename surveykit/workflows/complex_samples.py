@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from html import escape
 from os import PathLike
@@ -37,7 +37,7 @@ from surveykit.errors import EstimationError, ParameterError, printable
 from surveykit.reporting.report import REPORT_FORMATS, Report, build_report, render_report
 from surveykit.sampling import VARIANCE_METHODS, SamplingDesign
 from surveykit.store import database as store
-from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame
+from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
 
 __all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
            "complex_regress_text", "complex_report_for_survey", "render_complex_report",
@@ -143,8 +143,7 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
 
     >>> # complex_report_for_survey("surveykit.db", "api_strat", by="stype").to_dict()
     """
-    from surveykit.sampling import survey_estimate, weighted_counts
-    from surveykit.sampling.rows import design_rows
+    from surveykit.sampling import survey_estimate
 
     if variance not in VARIANCE_METHODS:
         raise ParameterError(f"--variance ({variance!r}) must be one of "
@@ -156,39 +155,104 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
                                  "report assumes simple random sampling (see 'surveykit docs "
                                  "complex-samples' to declare weights, strata and clusters)")
         by_name = _by_column(survey, by)
-        survey, frame = sampling_frame(engine, survey.name,
-                                       covariates=[by_name] if by_name else [])
+        sample = _sample_from_cells(engine, survey, variance, by_name)
+        if sample is None:
+            sample = _sample_from_rows(engine, survey, variance, by_name)
         counts = store.count_responses(engine, survey.name, survey=survey)
         issued = store.issued_respondent_count(engine, survey.name)
         tallies = store.code_tallies(engine, survey.name) if issued else None
     report = build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
                           method=method)
-    if frame.empty:
+    if sample.respondents == 0:
         raise ParameterError(f"survey {survey.name!r} has no answers yet: import some first")
-    sampling = survey.sampling
-    keep = variance in ("jackknife", "bootstrap", "brr")
-    rows = design_rows(frame, sampling, keep_respondents=keep)
-    shape = rows.counts
     estimates: dict[str, object] = {}
     skipped: dict[str, str] = {}
     for question in survey.questions:
-        group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
         try:
-            weighted = weighted_counts(frame, sampling, design=question.design,
-                                       answer=question.id, group=group, domain=by_name,
-                                       keep_respondents=keep)
-            estimate = survey_estimate(question.design, weighted, variance=variance,
-                                       replicates=replicates, rng=rng)
+            estimate = survey_estimate(question.design, sample.counts(question),
+                                       variance=variance, replicates=replicates, rng=rng)
             # domains in their values' order, as svyby gives them
             estimates[question.id] = replace(estimate, domains=tuple(
                 sorted(estimate.domains, key=lambda d: _domain_key(d.domain))))
         except EstimationError as exc:
             skipped[question.id] = str(exc)
     return ComplexSampleReport(
-        report=report, sampling=sampling, variance=variance, by=by_name, level=level,
-        estimates=estimates, skipped=skipped, respondents=len(frame),
-        strata=shape.stratum_count, psus=shape.psu_count,
-        sum_weights=float(math.fsum(rows.weight)), df=shape.degrees_of_freedom)
+        report=report, sampling=survey.sampling, variance=variance, by=by_name, level=level,
+        estimates=estimates, skipped=skipped, respondents=sample.respondents,
+        strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights, df=sample.df)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Sample:
+    """The respondents of a complex sample as estimation reads them: ``counts(question)``
+    gives a question's weighted counts; the rest describes the sample."""
+
+    counts: Callable[[object], object]
+    respondents: int
+    strata: int
+    psus: int
+    sum_weights: float
+    df: int
+
+
+def _sample_from_cells(engine: Engine, survey, variance: str, by: str | None
+                       ) -> _Sample | None:
+    """The sample from the store's weighted cells (one GROUP BY in the database: O(cells)
+    rows whatever the number of respondents), for the linearization variance; None where
+    only the respondents' rows will do: the replicate variances (a jackknife without
+    clusters, bootstrap and BRR draw or pair respondents and PSUs in their stored order, the
+    producer's replicate weights need their rank), or stored values that are not a clean
+    design (the rows then say which respondent is wrong)."""
+    from surveykit.sampling.rows import cell_counts
+
+    if variance != "linearization":
+        return None
+    read = weighted_cells(engine, survey.name, by)
+    if read is None:
+        return None
+    _, table = read
+    if table.empty:
+        return _Sample(counts=lambda question: None, respondents=0, strata=0, psus=0,
+                       sum_weights=0.0, df=0)
+    counts = {}
+    try:
+        for question in survey.questions:
+            cells = table[table["question"] == question.id].drop(columns="question")
+            counts[question.id] = cell_counts(cells, survey.sampling, design=question.design,
+                                              grouped=len(question.design.group_names) > 1,
+                                              name=f"question {question.id!r}")
+    except ParameterError:
+        return None
+    shape = counts[survey.questions[0].id]  # every respondent is a cell of every question
+    return _Sample(counts=lambda question: counts[question.id],
+                   respondents=int(shape.count.sum()), strata=shape.stratum_count,
+                   psus=shape.psu_count, sum_weights=float(math.fsum(shape.weight)),
+                   df=shape.degrees_of_freedom)
+
+
+def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> _Sample:
+    """The sample from every respondent's row (design values and answers), each value
+    checked and named where wrong."""
+    from surveykit.sampling import weighted_counts
+    from surveykit.sampling.rows import design_rows
+
+    survey, frame = sampling_frame(engine, survey.name, covariates=[by] if by else [])
+    if frame.empty:
+        return _Sample(counts=lambda question: None, respondents=0, strata=0, psus=0,
+                       sum_weights=0.0, df=0)
+    sampling = survey.sampling
+    keep = variance in ("jackknife", "bootstrap", "brr")
+    rows = design_rows(frame, sampling, keep_respondents=keep)
+    shape = rows.counts
+
+    def counts(question):
+        group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
+        return weighted_counts(frame, sampling, design=question.design, answer=question.id,
+                               group=group, domain=by, keep_respondents=keep)
+
+    return _Sample(counts=counts, respondents=len(frame), strata=shape.stratum_count,
+                   psus=shape.psu_count, sum_weights=float(math.fsum(rows.weight)),
+                   df=shape.degrees_of_freedom)
 
 
 def _domain_key(label: str) -> tuple:
