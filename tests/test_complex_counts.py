@@ -161,3 +161,52 @@ def test_sld_from_a_warehouse_group_by_equals_r():
     e = survey_estimate(design, counts)
     r = COMPLEX["sld"]["dclus1"]
     assert close(e.estimate, r["estimate"]["pi"]) and close(e.se, r["se"]["pi"])
+
+
+MODELS = ('\n[covariates]\napi00 = "number"\nell = "number"\n\n[[models]]\n'
+          'formula = "awards ~ api00 + ell"\n\n[[models]]\nformula = "warner ~ api00"\n\n'
+          '[[models]]\nformula = "api00 ~ mangat"\n')
+
+
+def test_declared_models_in_a_sampled_report_are_the_design_based_fits(tmp_path, sqlite_url):
+    """[[models]] on a survey with [sampling]: every report format shows the fit that
+    'surveykit regress' gives on that survey (svyglm's, sandwich SEs and Wald t tests)."""
+    survey_file, answers_file = tmp_path / "api.toml", tmp_path / "dstrat.csv"
+    survey_file.write_text(survey_text("dstrat").replace("\n[sampling]", MODELS + "\n[sampling]"),
+                           encoding="utf-8")
+    data = answers("dstrat")
+    data[["api00", "ell"]] = sample("apistrat")[["api00", "ell"]]
+    data.to_csv(answers_file, index=False)
+    assert run_cli("init", "--db", sqlite_url).exit_code == 0
+    for command in (("survey", "add", str(survey_file)),
+                    ("import", str(answers_file), "--survey", "api")):
+        result = run_cli(*command, "--db", sqlite_url)
+        assert result.exit_code == 0, result.output
+    models = report(sqlite_url)["models"]
+    assert [m["formula"] for m in models] == ["awards ~ api00 + ell", "warner ~ api00",
+                                              "api00 ~ mangat"]
+    for model in models:
+        regressed = run_cli("regress", "--survey", "api", "--formula", model["formula"],
+                            "--format", "json", "--db", sqlite_url)
+        assert regressed.exit_code == 0, regressed.output
+        assert model["fit"] == json.loads(regressed.output) and model["error"] is None
+        assert model["fit"]["variance_method"] == "linearization"
+    # and svyglm(awards_yes ~ api00 + ell, design = dstrat, family = quasibinomial)
+    r = COMPLEX["svyglm"]["dstrat"]
+    for row in models[0]["fit"]["coefficients"]:
+        assert close(row["estimate"], r["coefficients"][row["term"]])
+        assert close(row["se"], r["se"][row["term"]])
+    fit = models[1]["fit"]["coefficients"][1]
+    assert fit["term"] == "api00"
+    shown = (f"{fit['estimate']:.4f}", f"{fit['se']:.4f}")
+    text_report = run_cli("report", "--survey", "api", "--db", sqlite_url).output
+    part = text_report[text_report.index("Model: warner ~ api00"):]
+    row = next(line for line in part.splitlines() if " api00 " in line)
+    assert [float(v) for v in row.split()[2:4]] == pytest.approx(
+        [fit["estimate"], fit["se"]], rel=1e-5)
+    markdown = run_cli("report", "--survey", "api", "--db", sqlite_url, "--format",
+                       "markdown").output
+    assert f"| coefficients | api00 | {shown[0]} | {shown[1]} |" in markdown
+    html = run_cli("report", "--survey", "api", "--db", sqlite_url, "--format", "html").output
+    assert f"<td>api00</td><td>{shown[0]}</td><td>{shown[1]}</td>" in html
+    assert "Model: api00 ~ mangat" in html and "nuisance" in html

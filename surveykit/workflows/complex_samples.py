@@ -33,7 +33,8 @@ from os import PathLike
 import numpy as np
 from sqlalchemy import Engine
 
-from surveykit.errors import EstimationError, ParameterError, printable
+from surveykit.errors import EstimationError, ParameterError, SurveykitError, printable
+from surveykit.reporting.models import ModelFit
 from surveykit.reporting.report import REPORT_FORMATS, Report, build_report, render_report
 from surveykit.sampling import VARIANCE_METHODS, SamplingDesign
 from surveykit.store import database as store
@@ -58,7 +59,10 @@ class ComplexSampleReport:
     """The report of a survey with ``[sampling]``: ``report`` is today's (counts, privacy,
     checks; its estimates assume simple random sampling), ``estimates`` the design-based
     estimate of each question (a :class:`~surveykit.sampling.estimate.SurveyEstimate`),
-    ``skipped`` why a question has none. ``respondents``, ``strata``, ``psus``,
+    ``skipped`` why a question has none, ``models`` the survey's ``[[models]]`` fitted as
+    ``surveykit regress`` fits them on this survey (design-based:
+    :class:`~surveykit.sampling.regression.SurveyRegressionResult`, or the reason there is
+    no fit). ``respondents``, ``strata``, ``psus``,
     ``sum_weights`` and ``df`` describe the sample."""
 
     report: Report
@@ -73,6 +77,7 @@ class ComplexSampleReport:
     psus: int
     sum_weights: float
     df: int
+    models: tuple[ModelFit, ...] = ()
 
     @property
     def survey(self) -> str:
@@ -81,7 +86,8 @@ class ComplexSampleReport:
     @property
     def warning_count(self) -> int:
         return self.report.warning_count + len(self.skipped) + sum(
-            len(e.warnings) for e in self.estimates.values())
+            len(e.warnings) for e in self.estimates.values()) + sum(
+            len(m.result.warnings) if m.result is not None else 1 for m in self.models)
 
     @property
     def variance_method(self) -> str:
@@ -103,7 +109,9 @@ class ComplexSampleReport:
         design-based keys of :meth:`SurveyEstimate.to_dict` (``estimate``, ``se``,
         ``ci_low``, ``ci_high``, ``deff``, ``n_effective``, ``total``, ``total_se``,
         ``variance_method``, ``df``, ``domains`` under ``by``); ``pi_mle`` is ``estimate``,
-        and the simple-random-sample figures stay under ``srs``."""
+        and the simple-random-sample figures stay under ``srs``. ``models`` holds the
+        design-based fits, each ``fit`` the object ``surveykit regress --format json``
+        prints."""
         data = self.report.to_dict()
         data["sampling"] = self.design_dict()
         for question in data["questions"]:
@@ -121,6 +129,9 @@ class ComplexSampleReport:
             survey.setdefault("domains", [])
             question.update(survey)
             question["warnings"] = [*question["warnings"], *estimate.warnings]
+        data["models"] = [{"formula": m.spec.formula, "question": m.spec.question,
+                           "fit": m.result.to_dict() if m.result is not None else None,
+                           "error": m.error} for m in self.models]
         return data
 
 
@@ -161,6 +172,7 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
         counts = store.count_responses(engine, survey.name, survey=survey)
         issued = store.issued_respondent_count(engine, survey.name)
         tallies = store.code_tallies(engine, survey.name) if issued else None
+        models = tuple(_declared_models(engine, survey))
     report = build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
                           method=method)
     if sample.respondents == 0:
@@ -179,7 +191,25 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
     return ComplexSampleReport(
         report=report, sampling=survey.sampling, variance=variance, by=by_name, level=level,
         estimates=estimates, skipped=skipped, respondents=sample.respondents,
-        strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights, df=sample.df)
+        strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights, df=sample.df,
+        models=models)
+
+
+def _declared_models(engine: Engine, survey) -> list[ModelFit]:
+    """Every ``[[models]]`` entry fitted as ``surveykit regress`` fits it on a survey with
+    ``[sampling]`` (:func:`complex_regress_for_survey`: weighted pseudo-likelihood, sandwich
+    standard errors over the PSUs, Wald t tests); one that cannot be fitted carries why."""
+    fits = []
+    for spec in survey.models:
+        try:
+            result = complex_regress_for_survey(engine, survey.name, spec.formula,
+                                                family=spec.family,
+                                                sensitive_formula=spec.sensitive_formula)
+        except SurveykitError as exc:
+            fits.append(ModelFit(spec=spec, result=None, error=str(exc)))
+        else:
+            fits.append(ModelFit(spec=spec, result=result))
+    return fits
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -328,7 +358,39 @@ def _text_section(report: ComplexSampleReport) -> str:
                                for i, cell in enumerate(row)))
     for question, reason in report.skipped.items():
         lines.append(f"{printable(question)}: no design-based estimate ({printable(reason)})")
+    for model in report.models:
+        lines += ["", f"Model: {printable(model.spec.formula)}"]
+        if model.result is None:
+            lines.append(f"! No fit: {printable(model.error)}")
+        else:
+            lines += complex_regress_text(model.result).rstrip("\n").splitlines()
     return "\n".join(lines) + "\n"
+
+
+_MODEL_HEADERS = ("part", "term", "estimate", "se", "t", "p")
+
+
+def _model_rows(model: ModelFit) -> list[list[str]]:
+    """A design-based fit's parameters as table cells (text, not yet escaped)."""
+    rows = []
+    for record in model.result.to_dict()["coefficients"]:
+        term = record["term"] if record.get("category") is None \
+            else f"{record['category']}: {record['term']}"
+        p = record["p_value"]
+        rows.append([record["part"], term, _num(record["estimate"]), _num(record["se"]),
+                     _num(record["t"], 2),
+                     "-" if p is None else ("< 2e-16" if p < 2e-16 else f"{p:.3g}")])
+    return rows
+
+
+def _model_lines(model: ModelFit) -> list[str]:
+    """The line under a fit's title: the design-based facts."""
+    result = model.result
+    return [f"Design-based regression (survey::svyglm) of {result.sensitive} "
+            f"({result.design.describe()}): n {result.n:,}, sum of weights "
+            f"{result.sum_weights:,.2f}, variance {result.variance_method}, residual df "
+            f"{result.df_residual:,}; Wald t tests with sandwich standard errors (a "
+            "pseudo-likelihood has no likelihood-ratio test).", *result.warnings]
 
 
 def _markdown_section(report: ComplexSampleReport) -> str:
@@ -340,6 +402,14 @@ def _markdown_section(report: ComplexSampleReport) -> str:
     lines += ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
     lines += ["| " + " | ".join([cell(name), *_cells(entry)]) + " |"
               for name, entry in _rows(report)]
+    for model in report.models:
+        lines += ["", f"### Model: {cell(model.spec.formula)}", ""]
+        if model.result is None:
+            lines.append(f"No fit: {cell(model.error)}")
+            continue
+        lines += [line + "\n" for line in _model_lines(model)]
+        lines += ["| " + " | ".join(_MODEL_HEADERS) + " |", "|" + "---|" * len(_MODEL_HEADERS)]
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in _model_rows(model)]
     return "\n".join(lines) + "\n"
 
 
@@ -348,8 +418,19 @@ def _html_section(report: ComplexSampleReport) -> str:
     head = "".join(f"<th>{h}</th>" for h in _HEADERS)
     body = "".join("<tr><td>" + escape(name) + "</td>" + "".join(
         f"<td>{c}</td>" for c in _cells(entry)) + "</tr>" for name, entry in _rows(report))
+    models = ""
+    for model in report.models:
+        models += f"<h3>Model: {escape(model.spec.formula)}</h3>"
+        if model.result is None:
+            models += f"<p>No fit: {escape(model.error)}</p>"
+            continue
+        models += "".join(f"<p>{escape(line)}</p>" for line in _model_lines(model))
+        models += ("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in _MODEL_HEADERS)
+                   + "</tr></thead><tbody>" + "".join(
+                       "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+                       for row in _model_rows(model)) + "</tbody></table>")
     return (f'<section id="complex-sample"><h2>Complex sample</h2>{summary}<table><thead>'
-            f"<tr>{head}</tr></thead><tbody>{body}</tbody></table></section>")
+            f"<tr>{head}</tr></thead><tbody>{body}</tbody></table>{models}</section>")
 
 
 def render_complex_report(report: ComplexSampleReport, fmt: str = "text") -> str:
