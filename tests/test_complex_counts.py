@@ -210,3 +210,104 @@ def test_declared_models_in_a_sampled_report_are_the_design_based_fits(tmp_path,
     html = run_cli("report", "--survey", "api", "--db", sqlite_url, "--format", "html").output
     assert f"<td>api00</td><td>{shown[0]}</td><td>{shown[1]}</td>" in html
     assert "Model: api00 ~ mangat" in html and "nuisance" in html
+
+
+def _csv_rows(output: str) -> list[str]:
+    lines = output.splitlines()
+    return [lines[0], *sorted(lines[1:])]
+
+
+@pytest.mark.parametrize("design", ["dstrat", "dclus1"])
+def test_a_weighted_counts_file_reports_as_the_store_does(engine, tmp_path, design):
+    """counts --format csv on a sampled survey writes the cells; report --counts-file reads
+    them back to the store's report; counts --data makes the same table from the answers file
+    without importing it."""
+    url = engine.url.render_as_string(hide_password=False)
+    load(url, tmp_path, design)
+    made = run_cli("counts", "--survey", "api", "--format", "csv", "--db", url)
+    assert made.exit_code == 0, made.output
+    header = made.output.splitlines()[0].split(",")
+    keys = {"dstrat": ["stratum", "fpc"], "dclus1": ["psu", "fpc"]}[design]
+    assert header == ["survey", "question", *keys, "group", "response", "weight", "n",
+                      *(["weight2"] if design == "dstrat" else [])]
+    counts_file = tmp_path / "weighted.csv"
+    counts_file.write_text(made.output, encoding="utf-8")
+    from_file = report(url, "--counts-file", str(counts_file))
+    from_store = report(url)
+    assert from_file["sampling"]["psus"] == from_store["sampling"]["psus"]
+    assert from_file["sampling"]["df"] == from_store["sampling"]["df"]
+    assert from_file["sampling"]["sum_weights"] == pytest.approx(
+        from_store["sampling"]["sum_weights"], rel=1e-12)
+    for got, expected in zip(from_file["questions"], from_store["questions"], strict=True):
+        assert got["counts"] == expected["counts"] and got["missing"] == expected["missing"]
+        for key in ("estimate", "se", "deff", "total", "total_se", "df", "pi_hat"):
+            assert got[key] == pytest.approx(expected[key], rel=1e-9), (got["id"], key)
+    r = RR[design]["warner"]
+    warner = next(q for q in from_file["questions"] if q["id"] == "warner")
+    assert close(warner["estimate"], r["mean"]) and close(warner["se"], r["mean_se"])
+    # the answers file, counted where it lies (a fresh database: the survey only)
+    fresh = f"sqlite:///{tmp_path / 'fresh.db'}"
+    assert run_cli("init", "--db", fresh).exit_code == 0
+    assert run_cli("survey", "add", str(tmp_path / "api.toml"), "--db", fresh).exit_code == 0
+    counted = run_cli("counts", "--survey", "api", "--data", str(tmp_path / f"{design}.csv"),
+                      "--format", "csv", "--db", fresh)
+    assert counted.exit_code == 0, counted.output
+    assert _csv_rows(counted.output) == _csv_rows(made.output)
+    nothing_imported = run_cli("counts", "--survey", "api", "--db", fresh).output
+    assert all(set(line.split()[1:]) == {"0"} for line in nothing_imported.splitlines()[1:])
+
+
+#: name -> (row to change: line number in the file, column, new value), words of the error
+BAD_CELLS = {
+    "weight not a number": ((3, "weight", "abc"), ["line 3, column 'weight': 'abc'",
+                                                   "is not a number"]),
+    "negative weight": ((4, "weight", "-2"), ["line 4, column 'weight': '-2'", "above 0"]),
+    "n not whole": ((2, "n", "1.5"), ["line 2, column 'n': '1.5'", "whole number"]),
+    "no PSU": ((5, "psu", ""), ["line 5, column 'psu': ''", "is empty"]),
+    "unknown question": ((2, "question", "warnr"), ["line 2, column 'question': 'warnr'"]),
+    "bad response": ((3, "response", "maybe"), ["line 3, column 'response': 'maybe'",
+                                                "not a response"]),
+    "fpc not a number": ((6, "fpc", "many"), ["line 6, column 'fpc': 'many'"]),
+    "other survey": ((5, "survey", "other"), ["line 5, column 'survey': 'other'"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CELLS))
+def test_a_bad_weighted_counts_file_is_a_one_line_error(tmp_path, sqlite_url, case):
+    load(sqlite_url, tmp_path, "dclus1")
+    made = run_cli("counts", "--survey", "api", "--format", "csv", "--db", sqlite_url).output
+    (line, column, value), words = BAD_CELLS[case]
+    rows = [row.split(",") for row in made.splitlines()]
+    rows[line - 1][rows[0].index(column)] = value
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(",".join(row) for row in rows) + "\n", encoding="utf-8")
+    result = run_cli("report", "--counts-file", str(bad), "--db", sqlite_url)
+    assert result.exit_code != 0
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert result.output.startswith(f"Error: {bad}, ")
+    for word in words:
+        assert word in result.output
+
+
+def test_a_weighted_counts_file_with_a_psu_in_two_strata_is_refused(tmp_path, sqlite_url):
+    load(sqlite_url, tmp_path, "dstrat")
+    made = run_cli("counts", "--survey", "api", "--format", "csv", "--db", sqlite_url).output
+    lines = made.splitlines()
+    lines[0] = lines[0].replace("stratum,fpc,", "stratum,_fpc,")  # no fpc: one less check
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = run_cli("report", "--counts-file", str(bad), "--db", sqlite_url)
+    assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1
+    assert "missing: fpc" in result.output and f"{bad}, line 1" in result.output
+
+
+def test_counting_a_file_with_a_bad_weight_names_its_line(tmp_path, sqlite_url):
+    load(sqlite_url, tmp_path, "dclus1")
+    frame = answers("dclus1")
+    frame.loc[6, "pw"] = -3.5
+    bad = tmp_path / "bad_answers.csv"
+    frame.to_csv(bad, index=False)
+    result = run_cli("counts", "--survey", "api", "--data", str(bad), "--format", "csv",
+                     "--db", sqlite_url)
+    assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1
+    assert "column 'pw', line 8" in result.output and "-3.5" in result.output

@@ -28,13 +28,14 @@ from sqlalchemy.exc import DataError
 
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError, printable
+from surveykit.sampling.counts import design_keys
 from surveykit.store import database as store
 from surveykit.store.answer_counts import answer_problem
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["GROUP_SUFFIX", "cell_columns", "check_design", "design_values", "sampling_frame",
+__all__ = ["GROUP_SUFFIX", "check_design", "design_values", "sampling_frame",
            "weighted_cells"]
 
 #: A question's group column in :func:`sampling_frame` is its id with this suffix.
@@ -151,29 +152,6 @@ def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = 
     return survey, frame
 
 
-def cell_columns(survey: Survey, domain: str | None = None) -> list[str]:
-    """The key columns of :func:`weighted_cells`'s table (and of a weighted counts file) for
-    survey ``survey``'s design, in the warehouse format of
-    :meth:`surveykit.sampling.counts.WeightedCounts.from_table`.
-
-    >>> from surveykit.sampling import SamplingDesign
-    >>> class S:
-    ...     sampling = SamplingDesign(weight="w", strata="s", clusters=("a", "b"))
-    >>> cell_columns(S(), "region")
-    ['stratum', 'unit1', 'unit2', 'domain', 'group', 'response']
-    """
-    sampling = survey.sampling
-    stages = sampling.stages
-    columns = ["stratum"] if sampling.strata else []
-    if sampling.clusters:
-        columns += ["psu"] if stages == 1 else [f"unit{k + 1}" for k in range(stages)]
-    if sampling.fpc:
-        columns += ["fpc"] if stages == 1 else [f"fpc{k + 1}" for k in range(stages)]
-    if domain is not None:
-        columns.append("domain")
-    return [*columns, "group", "response"]
-
-
 def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
                    ) -> tuple[Survey, pd.DataFrame] | None:
     """Survey ``survey_name`` (with ``[sampling]``) and the sums
@@ -182,9 +160,10 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
     respondent's design values, stored as covariates, joined to every question and its
     answer, if any).
 
-    The table has a column ``question`` (the question's id) and
-    :func:`cell_columns`'s, then ``weight`` (sum of weights; the number of respondents when
-    the design has no weight column), ``n`` (respondents) and, without clusters,
+    The table has a column ``question`` (the question's id), the design's keys
+    (:func:`surveykit.sampling.counts.design_keys`), ``domain`` with ``domain``,
+    ``group`` and ``response``, then ``weight`` (sum of weights; the number of respondents
+    when the design has no weight column), ``n`` (respondents) and, without clusters,
     ``weight2`` (sum of squared weights). A respondent without an answer to a question is
     a cell with an empty ``response`` (and group): it keeps its PSU in the design. Design
     columns of kind number are floats, others text, as :func:`sampling_frame` gives them.
@@ -220,7 +199,7 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
         column = {name: values.c[f"v{i}"] for i, name in enumerate(design_columns)}
         weight_text = column[sampling.weight] if sampling.weight else None
         weight = cast(weight_text, Float) if weight_text is not None else literal(1.0)
-        labels = cell_columns(survey, domain)[:-2]
+        labels = [*design_keys(sampling), *(["domain"] if domain is not None else [])]
         key_columns = [column[name].label(label) for name, label in zip(keys, labels,
                                                                            strict=True)]
         asked = select(questions.c.id, questions.c.name).where(

@@ -41,8 +41,8 @@ from surveykit.store import database as store
 from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
 
 __all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
-           "complex_regress_text", "complex_report_for_survey", "render_complex_report",
-           "sampling_declared"]
+           "complex_regress_text", "complex_report_for_counts_file", "complex_report_for_survey",
+           "render_complex_report", "sampling_declared"]
 
 #: The interval of a design-based estimate: Wald on the logit scale with t quantiles on
 #: the design's degrees of freedom (survey's svyciprop default).
@@ -233,31 +233,93 @@ def _sample_from_cells(engine: Engine, survey, variance: str, by: str | None
     clusters, bootstrap and BRR draw or pair respondents and PSUs in their stored order, the
     producer's replicate weights need their rank), or stored values that are not a clean
     design (the rows then say which respondent is wrong)."""
-    from surveykit.sampling.rows import cell_counts
-
     if variance != "linearization":
         return None
     read = weighted_cells(engine, survey.name, by)
     if read is None:
         return None
     _, table = read
-    if table.empty:
-        return _Sample(counts=lambda question: None, respondents=0, strata=0, psus=0,
-                       sum_weights=0.0, df=0)
-    counts = {}
     try:
-        for question in survey.questions:
-            cells = table[table["question"] == question.id].drop(columns="question")
-            counts[question.id] = cell_counts(cells, survey.sampling, design=question.design,
-                                              grouped=len(question.design.group_names) > 1,
-                                              name=f"question {question.id!r}")
+        return _sample_of_cells(survey, {
+            question.id: table[table["question"] == question.id].drop(columns="question")
+            for question in survey.questions})
     except ParameterError:
         return None
-    shape = counts[survey.questions[0].id]  # every respondent is a cell of every question
+
+
+def _sample_of_cells(survey, cells: Mapping[str, object]) -> _Sample:
+    """The sample from every question's cells (a table in the warehouse format each)."""
+    from surveykit.sampling.rows import cell_counts
+
+    if all(table.empty for table in cells.values()):
+        return _Sample(counts=lambda question: None, respondents=0, strata=0, psus=0,
+                       sum_weights=0.0, df=0)
+    counts = {question.id: cell_counts(cells[question.id], survey.sampling,
+                                       design=question.design,
+                                       grouped=len(question.design.group_names) > 1,
+                                       name=f"question {question.id!r}")
+              for question in survey.questions}
+    # every respondent of the sample is a cell of every question: the largest tells it all
+    shape = max(counts.values(), key=lambda c: int(c.count.sum()))
     return _Sample(counts=lambda question: counts[question.id],
                    respondents=int(shape.count.sum()), strata=shape.stratum_count,
                    psus=shape.psu_count, sum_weights=float(math.fsum(shape.weight)),
                    df=shape.degrees_of_freedom)
+
+
+def complex_report_for_counts_file(database: Engine | str | PathLike, path: str | PathLike,
+                                   survey_name: str | None = None, *, level: float = 0.95,
+                                   method: str | None = None) -> ComplexSampleReport:
+    """The report of a survey with ``[sampling]`` from a weighted counts table
+    (:mod:`surveykit.counting.weighted_table`: sums of weights per question, stratum, PSU,
+    fpc, group and response, made anywhere): the design-based estimates with the
+    linearization variance, as from the stored answers, and today's report from the cells'
+    respondents. A counts table has no respondents, so ``[[models]]`` are not fitted.
+
+    >>> # complex_report_for_counts_file("surveykit.db", "weighted.csv").to_dict()
+    """
+    from surveykit.counting.table import survey_of_counts_file
+    from surveykit.counting.weighted_table import read_weighted_file
+    from surveykit.counts import Counts, QuestionCounts
+    from surveykit.sampling import survey_estimate
+
+    with store.engine_for(database) as engine:
+        survey = store.load_survey(engine, survey_name or survey_of_counts_file(path))
+        cells = read_weighted_file(path, survey)
+        issued = store.issued_respondent_count(engine, survey.name)
+        tallies = store.code_tallies(engine, survey.name) if issued else None
+    try:
+        sample = _sample_of_cells(survey, cells)
+    except ParameterError as exc:
+        raise ParameterError(f"{path}: {exc}") from None
+    if sample.respondents == 0:
+        raise ParameterError(f"{path} counts no respondents of survey {survey.name!r}")
+    plain = []
+    for question in survey.questions:
+        table = cells[question.id]
+        answered = table[table["response"].notna()]
+        counted: dict[str, dict[str, int]] = {}
+        for (group, response), n in answered.groupby(["group", "response"])["n"].sum().items():
+            counted.setdefault(str(group), {})[response] = int(n)
+        plain.append(QuestionCounts(question_id=question.id,
+                                    counts=Counts.from_mapping(counted),
+                                    missing=int(table.loc[table["response"].isna(), "n"].sum())))
+    report = build_report(survey, plain, code_tallies=tallies, issued=issued, level=level,
+                          method=method)
+    by = "domain" if any("domain" in table.columns for table in cells.values()) else None
+    estimates: dict[str, object] = {}
+    skipped: dict[str, str] = {}
+    for question in survey.questions:
+        try:
+            estimate = survey_estimate(question.design, sample.counts(question))
+            estimates[question.id] = replace(estimate, domains=tuple(
+                sorted(estimate.domains, key=lambda d: _domain_key(d.domain))))
+        except EstimationError as exc:
+            skipped[question.id] = str(exc)
+    return ComplexSampleReport(
+        report=report, sampling=survey.sampling, variance="linearization", by=by,
+        level=level, estimates=estimates, skipped=skipped, respondents=sample.respondents,
+        strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights, df=sample.df)
 
 
 def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> _Sample:
