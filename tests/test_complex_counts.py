@@ -221,7 +221,7 @@ def _csv_rows(output: str) -> list[str]:
 def test_a_weighted_counts_file_reports_as_the_store_does(engine, tmp_path, design):
     """counts --format csv on a sampled survey writes the cells; report --counts-file reads
     them back to the store's report; counts --data makes the same table from the answers file
-    without importing it."""
+    without importing it, and report --data the same report."""
     url = engine.url.render_as_string(hide_password=False)
     load(url, tmp_path, design)
     made = run_cli("counts", "--survey", "api", "--format", "csv", "--db", url)
@@ -255,6 +255,13 @@ def test_a_weighted_counts_file_reports_as_the_store_does(engine, tmp_path, desi
     assert _csv_rows(counted.output) == _csv_rows(made.output)
     nothing_imported = run_cli("counts", "--survey", "api", "--db", fresh).output
     assert all(set(line.split()[1:]) == {"0"} for line in nothing_imported.splitlines()[1:])
+    from_files = json.loads(run_cli("report", "--survey", "api", "--data",
+                                    str(tmp_path / f"{design}.csv"), "--format", "json",
+                                    "--db", fresh).output)
+    for got, expected in zip(from_files["questions"], from_store["questions"], strict=True):
+        assert got["counts"] == expected["counts"]
+        for key in ("estimate", "se", "deff", "total", "total_se", "df"):
+            assert got[key] == pytest.approx(expected[key], rel=1e-9), (got["id"], key)
 
 
 #: name -> (row to change: line number in the file, column, new value), words of the error

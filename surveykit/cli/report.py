@@ -96,11 +96,23 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
                                             level=level, method=method)
         survey_name = report.survey
     elif data:
+        from surveykit.workflows.complex_samples import sampling_declared
         from surveykit.workflows.counting import report_for_files
 
-        report = report_for_files(open_store(db_url), survey_name, data,
-                                  engine_name=engine_name, scheduler=scheduler,
-                                  replace=replace, level=level, method=method)
+        engine = open_store(db_url)
+        if sampling_declared(engine, survey_name):  # weighted cells of the files
+            from surveykit.workflows.complex_samples import (
+                complex_report_for_files,
+                render_complex_report,
+            )
+
+            report = complex_report_for_files(engine, survey_name, data, replace=replace,
+                                              level=level, method=method)
+            render_report = render_complex_report  # noqa: F811 -- same formats, one more part
+        else:
+            report = report_for_files(engine, survey_name, data,
+                                      engine_name=engine_name, scheduler=scheduler,
+                                      replace=replace, level=level, method=method)
     else:
         engine = open_store(db_url)
         from surveykit.workflows.complex_samples import sampling_declared

@@ -41,7 +41,8 @@ from surveykit.store import database as store
 from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
 
 __all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
-           "complex_regress_text", "complex_report_for_counts_file", "complex_report_for_survey",
+           "complex_regress_text", "complex_report_for_counts_file", "complex_report_for_files",
+           "complex_report_for_survey",
            "render_complex_report", "sampling_declared"]
 
 #: The interval of a design-based estimate: Wald on the logit scale with t quantiles on
@@ -280,27 +281,53 @@ def complex_report_for_counts_file(database: Engine | str | PathLike, path: str 
     """
     from surveykit.counting.table import survey_of_counts_file
     from surveykit.counting.weighted_table import read_weighted_file
-    from surveykit.counts import Counts, QuestionCounts
-    from surveykit.sampling import survey_estimate
 
     with store.engine_for(database) as engine:
         survey = store.load_survey(engine, survey_name or survey_of_counts_file(path))
         cells = read_weighted_file(path, survey)
         issued = store.issued_respondent_count(engine, survey.name)
         tallies = store.code_tallies(engine, survey.name) if issued else None
+    return _report_from_cells(survey, cells, issued, tallies, level, method, str(path))
+
+
+def complex_report_for_files(database: Engine | str | PathLike, survey_name: str,
+                             data, *, replace: bool = False, level: float = 0.95,
+                             method: str | None = None) -> ComplexSampleReport:
+    """``report --data`` on a survey with ``[sampling]``: the answers and design columns of
+    the files ``data`` summed into weighted cells without importing them
+    (:func:`surveykit.workflows.counting.weighted_cells_of_files`), then reported as a
+    weighted counts table is (:func:`complex_report_for_counts_file`)."""
+    from surveykit.workflows.counting import weighted_cells_of_files
+
+    with store.engine_for(database) as engine:
+        survey, table = weighted_cells_of_files(engine, survey_name, data, replace=replace)
+        issued = store.issued_respondent_count(engine, survey.name)
+        tallies = store.code_tallies(engine, survey.name) if issued else None
+    cells = {question.id: table[table["question"] == question.id].drop(columns="question")
+             for question in survey.questions}
+    return _report_from_cells(survey, cells, issued, tallies, level, method, "--data")
+
+
+def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
+                       ) -> ComplexSampleReport:
+    """The report from every question's weighted cells (no respondents, so no models):
+    linearization estimates, and today's report from the cells' respondents."""
+    from surveykit.counts import Counts, QuestionCounts
+    from surveykit.sampling import survey_estimate
+
     try:
         sample = _sample_of_cells(survey, cells)
     except ParameterError as exc:
-        raise ParameterError(f"{path}: {exc}") from None
+        raise ParameterError(f"{where}: {exc}") from None
     if sample.respondents == 0:
-        raise ParameterError(f"{path} counts no respondents of survey {survey.name!r}")
+        raise ParameterError(f"{where} counts no respondents of survey {survey.name!r}")
     plain = []
     for question in survey.questions:
         table = cells[question.id]
         answered = table[table["response"].notna()]
         counted: dict[str, dict[str, int]] = {}
         for (group, response), n in answered.groupby(["group", "response"])["n"].sum().items():
-            counted.setdefault(str(group), {})[response] = int(n)
+            counted.setdefault(str(int(group)), {})[response] = int(n)
         plain.append(QuestionCounts(question_id=question.id,
                                     counts=Counts.from_mapping(counted),
                                     missing=int(table.loc[table["response"].isna(), "n"].sum())))
