@@ -23,7 +23,7 @@ from sqlalchemy import text
 from store_support import run_cli
 
 from surveykit.definition.survey import parse_survey
-from surveykit.sampling import survey_estimate, weighted_counts
+from surveykit.sampling import SamplingDesign, survey_estimate, weighted_counts
 from surveykit.sampling.counts import WeightedCounts
 from surveykit.sampling.rows import cell_counts
 from surveykit.store import engine_for
@@ -318,3 +318,37 @@ def test_counting_a_file_with_a_bad_weight_names_its_line(tmp_path, sqlite_url):
                      "--db", sqlite_url)
     assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1
     assert "column 'pw', line 8" in result.output and "-3.5" in result.output
+
+
+def test_dask_is_refused_for_weighted_counts_rather_than_ignored(tmp_path, sqlite_url):
+    load(sqlite_url, tmp_path, "dstrat")
+    for command in ("counts", "report"):
+        extra = ("--format", "csv") if command == "counts" else ()
+        result = run_cli(command, "--survey", "api", "--data", str(tmp_path / "dstrat.csv"),
+                         "--engine", "dask", *extra, "--db", sqlite_url)
+        assert result.exit_code == 2 and "read by the importer" in result.output
+
+
+@pytest.mark.parametrize("sampling", [
+    SamplingDesign(strata="stype", population=6194),   # N / n each
+    SamplingDesign(strata="stype"),                    # 1 each
+    SamplingDesign(clusters=("dnum",), fpc=("fpc",)),  # population / sampled PSUs
+])
+def test_cells_without_a_weight_column_weigh_as_rows_do(sampling):
+    """Without a weight column the cells count respondents and cell_counts gives them the
+    weights weighted_counts gives each respondent."""
+    data = sample("apiclus1" if sampling.clusters else "apistrat")
+    data["answer"] = data["answer_warner"].map({"1": "yes", "0": "no"})
+    keys = {"stype": "stratum", "dnum": "psu", "fpc": "fpc"}
+    used = [c for c in ("stype", "dnum", "fpc") if c in sampling.columns]
+    table = data.assign(one=1.0).groupby([*used, "answer"], as_index=False).agg(
+        n=("one", "size"), weight2=("one", "sum")).rename(columns={**keys, "answer": "response"})
+    table["weight"] = table["n"].astype(float)
+    design = parse_survey(survey_text("dstrat"), "t.toml").question("warner").design
+    by_cells = survey_estimate(design, cell_counts(table, sampling, design=design))
+    by_rows = survey_estimate(design, weighted_counts(data, sampling, design=design,
+                                                      answer="answer"))
+    assert by_cells.estimate == pytest.approx(by_rows.estimate, rel=1e-12)
+    assert by_cells.se == pytest.approx(by_rows.se, rel=1e-9)
+    assert by_cells.total() == pytest.approx(by_rows.total(), rel=1e-12)
+    assert by_cells.total_se() == pytest.approx(by_rows.total_se(), rel=1e-9)

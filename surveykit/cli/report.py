@@ -101,6 +101,9 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
 
         engine = open_store(db_url)
         if sampling_declared(engine, survey_name):  # weighted cells of the files
+            if engine_name != "duckdb" or scheduler:
+                raise click.UsageError("--engine and --scheduler: the files of a survey with "
+                                       "[sampling] are read by the importer; leave them out")
             from surveykit.workflows.complex_samples import (
                 complex_report_for_files,
                 render_complex_report,

@@ -314,6 +314,10 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
         from surveykit.workflows.complex_samples import sampling_declared
 
         if sampling_declared(engine, survey_name):
+            if engine_name != "duckdb" or scheduler:
+                raise click.UsageError("--engine and --scheduler: the weighted counts of a "
+                                       "survey with [sampling] are read by the importer; "
+                                       "leave them out")
             _weighted_counts_csv(engine, survey_name, data, replace)
             return
     if data:
