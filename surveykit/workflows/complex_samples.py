@@ -1,16 +1,22 @@
 """Reports and regressions on a complex sample: a survey whose file has ``[sampling]``.
 
-Joins the store (:func:`surveykit.store.design_values.sampling_frame`: every
-respondent's design values and answers, one snapshot) and the sampling math
-(:func:`surveykit.sampling.weighted_counts`, :func:`surveykit.sampling.survey_estimate`,
-:func:`surveykit.sampling.survey_regress`):
+Joins the store and the sampling math (:func:`surveykit.sampling.rows.cell_counts`,
+:func:`surveykit.sampling.survey_estimate`, :func:`surveykit.sampling.survey_regress`).
+Estimation reads weighted cells, not respondents: the store's one GROUP BY
+(:func:`surveykit.store.design_values.weighted_cells`) for the linearization variance,
+every respondent's row (:func:`surveykit.store.design_values.sampling_frame`) for the
+replicate variances, for regression, and to name a respondent whose stored values are wrong.
 
 * :func:`complex_report_for_survey` is ``surveykit report --survey NAME`` on such a
   survey: today's report (counts, privacy losses, checks) and, per question, the
   weighted pseudo-maximum-likelihood estimate with its design-based standard
   error, interval, design effect, effective sample size and total
   (linearization by default, or replicates), per domain with ``by``, as
-  ``survey::svymean``/``svytotal``/``svyby`` give them;
+  ``survey::svymean``/``svytotal``/``svyby`` give them, and the survey's
+  ``[[models]]`` fitted as ``regress`` fits them;
+* :func:`complex_report_for_counts_file` and :func:`complex_report_for_files` are
+  ``report --counts-file`` (a weighted counts table,
+  :mod:`surveykit.counting.weighted_table`) and ``report --data`` on such a survey;
 * :func:`complex_regress_for_survey` is ``surveykit regress --survey NAME``:
   the weighted pseudo-likelihood with sandwich standard errors and Wald
   tests, as ``survey::svyglm`` (no likelihood-ratio tests: a pseudo-likelihood
