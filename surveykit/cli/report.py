@@ -38,7 +38,9 @@ from surveykit.sampling.design import VARIANCE_METHODS
               help="With --data: later files' answers replace earlier ones.")
 @click.option("--counts-file", "counts_file", type=click.Path(dir_okay=False), default=None,
               help="Report on a counts table (CSV: survey, question, group, response, count; "
-                   "or counts JSON) made anywhere; 'surveykit docs scale'.")
+                   "or counts JSON) made anywhere; 'surveykit docs scale'. A survey with "
+                   "[sampling] reads weighted counts too (stratum, psu, fpc, group, "
+                   "response, weight, n, weight2: 'surveykit docs complex-samples').")
 @click.option("--variance", type=click.Choice(VARIANCE_METHODS), default=None,
               help="A survey with [sampling]: the design-based variance (default "
                    "linearization; 'surveykit docs complex-samples').")
@@ -77,17 +79,43 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
         raise click.UsageError("--variance and --by report on the stored answers of a survey "
                                "with [sampling], not on --data or --counts-file")
     if counts_file:
+        from surveykit.counting.weighted_table import is_weighted_table
         from surveykit.workflows.counting import report_for_counts_file
 
-        report = report_for_counts_file(open_store(db_url), counts_file, survey_name,
-                                        level=level, method=method)
+        if is_weighted_table(counts_file):  # sums of weights per stratum, PSU, ...
+            from surveykit.workflows.complex_samples import (
+                complex_report_for_counts_file,
+                render_complex_report,
+            )
+
+            report = complex_report_for_counts_file(open_store(db_url), counts_file,
+                                                    survey_name, level=level, method=method)
+            render_report = render_complex_report  # noqa: F811 -- same formats, one more part
+        else:
+            report = report_for_counts_file(open_store(db_url), counts_file, survey_name,
+                                            level=level, method=method)
         survey_name = report.survey
     elif data:
+        from surveykit.workflows.complex_samples import sampling_declared
         from surveykit.workflows.counting import report_for_files
 
-        report = report_for_files(open_store(db_url), survey_name, data,
-                                  engine_name=engine_name, scheduler=scheduler,
-                                  replace=replace, level=level, method=method)
+        engine = open_store(db_url)
+        if sampling_declared(engine, survey_name):  # weighted cells of the files
+            if engine_name != "duckdb" or scheduler:
+                raise click.UsageError("--engine and --scheduler: the files of a survey with "
+                                       "[sampling] are read by the importer; leave them out")
+            from surveykit.workflows.complex_samples import (
+                complex_report_for_files,
+                render_complex_report,
+            )
+
+            report = complex_report_for_files(engine, survey_name, data, replace=replace,
+                                              level=level, method=method)
+            render_report = render_complex_report  # noqa: F811 -- same formats, one more part
+        else:
+            report = report_for_files(engine, survey_name, data,
+                                      engine_name=engine_name, scheduler=scheduler,
+                                      replace=replace, level=level, method=method)
     else:
         engine = open_store(db_url)
         from surveykit.workflows.complex_samples import sampling_declared

@@ -287,7 +287,10 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
               show_default=True, help="csv: a counts table (survey, question, group, response, "
-                                      "count) that 'report --counts-file' reads.")
+                                      "count) that 'report --counts-file' reads; for a survey "
+                                      "with [sampling], sums of weights per stratum, PSU, "
+                                      "fpc, group and response ('surveykit docs "
+                                      "complex-samples').")
 @click.argument("more_data", nargs=-1, type=click.Path(), metavar="[PATH]...")
 def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, fmt, more_data):
     """Count yes, no, don't know and missing answers per question (in SQL).
@@ -307,6 +310,16 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
     if not data and (engine_name != "duckdb" or scheduler or replace):
         raise click.UsageError("--engine, --scheduler and --replace count files: add --data")
     engine = open_store(db_url)
+    if fmt == "csv":
+        from surveykit.workflows.complex_samples import sampling_declared
+
+        if sampling_declared(engine, survey_name):
+            if engine_name != "duckdb" or scheduler:
+                raise click.UsageError("--engine and --scheduler: the weighted counts of a "
+                                       "survey with [sampling] are read by the importer; "
+                                       "leave them out")
+            _weighted_counts_csv(engine, survey_name, data, replace)
+            return
     if data:
         from surveykit.workflows.counting import count_survey_files
 
@@ -350,3 +363,20 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
             rows.append((c.question_id if i == 0 else "", group,
                          str(c.missing) if i == 0 else "", shown))
     echo_table(("question", "group", "missing", "answers"), rows)
+
+
+def _weighted_counts_csv(engine, survey_name, data, replace) -> None:
+    """A survey with [sampling]: its weighted counts table (from the store's one GROUP BY, or
+    from --data imported into a scratch database with every import check)."""
+    import io
+
+    from surveykit.counting.weighted_table import write_weighted_table
+    from surveykit.workflows.counting import weighted_cells_of_files, weighted_cells_of_store
+
+    if data:
+        survey, cells = weighted_cells_of_files(engine, survey_name, data, replace=replace)
+    else:
+        survey, cells = weighted_cells_of_store(engine, survey_name)
+    table = io.StringIO()
+    write_weighted_table(table, survey, cells)
+    click.echo(table.getvalue(), nl=False)

@@ -62,7 +62,8 @@ import numpy as np
 from surveykit.errors import ParameterError
 from surveykit.sampling.design import SamplingDesign
 
-__all__ = ["UNANSWERED", "WeightedCounts", "first_parent", "population_sizes", "units_within"]
+__all__ = ["UNANSWERED", "WeightedCounts", "design_keys", "first_parent", "population_sizes",
+           "units_within"]
 
 #: The response code of respondents without an answer (they keep their PSU in the design).
 UNANSWERED = -1
@@ -500,6 +501,23 @@ class WeightedCounts:
             for r in range(self.replicates.shape[1]):
                 out[f"rep{r + 1}"] = self.replicates[:, r].tolist()
         return out
+
+
+def design_keys(sampling: SamplingDesign) -> list[str]:
+    """The design's key columns of a weighted counts table (:meth:`WeightedCounts.from_table`):
+    ``stratum`` with strata, ``psu`` (one stage) or ``unit1`` ... ``unitS`` with clusters,
+    ``fpc`` or ``fpc1`` ... ``fpcS`` with an fpc.
+
+    >>> design_keys(SamplingDesign(weight="w", strata="s", clusters=("a", "b"), fpc=("f", "g")))
+    ['stratum', 'unit1', 'unit2', 'fpc1', 'fpc2']
+    """
+    stages = sampling.stages
+    columns = ["stratum"] if sampling.strata else []
+    if sampling.clusters:
+        columns += ["psu"] if stages == 1 else [f"unit{k + 1}" for k in range(stages)]
+    if sampling.fpc:
+        columns += ["fpc"] if stages == 1 else [f"fpc{k + 1}" for k in range(stages)]
+    return columns
 
 
 def _columns_of(table: object) -> Mapping[str, Sequence]:

@@ -34,7 +34,7 @@ from surveykit.sampling.counts import (
 )
 from surveykit.sampling.design import SamplingDesign
 
-__all__ = ["DesignRows", "design_rows", "weighted_counts"]
+__all__ = ["DesignRows", "cell_counts", "design_rows", "weighted_counts"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -205,6 +205,79 @@ def weighted_counts(data: pd.DataFrame, sampling: SamplingDesign, *, design: Des
     # survey's degf: the rank of the respondents' replicate weights (qr with tol 1e-5) - 1
     rank = int(np.linalg.matrix_rank(r.replicates, tol=1e-5))
     return dataclasses.replace(counts, replicate_rank=rank)
+
+
+def cell_counts(table: pd.DataFrame, sampling: SamplingDesign, *, design: Design,
+                grouped: bool = False, name: str = "counts table") -> WeightedCounts:
+    """The weighted counts of one question from its cells: a table in the warehouse format of
+    :meth:`WeightedCounts.from_table` (``response`` may use any spelling of an answer, and
+    ``group`` the group numbers or names; both empty for respondents without an answer),
+    as :func:`surveykit.store.design_values.weighted_cells` or a warehouse's GROUP BY makes
+    it. The answers are read as :func:`weighted_counts` reads a respondent's: an answer the
+    design never gives is an error, except "don't know" where the design has no such branch
+    (the respondent keeps their PSU, without an answer). ``grouped``: the design has
+    several groups and ``group`` says which. Without a weight column ``weight`` counts the
+    respondents, and the weights are those of :func:`weighted_counts` (N / n with
+    ``population``, population / sampled per stage with an fpc).
+
+    >>> from surveykit.designs import Warner
+    >>> table = pd.DataFrame({"stratum": ["a", "a", "b", "b"], "response": ["yes", "no", "1", None],
+    ...                       "weight": [2.0, 1.0, 1.0, 3.0], "n": [1, 1, 1, 1],
+    ...                       "weight2": [4.0, 1.0, 1.0, 9.0]})
+    >>> counts = cell_counts(table, SamplingDesign(weight="w", strata="stratum"),
+    ...                      design=Warner(p=0.7))
+    >>> counts.table().tolist(), counts.n
+    ([[3.0, 1.0, 0.0]], 3)
+    """
+    if "response" not in table.columns:
+        raise ParameterError(f"{name}: column 'response' is missing")
+    table = table.reset_index(drop=True)
+    answers = table["response"]
+    present = answers.notna().to_numpy() & ~answers.map(
+        lambda v: isinstance(v, str) and not v.strip()).to_numpy(dtype=bool)
+    groups = None
+    if grouped:
+        if "group" not in table.columns:
+            raise ParameterError(f"{name}: design {design.model!r} has several groups: give "
+                                 "the column 'group'")
+        groups = table["group"][present]
+        if groups.isna().any():
+            raise ParameterError(f"{name}: a cell with an answer has no group")
+    rows = code_answers(design, answers[present], groups, column="response",
+                        group_column="group")
+    labels = design.response_labels
+    response = np.full(len(table), None, dtype=object)
+    group = np.full(len(table), rows.group_labels[0], dtype=object)
+    answered = np.flatnonzero(present)[rows.kept]
+    response[answered] = [labels[code] for code in rows.responses]
+    group[answered] = [rows.group_labels[code] for code in rows.groups]
+    cells = table.assign(response=response, group=group)
+    if sampling.weight is None:
+        cells = _weights_from_design(cells, sampling)
+    return WeightedCounts.from_table(cells, sampling, responses=labels,
+                                     groups=rows.group_labels)
+
+
+def _weights_from_design(cells: pd.DataFrame, sampling: SamplingDesign) -> pd.DataFrame:
+    """Cells whose ``weight`` counts respondents, weighted as :func:`design_rows` weighs a
+    respondent without a weight column: 1, N / n with ``population``, or the product over
+    the stages of population / sampled with an fpc."""
+    count = pd.to_numeric(cells["n"]).to_numpy(dtype=float)
+    each = np.ones(len(cells))
+    if sampling.population is not None:
+        each = np.full(len(cells), sampling.population / count.sum())
+    if sampling.fpc:
+        shape = WeightedCounts.from_table(cells.assign(response=None, weight=count,
+                                                       weight2=count),
+                                          sampling)
+        each = np.ones(len(cells))
+        for stage in range(sampling.stages):
+            parent = shape.stratum if stage == 0 else shape.units[:, stage - 1]
+            each *= shape.population[:, stage] / shape.sampled_units(stage)[parent]
+    out = cells.assign(weight=count * each)
+    if "weight2" in cells.columns or not sampling.clusters:
+        out["weight2"] = count * each * each
+    return out
 
 
 def _cells(sampling, responses, groups, strata, stratum, units, unit_labels, population,

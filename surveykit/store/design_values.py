@@ -33,11 +33,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, Float, and_, case, cast, func, literal, select, true
+from sqlalchemy.exc import DataError
 
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError, printable
 from surveykit.sampling.design import SamplingDesign, natural_order
+from surveykit.sampling.counts import design_keys
 from surveykit.store import database as store
 from surveykit.store.answer_counts import answer_problem
 
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FRAME_FORMAT", "GROUP_SUFFIX", "FrameValues", "check_design",
            "check_replicate_columns", "design_columns", "design_values", "lonely_psu_row",
-           "sampling_frame", "store_frame_values"]
+           "sampling_frame", "store_frame_values", "weighted_cells"]
 
 #: ``imports.file_format`` of a sample frame's record (``generate --frame``).
 FRAME_FORMAT = "frame"
@@ -292,3 +294,105 @@ def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = 
         added[question.id + GROUP_SUFFIX] = frame["respondent_id"].map(
             lambda r, by_id=by_id: by_id[r][1] if r in by_id else None).astype(object)
     return survey, pd.concat([frame, pd.DataFrame(added, index=frame.index)], axis=1)
+
+
+def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
+                   ) -> tuple[Survey, pd.DataFrame] | None:
+    """Survey ``survey_name`` (with ``[sampling]``) and the sums
+    of its answers' weights per (question, stratum, unit at each stage, fpc, ``domain``,
+    group, response), made in the database by one GROUP BY over the respondents (each
+    respondent's design values, stored as covariates, joined to every question and its
+    answer, if any).
+
+    The table has a column ``question`` (the question's id), the design's keys
+    (:func:`surveykit.sampling.counts.design_keys`), ``domain`` with ``domain``,
+    ``group`` and ``response``, then ``weight`` (sum of weights; the number of respondents
+    when the design has no weight column), ``n`` (respondents) and, without clusters,
+    ``weight2`` (sum of squared weights). A respondent without an answer to a question is
+    a cell with an empty ``response`` (and group): it keeps its PSU in the design. Design
+    columns of kind number are floats, others text, as :func:`sampling_frame` gives them.
+
+    Returns None where the stored values are not a clean design (a respondent without a
+    weight or a design value, a weight that is not a number above 0): :func:`sampling_frame`
+    and :mod:`surveykit.sampling.rows` then read them row by row and say which respondent is wrong.
+    """
+    import pandas as pd
+
+    survey = store.load_survey(engine, survey_name)
+    sampling = survey.sampling
+    if sampling is None:
+        raise ParameterError(f"survey {survey.name!r} has no [sampling] section")
+    names = [sampling.strata, *sampling.clusters, *sampling.fpc,
+             survey.covariate(domain).name if domain is not None else None]
+    keys = [name for name in names if name is not None]
+    design_columns = list(dict.fromkeys([*sampling.columns, *keys]))
+    responses, stored, questions = store.responses, store.covariates, store.questions
+    with engine.connect() as conn, conn.begin():  # one snapshot
+        key = store.survey_id(conn, survey.name)
+        # the respondents of the design: those with an answer or a design value
+        respondents = select(responses.c.respondent_id).where(
+            responses.c.survey_id == key).union(
+            select(stored.c.respondent_id).where(stored.c.survey_id == key,
+                                                 stored.c.name.in_(design_columns))
+        ).subquery("respondents")
+        values = select(stored.c.respondent_id, *[
+            func.max(case((stored.c.name == name, stored.c.value))).label(f"v{i}")
+            for i, name in enumerate(design_columns)]).where(
+            stored.c.survey_id == key, stored.c.name.in_(design_columns)).group_by(
+            stored.c.respondent_id).subquery("design")
+        column = {name: values.c[f"v{i}"] for i, name in enumerate(design_columns)}
+        weight_text = column[sampling.weight] if sampling.weight else None
+        weight = cast(weight_text, Float) if weight_text is not None else literal(1.0)
+        labels = [*design_keys(sampling), *(["domain"] if domain is not None else [])]
+        key_columns = [column[name].label(label) for name, label in zip(keys, labels,
+                                                                           strict=True)]
+        asked = select(questions.c.id, questions.c.name).where(
+            questions.c.survey_id == key).subquery("asked")
+        aggregates = [func.sum(weight).label("weight"), func.count().label("n"),
+                      func.min(weight).label("_min_weight")]
+        if weight_text is not None:
+            aggregates.append(func.count(weight_text).label("_weighted"))
+        if not sampling.clusters:
+            aggregates.append(func.sum(weight * weight).label("weight2"))
+        group_keys = [asked.c.name, *key_columns, responses.c.group_number, responses.c.answer]
+        statement = (
+            select(asked.c.name.label("question"), *key_columns,
+                   responses.c.group_number.label("group"),
+                   responses.c.answer.label("response"), *aggregates)
+            .select_from(respondents
+                         .outerjoin(values, values.c.respondent_id
+                                    == respondents.c.respondent_id)
+                         .join(asked, true())
+                         .outerjoin(responses, and_(
+                             responses.c.survey_id == key,
+                             responses.c.question_id == asked.c.id,
+                             responses.c.respondent_id == respondents.c.respondent_id)))
+            .group_by(*group_keys))
+        try:
+            rows = conn.execute(statement).all()
+        except DataError:  # PostgreSQL refuses a weight that is not a number
+            return None
+    table = pd.DataFrame(rows, columns=["question", *labels, "group", "response",
+                                        *(a.name for a in aggregates)])
+    table["group"] = pd.Series([row.group for row in rows], dtype=object)  # ints and None
+    if weight_text is not None and (table["_weighted"] != table["n"]).any():
+        return None  # a respondent without a weight
+    if (table["_min_weight"] <= 0).any() or table[labels].isna().to_numpy().any():
+        return None  # a weight not above 0 (SQLite reads a text as 0), a missing value
+    table = table.drop(columns=[c for c in table.columns if c.startswith("_")])
+    for name, label in zip(keys, labels, strict=True):
+        if survey.covariate(name).kind == "number":
+            table[label] = pd.to_numeric(table[label], errors="coerce")
+            if table[label].isna().any():
+                return None
+    for question in survey.questions:
+        mine = table[table["question"] == question.id]
+        labels_of, groups = question.design.response_labels, len(survey.groups)
+        bad = [problem for group, answer in zip(mine["group"], mine["response"], strict=True)
+               if answer is not None
+               and (problem := answer_problem(question.id, labels_of, groups, group, answer))]
+        if bad:
+            raise StoreError(f"stored answers to question {question.id!r} cannot be read "
+                             f"({bad[0]}): they were changed outside surveykit; 'surveykit "
+                             f"check --survey {survey.name}' lists them")
+    return survey, table

@@ -1,16 +1,22 @@
 """Reports and regressions on a complex sample: a survey whose file has ``[sampling]``.
 
-Joins the store (:func:`surveykit.store.design_values.sampling_frame`: every
-respondent's design values and answers, one snapshot) and the sampling math
-(:func:`surveykit.sampling.weighted_counts`, :func:`surveykit.sampling.survey_estimate`,
-:func:`surveykit.sampling.survey_regress`):
+Joins the store and the sampling math (:func:`surveykit.sampling.rows.cell_counts`,
+:func:`surveykit.sampling.survey_estimate`, :func:`surveykit.sampling.survey_regress`).
+Estimation reads weighted cells, not respondents: the store's one GROUP BY
+(:func:`surveykit.store.design_values.weighted_cells`) for the linearization variance,
+every respondent's row (:func:`surveykit.store.design_values.sampling_frame`) for the
+replicate variances, for regression, and to name a respondent whose stored values are wrong.
 
 * :func:`complex_report_for_survey` is ``surveykit report --survey NAME`` on such a
   survey: today's report (counts, privacy losses, checks) and, per question, the
   weighted pseudo-maximum-likelihood estimate with its design-based standard
   error, interval, design effect, effective sample size and total
   (linearization by default, or replicates), per domain with ``by``, as
-  ``survey::svymean``/``svytotal``/``svyby`` give them;
+  ``survey::svymean``/``svytotal``/``svyby`` give them, and the survey's
+  ``[[models]]`` fitted as ``regress`` fits them;
+* :func:`complex_report_for_counts_file` and :func:`complex_report_for_files` are
+  ``report --counts-file`` (a weighted counts table,
+  :mod:`surveykit.counting.weighted_table`) and ``report --data`` on such a survey;
 * :func:`complex_regress_for_survey` is ``surveykit regress --survey NAME``:
   the weighted pseudo-likelihood with sandwich standard errors and Wald
   tests, as ``survey::svyglm`` (no likelihood-ratio tests: a pseudo-likelihood
@@ -25,7 +31,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from html import escape
 from os import PathLike
@@ -33,15 +39,17 @@ from os import PathLike
 import numpy as np
 from sqlalchemy import Engine
 
-from surveykit.errors import EstimationError, ParameterError, printable
+from surveykit.errors import EstimationError, ParameterError, SurveykitError, printable
+from surveykit.reporting.models import ModelFit
 from surveykit.reporting.report import REPORT_FORMATS, Report, build_report, render_report
 from surveykit.sampling import VARIANCE_METHODS, SamplingDesign
 from surveykit.store import database as store
-from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame
+from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
 
 __all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
-           "complex_regress_text", "complex_report_for_survey", "render_complex_report",
-           "sampling_declared"]
+           "complex_regress_text", "complex_report_for_counts_file", "complex_report_for_files",
+           "complex_report_for_survey",
+           "render_complex_report", "sampling_declared"]
 
 #: The interval of a design-based estimate: Wald on the logit scale with t quantiles on
 #: the design's degrees of freedom (survey's svyciprop default).
@@ -58,7 +66,10 @@ class ComplexSampleReport:
     """The report of a survey with ``[sampling]``: ``report`` is today's (counts, privacy,
     checks; its estimates assume simple random sampling), ``estimates`` the design-based
     estimate of each question (a :class:`~surveykit.sampling.estimate.SurveyEstimate`),
-    ``skipped`` why a question has none. ``respondents``, ``strata``, ``psus``,
+    ``skipped`` why a question has none, ``models`` the survey's ``[[models]]`` fitted as
+    ``surveykit regress`` fits them on this survey (design-based:
+    :class:`~surveykit.sampling.regression.SurveyRegressionResult`, or the reason there is
+    no fit). ``respondents``, ``strata``, ``psus``,
     ``sum_weights`` and ``df`` describe the sample."""
 
     report: Report
@@ -73,6 +84,7 @@ class ComplexSampleReport:
     psus: int
     sum_weights: float
     df: int
+    models: tuple[ModelFit, ...] = ()
 
     @property
     def survey(self) -> str:
@@ -81,7 +93,8 @@ class ComplexSampleReport:
     @property
     def warning_count(self) -> int:
         return self.report.warning_count + len(self.skipped) + sum(
-            len(e.warnings) for e in self.estimates.values())
+            len(e.warnings) for e in self.estimates.values()) + sum(
+            len(m.result.warnings) if m.result is not None else 1 for m in self.models)
 
     @property
     def variance_method(self) -> str:
@@ -103,7 +116,9 @@ class ComplexSampleReport:
         design-based keys of :meth:`SurveyEstimate.to_dict` (``estimate``, ``se``,
         ``ci_low``, ``ci_high``, ``deff``, ``n_effective``, ``total``, ``total_se``,
         ``variance_method``, ``df``, ``domains`` under ``by``); ``pi_mle`` is ``estimate``,
-        and the simple-random-sample figures stay under ``srs``."""
+        and the simple-random-sample figures stay under ``srs``. ``models`` holds the
+        design-based fits, each ``fit`` the object ``surveykit regress --format json``
+        prints."""
         data = self.report.to_dict()
         data["sampling"] = self.design_dict()
         for question in data["questions"]:
@@ -121,6 +136,9 @@ class ComplexSampleReport:
             survey.setdefault("domains", [])
             question.update(survey)
             question["warnings"] = [*question["warnings"], *estimate.warnings]
+        data["models"] = [{"formula": m.spec.formula, "question": m.spec.question,
+                           "fit": m.result.to_dict() if m.result is not None else None,
+                           "error": m.error} for m in self.models]
         return data
 
 
@@ -143,8 +161,7 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
 
     >>> # complex_report_for_survey("surveykit.db", "api_strat", by="stype").to_dict()
     """
-    from surveykit.sampling import survey_estimate, weighted_counts
-    from surveykit.sampling.rows import design_rows
+    from surveykit.sampling import survey_estimate
 
     if variance not in VARIANCE_METHODS:
         raise ParameterError(f"--variance ({variance!r}) must be one of "
@@ -156,39 +173,211 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
                                  "report assumes simple random sampling (see 'surveykit docs "
                                  "complex-samples' to declare weights, strata and clusters)")
         by_name = _by_column(survey, by)
-        survey, frame = sampling_frame(engine, survey.name,
-                                       covariates=[by_name] if by_name else [])
+        sample = _sample_from_cells(engine, survey, variance, by_name)
+        if sample is None:
+            sample = _sample_from_rows(engine, survey, variance, by_name)
         counts = store.count_responses(engine, survey.name, survey=survey)
         issued = store.issued_respondent_count(engine, survey.name)
         tallies = store.code_tallies(engine, survey.name) if issued else None
+        models = tuple(_declared_models(engine, survey))
     report = build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
                           method=method)
-    if frame.empty:
+    if sample.respondents == 0:
         raise ParameterError(f"survey {survey.name!r} has no answers yet: import some first")
-    sampling = survey.sampling
-    keep = variance in ("jackknife", "bootstrap", "brr")
-    rows = design_rows(frame, sampling, keep_respondents=keep)
-    shape = rows.counts
     estimates: dict[str, object] = {}
     skipped: dict[str, str] = {}
     for question in survey.questions:
-        group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
         try:
-            weighted = weighted_counts(frame, sampling, design=question.design,
-                                       answer=question.id, group=group, domain=by_name,
-                                       keep_respondents=keep)
-            estimate = survey_estimate(question.design, weighted, variance=variance,
-                                       replicates=replicates, rng=rng)
+            estimate = survey_estimate(question.design, sample.counts(question),
+                                       variance=variance, replicates=replicates, rng=rng)
             # domains in their values' order, as svyby gives them
             estimates[question.id] = replace(estimate, domains=tuple(
                 sorted(estimate.domains, key=lambda d: _domain_key(d.domain))))
         except EstimationError as exc:
             skipped[question.id] = str(exc)
     return ComplexSampleReport(
-        report=report, sampling=sampling, variance=variance, by=by_name, level=level,
-        estimates=estimates, skipped=skipped, respondents=len(frame),
-        strata=shape.stratum_count, psus=shape.psu_count,
-        sum_weights=float(math.fsum(rows.weight)), df=shape.degrees_of_freedom)
+        report=report, sampling=survey.sampling, variance=variance, by=by_name, level=level,
+        estimates=estimates, skipped=skipped, respondents=sample.respondents,
+        strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights, df=sample.df,
+        models=models)
+
+
+def _declared_models(engine: Engine, survey) -> list[ModelFit]:
+    """Every ``[[models]]`` entry fitted as ``surveykit regress`` fits it on a survey with
+    ``[sampling]`` (:func:`complex_regress_for_survey`: weighted pseudo-likelihood, sandwich
+    standard errors over the PSUs, Wald t tests); one that cannot be fitted carries why."""
+    fits = []
+    for spec in survey.models:
+        try:
+            result = complex_regress_for_survey(engine, survey.name, spec.formula,
+                                                family=spec.family,
+                                                sensitive_formula=spec.sensitive_formula)
+        except SurveykitError as exc:
+            fits.append(ModelFit(spec=spec, result=None, error=str(exc)))
+        else:
+            fits.append(ModelFit(spec=spec, result=result))
+    return fits
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Sample:
+    """The respondents of a complex sample as estimation reads them: ``counts(question)``
+    gives a question's weighted counts; the rest describes the sample."""
+
+    counts: Callable[[object], object]
+    respondents: int
+    strata: int
+    psus: int
+    sum_weights: float
+    df: int
+
+
+def _sample_from_cells(engine: Engine, survey, variance: str, by: str | None
+                       ) -> _Sample | None:
+    """The sample from the store's weighted cells (one GROUP BY in the database: O(cells)
+    rows whatever the number of respondents), for the linearization variance; None where
+    only the respondents' rows will do: the replicate variances (a jackknife without
+    clusters, bootstrap and BRR draw or pair respondents and PSUs in their stored order, the
+    producer's replicate weights need their rank), or stored values that are not a clean
+    design (the rows then say which respondent is wrong)."""
+    if variance != "linearization":
+        return None
+    read = weighted_cells(engine, survey.name, by)
+    if read is None:
+        return None
+    _, table = read
+    try:
+        return _sample_of_cells(survey, {
+            question.id: table[table["question"] == question.id].drop(columns="question")
+            for question in survey.questions})
+    except ParameterError:
+        return None
+
+
+def _sample_of_cells(survey, cells: Mapping[str, object]) -> _Sample:
+    """The sample from every question's cells (a table in the warehouse format each)."""
+    from surveykit.sampling.rows import cell_counts
+
+    if all(table.empty for table in cells.values()):
+        return _Sample(counts=lambda question: None, respondents=0, strata=0, psus=0,
+                       sum_weights=0.0, df=0)
+    counts = {question.id: cell_counts(cells[question.id], survey.sampling,
+                                       design=question.design,
+                                       grouped=len(question.design.group_names) > 1,
+                                       name=f"question {question.id!r}")
+              for question in survey.questions}
+    # every respondent of the sample is a cell of every question: the largest tells it all
+    shape = max(counts.values(), key=lambda c: int(c.count.sum()))
+    return _Sample(counts=lambda question: counts[question.id],
+                   respondents=int(shape.count.sum()), strata=shape.stratum_count,
+                   psus=shape.psu_count, sum_weights=float(math.fsum(shape.weight)),
+                   df=shape.degrees_of_freedom)
+
+
+def complex_report_for_counts_file(database: Engine | str | PathLike, path: str | PathLike,
+                                   survey_name: str | None = None, *, level: float = 0.95,
+                                   method: str | None = None) -> ComplexSampleReport:
+    """The report of a survey with ``[sampling]`` from a weighted counts table
+    (:mod:`surveykit.counting.weighted_table`: sums of weights per question, stratum, PSU,
+    fpc, group and response, made anywhere): the design-based estimates with the
+    linearization variance, as from the stored answers, and today's report from the cells'
+    respondents. A counts table has no respondents, so ``[[models]]`` are not fitted.
+
+    >>> # complex_report_for_counts_file("surveykit.db", "weighted.csv").to_dict()
+    """
+    from surveykit.counting.table import survey_of_counts_file
+    from surveykit.counting.weighted_table import read_weighted_file
+
+    with store.engine_for(database) as engine:
+        survey = store.load_survey(engine, survey_name or survey_of_counts_file(path))
+        cells = read_weighted_file(path, survey)
+        issued = store.issued_respondent_count(engine, survey.name)
+        tallies = store.code_tallies(engine, survey.name) if issued else None
+    return _report_from_cells(survey, cells, issued, tallies, level, method, str(path))
+
+
+def complex_report_for_files(database: Engine | str | PathLike, survey_name: str,
+                             data, *, replace: bool = False, level: float = 0.95,
+                             method: str | None = None) -> ComplexSampleReport:
+    """``report --data`` on a survey with ``[sampling]``: the answers and design columns of
+    the files ``data`` summed into weighted cells without importing them
+    (:func:`surveykit.workflows.counting.weighted_cells_of_files`), then reported as a
+    weighted counts table is (:func:`complex_report_for_counts_file`)."""
+    from surveykit.workflows.counting import weighted_cells_of_files
+
+    with store.engine_for(database) as engine:
+        survey, table = weighted_cells_of_files(engine, survey_name, data, replace=replace)
+        issued = store.issued_respondent_count(engine, survey.name)
+        tallies = store.code_tallies(engine, survey.name) if issued else None
+    cells = {question.id: table[table["question"] == question.id].drop(columns="question")
+             for question in survey.questions}
+    return _report_from_cells(survey, cells, issued, tallies, level, method, "--data")
+
+
+def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
+                       ) -> ComplexSampleReport:
+    """The report from every question's weighted cells (no respondents, so no models):
+    linearization estimates, and today's report from the cells' respondents."""
+    from surveykit.counts import Counts, QuestionCounts
+    from surveykit.sampling import survey_estimate
+
+    try:
+        sample = _sample_of_cells(survey, cells)
+    except ParameterError as exc:
+        raise ParameterError(f"{where}: {exc}") from None
+    if sample.respondents == 0:
+        raise ParameterError(f"{where} counts no respondents of survey {survey.name!r}")
+    plain = []
+    for question in survey.questions:
+        table = cells[question.id]
+        answered = table[table["response"].notna()]
+        counted: dict[str, dict[str, int]] = {}
+        for (group, response), n in answered.groupby(["group", "response"])["n"].sum().items():
+            counted.setdefault(str(int(group)), {})[response] = int(n)
+        plain.append(QuestionCounts(question_id=question.id,
+                                    counts=Counts.from_mapping(counted),
+                                    missing=int(table.loc[table["response"].isna(), "n"].sum())))
+    report = build_report(survey, plain, code_tallies=tallies, issued=issued, level=level,
+                          method=method)
+    by = "domain" if any("domain" in table.columns for table in cells.values()) else None
+    estimates: dict[str, object] = {}
+    skipped: dict[str, str] = {}
+    for question in survey.questions:
+        try:
+            estimate = survey_estimate(question.design, sample.counts(question))
+            estimates[question.id] = replace(estimate, domains=tuple(
+                sorted(estimate.domains, key=lambda d: _domain_key(d.domain))))
+        except EstimationError as exc:
+            skipped[question.id] = str(exc)
+    return ComplexSampleReport(
+        report=report, sampling=survey.sampling, variance="linearization", by=by,
+        level=level, estimates=estimates, skipped=skipped, respondents=sample.respondents,
+        strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights, df=sample.df)
+
+
+def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> _Sample:
+    """The sample from every respondent's row (design values and answers), each value
+    checked and named where wrong."""
+    from surveykit.sampling import weighted_counts
+    from surveykit.sampling.rows import design_rows
+
+    survey, frame = sampling_frame(engine, survey.name, covariates=[by] if by else [])
+    if frame.empty:
+        return _Sample(counts=lambda question: None, respondents=0, strata=0, psus=0,
+                       sum_weights=0.0, df=0)
+    sampling = survey.sampling
+    keep = variance in ("jackknife", "bootstrap", "brr")
+    rows = design_rows(frame, sampling, keep_respondents=keep)
+    shape = rows.counts
+
+    def counts(question):
+        group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
+        return weighted_counts(frame, sampling, design=question.design, answer=question.id,
+                               group=group, domain=by, keep_respondents=keep)
+
+    return _Sample(counts=counts, respondents=len(frame), strata=shape.stratum_count,
+                   psus=shape.psu_count, sum_weights=float(math.fsum(rows.weight)),
+                   df=shape.degrees_of_freedom)
 
 
 def _domain_key(label: str) -> tuple:
@@ -264,7 +453,39 @@ def _text_section(report: ComplexSampleReport) -> str:
                                for i, cell in enumerate(row)))
     for question, reason in report.skipped.items():
         lines.append(f"{printable(question)}: no design-based estimate ({printable(reason)})")
+    for model in report.models:
+        lines += ["", f"Model: {printable(model.spec.formula)}"]
+        if model.result is None:
+            lines.append(f"! No fit: {printable(model.error)}")
+        else:
+            lines += complex_regress_text(model.result).rstrip("\n").splitlines()
     return "\n".join(lines) + "\n"
+
+
+_MODEL_HEADERS = ("part", "term", "estimate", "se", "t", "p")
+
+
+def _model_rows(model: ModelFit) -> list[list[str]]:
+    """A design-based fit's parameters as table cells (text, not yet escaped)."""
+    rows = []
+    for record in model.result.to_dict()["coefficients"]:
+        term = record["term"] if record.get("category") is None \
+            else f"{record['category']}: {record['term']}"
+        p = record["p_value"]
+        rows.append([record["part"], term, _num(record["estimate"]), _num(record["se"]),
+                     _num(record["t"], 2),
+                     "-" if p is None else ("< 2e-16" if p < 2e-16 else f"{p:.3g}")])
+    return rows
+
+
+def _model_lines(model: ModelFit) -> list[str]:
+    """The line under a fit's title: the design-based facts."""
+    result = model.result
+    return [f"Design-based regression (survey::svyglm) of {result.sensitive} "
+            f"({result.design.describe()}): n {result.n:,}, sum of weights "
+            f"{result.sum_weights:,.2f}, variance {result.variance_method}, residual df "
+            f"{result.df_residual:,}; Wald t tests with sandwich standard errors (a "
+            "pseudo-likelihood has no likelihood-ratio test).", *result.warnings]
 
 
 def _markdown_section(report: ComplexSampleReport) -> str:
@@ -276,6 +497,14 @@ def _markdown_section(report: ComplexSampleReport) -> str:
     lines += ["| " + " | ".join(_HEADERS) + " |", "|" + "---|" * len(_HEADERS)]
     lines += ["| " + " | ".join([cell(name), *_cells(entry)]) + " |"
               for name, entry in _rows(report)]
+    for model in report.models:
+        lines += ["", f"### Model: {cell(model.spec.formula)}", ""]
+        if model.result is None:
+            lines.append(f"No fit: {cell(model.error)}")
+            continue
+        lines += [line + "\n" for line in _model_lines(model)]
+        lines += ["| " + " | ".join(_MODEL_HEADERS) + " |", "|" + "---|" * len(_MODEL_HEADERS)]
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in _model_rows(model)]
     return "\n".join(lines) + "\n"
 
 
@@ -284,8 +513,19 @@ def _html_section(report: ComplexSampleReport) -> str:
     head = "".join(f"<th>{h}</th>" for h in _HEADERS)
     body = "".join("<tr><td>" + escape(name) + "</td>" + "".join(
         f"<td>{c}</td>" for c in _cells(entry)) + "</tr>" for name, entry in _rows(report))
+    models = ""
+    for model in report.models:
+        models += f"<h3>Model: {escape(model.spec.formula)}</h3>"
+        if model.result is None:
+            models += f"<p>No fit: {escape(model.error)}</p>"
+            continue
+        models += "".join(f"<p>{escape(line)}</p>" for line in _model_lines(model))
+        models += ("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in _MODEL_HEADERS)
+                   + "</tr></thead><tbody>" + "".join(
+                       "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+                       for row in _model_rows(model)) + "</tbody></table>")
     return (f'<section id="complex-sample"><h2>Complex sample</h2>{summary}<table><thead>'
-            f"<tr>{head}</tr></thead><tbody>{body}</tbody></table></section>")
+            f"<tr>{head}</tr></thead><tbody>{body}</tbody></table>{models}</section>")
 
 
 def render_complex_report(report: ComplexSampleReport, fmt: str = "text") -> str:

@@ -15,11 +15,12 @@ from surveykit.counting import IssuedIds, count_files
 from surveykit.counting.table import read_counts_file, survey_of_counts_file
 from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
+from surveykit.errors import ParameterError
 from surveykit.reporting.report import build_report
 from surveykit.store import database as store
 
 __all__ = ["count_survey_files", "counts_file_survey", "report_for_counts_file",
-           "report_for_files"]
+           "report_for_files", "weighted_cells_of_files", "weighted_cells_of_store"]
 
 # Issued ids are read from the store this many at a time.
 _BATCH = 50_000
@@ -84,3 +85,65 @@ def report_for_counts_file(engine: Engine, path: str | Path, survey_name: str | 
     """The report of a stored survey from a counts table made anywhere."""
     survey, counts = counts_file_survey(engine, path, survey_name)
     return _report(engine, survey, counts, level, method)
+
+
+def weighted_cells_of_store(engine: Engine, survey_name: str):
+    """Survey ``survey_name`` (with ``[sampling]``) and its weighted cells from the store
+    (:func:`surveykit.store.design_values.weighted_cells`: one GROUP BY), for a weighted
+    counts table; stored values that are no clean design are refused as the report refuses
+    them, naming the respondent."""
+    from surveykit.sampling.rows import design_rows
+    from surveykit.store.design_values import sampling_frame, weighted_cells
+
+    read = weighted_cells(engine, survey_name)
+    if read is None:
+        survey, frame = sampling_frame(engine, survey_name)
+        design_rows(frame, survey.sampling).counts  # noqa: B018 -- names the respondent
+        raise ParameterError(f"survey {survey_name!r}: the stored design values are not a "
+                             "sampling design; 'surveykit check' lists what was changed")
+    return read
+
+
+def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
+                            replace: bool = False):
+    """Survey ``survey_name`` (with ``[sampling]``) and the weighted cells of the answers and
+    design columns in ``data``, nothing imported into the database: the files are imported,
+    one after the other, into a temporary SQLite file (every check and message of
+    ``surveykit import``, the design's included: a missing or non-positive weight, a PSU
+    that changes stratum, a lonely PSU, each named by file, line, column and value), with
+    the survey's issued ids, and the cells summed there by the store's one GROUP BY."""
+    import tempfile
+
+    from surveykit.counting.sources import expand_paths
+    from surveykit.store.importer import import_responses
+
+    survey = store.load_survey(engine, survey_name)
+    if survey.sampling is None:
+        raise ParameterError(f"survey {survey.name!r} has no [sampling] section")
+    paths = expand_paths(data)
+    with tempfile.TemporaryDirectory(prefix="surveykit-weighted-") as folder, \
+            store.engine_for(f"sqlite:///{Path(folder) / 'counts.db'}") as scratch:
+        store.init_database(scratch)
+        store.add_survey(scratch, survey)
+        _copy_issued(engine, scratch, survey.name)
+        for path in paths:
+            import_responses(scratch, path, survey.name, replace=replace)
+        return weighted_cells_of_store(scratch, survey.name)
+
+
+def _copy_issued(source: Engine, target: Engine, survey_name: str) -> None:
+    """The survey's issued ids and groups, so that the files' ids are checked (and get their
+    groups) as on import."""
+    respondents = store.respondents
+    with source.connect() as conn:
+        key = store.survey_id(conn, survey_name)
+        rows = conn.execute(select(respondents.c.respondent_id, respondents.c.issued_at,
+                                   respondents.c.group_number)
+                            .where(respondents.c.survey_id == key)).all()
+    if not rows:
+        return
+    with target.begin() as conn:
+        key = store.survey_id(conn, survey_name)
+        conn.execute(respondents.insert(), [
+            {"survey_id": key, "respondent_id": r, "issued_at": at, "group_number": g}
+            for r, at, g in rows])
