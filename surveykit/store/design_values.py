@@ -38,8 +38,8 @@ from sqlalchemy.exc import DataError
 
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError, printable
-from surveykit.sampling.design import SamplingDesign, natural_order
 from surveykit.sampling.counts import design_keys
+from surveykit.sampling.design import SamplingDesign, natural_order
 from surveykit.store import database as store
 from surveykit.store.answer_counts import answer_problem
 
