@@ -360,7 +360,8 @@ def test_a_respondent_answers_numeric_questions_and_only_the_typed_numbers_are_s
         page.get_by_text(income.progress, exact=True).wait_for()
         # the author's text and unit are shown as text, never as markup
         assert page.locator("#question-text").inner_text() == survey.questions[1].text
-        assert page.locator("#number-label").inner_text() == "The number your rule gives (<i>EUR</i>)"
+        assert (page.locator("#number-label").inner_text()
+                == "The number your rule gives (<i>EUR</i>)")
         assert page.evaluate("window.pwned") is None
         assert page.locator("main img, main i").count() == 0
         assert watched.rule() == "Type 5000, whatever your true answer is."
