@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -293,12 +293,35 @@ def restricted_climb(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
         answers = yield (np.stack(others), False)
         others = [start for start, (value, gradient, _, _) in zip(others, answers, strict=True)
                   if math.isfinite(value) and not maxima.near(start, value, gradient)]
-    for start in others:
-        best = yield from climber(model, start, fixed=fixed, max_iterations=max_iterations,
-                                  polish=False, stop=seen)
-        if not best.stopped:
-            maxima.add(best)
+    climbs = [climber(model, start, fixed=fixed, max_iterations=max_iterations, polish=False,
+                      stop=seen) for start in others]
+    yield from _side_by_side(climbs, lambda best: best.stopped or maxima.add(best))
     return maxima.highest()
+
+
+def _side_by_side(climbs: list, on_done: Callable) -> Generator:
+    """Run :func:`~surveykit.estimation.latent.climber` generators side by side inside one
+    generator: each round asks for all their points at once (one pass over the rows instead
+    of one per climb). ``on_done(best)`` is called as each climb returns, before the others
+    take their next step (a maximum found can stop the others' climbs)."""
+    pending: dict[int, tuple[np.ndarray, bool]] = {}
+    for k, climb in enumerate(climbs):
+        try:
+            pending[k] = next(climb)
+        except StopIteration as done:
+            on_done(done.value)
+    while pending:
+        keys = list(pending)
+        blocks = [np.atleast_2d(pending[k][0]) for k in keys]
+        answers = yield (np.concatenate(blocks), any(pending[k][1] for k in keys))
+        position, pending = 0, {}
+        for k, block in zip(keys, blocks, strict=True):
+            answer = answers[position:position + len(block)]
+            position += len(block)
+            try:
+                pending[k] = climbs[k].send(answer)
+            except StopIteration as done:
+                on_done(done.value)
 
 
 def restricted_maximum(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
