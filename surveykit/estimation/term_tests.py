@@ -267,8 +267,8 @@ def restricted_climb(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
     """The restricted fit of one parameter as a generator for
     :func:`~surveykit.estimation.latent.climb_together`: the warm start climbs first; the
     other starts are judged together from their values and gradients (one pass) and those
-    not in a known maximum's bowl climb one after another, each stopping when its Newton
-    step lands on a known maximum. Returns the highest maximum (None if none converged).
+    not in a known maximum's bowl climb side by side (sharing each pass), each stopping when
+    its Newton step lands on a known maximum. Returns the highest maximum (None if none converged).
     ``starts="warm"`` climbs from the warm start alone (cheaper, blind to other maxima: for
     measuring what the other starts cost)."""
     fixed = np.asarray(held, dtype=bool).copy()
