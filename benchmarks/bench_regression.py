@@ -14,10 +14,11 @@ times each:
   response): the baseline;
 * the score tests of every parameter from the fit (one pass over the rows);
 * the likelihood-ratio tests of every parameter (restricted fits from warm
-  starts, several starts each as ``regress`` runs them), in this process and,
-  when the machine has more than one core, in the process pool ``regress``
-  would use; and, to show what the extra starts cost, from the warm start
-  alone.
+  starts, several starts each as ``regress`` runs them), in this process (as
+  ``regress`` runs them) and, when the machine has more than one core and
+  ``--no-pool`` is not given, in a process pool of one worker per core
+  (``workers=``); and, to show what the extra starts cost, from the warm
+  start alone.
 
 Prints the median of each and the ratios the issue sets targets for (regress
 <= 1.5x Logit, score tests <= 1.2x one fit, likelihood-ratio tests <= 5x one

@@ -41,10 +41,13 @@ likelihood ratio, Wald, and Lagrange multiplier tests"):
   test. Starts that agree so cost one pass over the rows, not a climb. The
   refits of all parameters climb together
   (:func:`~surveykit.estimation.latent.climb_together`): the points they need
-  in a round are evaluated in one pass over the rows. Refits run in a process
-  pool (one BLAS thread per worker) when the rows are many and the machine has
-  cores; each parameter's refits are the same computation in a worker as in
-  the calling process, up to rounding, so the results do not depend on it.
+  in a round are evaluated in one pass over the rows. Refits run in this
+  process unless a process pool is asked for (``workers``; one BLAS thread per
+  worker): each worker still makes every pass over all the rows for its share
+  of the parameters, and on 2 busy cores a pool of 2 took 3.4x the time of one
+  process on a million rows (benchmarks/bench_regression.py). Each
+  parameter's refits are the same computation in a worker as in the calling
+  process, up to rounding, so the results do not depend on it.
 
 A null value on the boundary of the parameter space (the SLD's t = 1, the
 cheaters' share 0) gives the 50:50 mixture of chi2(0) and chi2(1) (Self and
@@ -75,9 +78,6 @@ _SAME_MAXIMUM = 0.1
 # ... or closer than this share of the climb's own distance to it (d' I d): the log-likelihood
 # is that close to quadratic between them.
 _SAME_SHARE = 0.05
-# The process pool pays for itself from about this many rows x parameters of the model (a
-# worker starts in about a second and receives the rows once).
-_PARALLEL_WORK = 4_000_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -340,13 +340,10 @@ def lr_tests(model: LatentModel, x: np.ndarray, loglik: float, covariance: np.nd
              ) -> dict[int, tuple[float, float] | None]:
     """deltaG2 and its p-value per restriction's index (None where no restricted fit
     converged). The refits of all parameters climb together, sharing each pass over the
-    rows. ``workers``: processes (None: as many as the machine has cores when the rows are
-    many enough to pay for starting them; 1: in this process), each given a share of the
-    parameters."""
+    rows. ``workers``: processes, each given a share of the parameters (None or 1: in this
+    process; see the module docstring for why that is the default)."""
     restrictions = list(restrictions)
-    if workers is None:
-        workers = _auto_workers(model, len(restrictions))
-    workers = max(1, min(workers, len(restrictions)))
+    workers = max(1, min(workers or 1, len(restrictions)))
     arguments = (model, x, covariance, data_start, held, max_iterations, starts)
     if workers > 1:
         found = _in_pool(arguments, restrictions, workers, progress)
@@ -374,13 +371,6 @@ def _restricted_logliks(arguments, restrictions: list[Restriction],
     found = climb_together(model, climbs, on_done=done)
     return {r.index: None if best is None else float(best.loglik)
             for r, best in zip(restrictions, found, strict=True)}
-
-
-def _auto_workers(model: LatentModel, tests: int) -> int:
-    cores = os.cpu_count() or 1
-    if cores < 2 or tests < 2 or model.n * model.size < _PARALLEL_WORK:
-        return 1
-    return min(cores, tests)
 
 
 # -- the process pool ----------------------------------------------------------------------------
