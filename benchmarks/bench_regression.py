@@ -14,15 +14,17 @@ times each:
   response): the baseline;
 * the score tests of every parameter from the fit (one pass over the rows);
 * the likelihood-ratio tests of every parameter (restricted fits from warm
-  starts, several starts each as ``regress`` runs them), in this process and,
-  when the machine has more than one core, in the process pool ``regress``
-  would use; and, to show what the extra starts cost, from the warm start
-  alone.
+  starts, several starts each as ``regress`` runs them), in this process (as
+  ``regress`` runs them) and, when the machine has more than one core and
+  ``--no-pool`` is not given, in a process pool of one worker per core
+  (``workers=``); and, to show what the extra starts cost, from the warm
+  start alone.
 
 Prints the median of each and the ratios the issue sets targets for (regress
 <= 1.5x Logit, score tests <= 1.2x one fit, likelihood-ratio tests <= 5x one
 fit), also as the median of the per-repeat ratios (robust to load drifting
-between repeats on a shared machine).
+between repeats on a shared machine) and as the ratio of the median CPU
+seconds of this process (robust to other processes taking the cores).
 """
 
 from __future__ import annotations
@@ -55,10 +57,30 @@ def simulate(rows: int, covariates: int, rng: np.random.Generator) -> pd.DataFra
     return frame
 
 
-def _timed(function, *args, **kwargs):
-    start = time.perf_counter()
-    result = function(*args, **kwargs)
-    return time.perf_counter() - start, result
+class Timings:
+    """Wall and CPU seconds of each named step, one entry per repeat."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, list[float]] = {}
+        self.cpu: dict[str, list[float]] = {}
+
+    def run(self, key: str, function, *args, **kwargs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = function(*args, **kwargs)
+        self.cpu.setdefault(key, []).append(time.process_time() - cpu)
+        self.wall.setdefault(key, []).append(time.perf_counter() - wall)
+        return result
+
+    def median(self, key: str) -> float:
+        return statistics.median(self.wall[key])
+
+    def ratios(self, top: str, bottom: str) -> tuple[float, float, float]:
+        """Ratio of the wall medians, median of the per-repeat wall ratios, ratio of the
+        CPU medians (CPU seconds count this process's threads alone: the least moved by
+        other work on a shared machine)."""
+        pairs = [a / b for a, b in zip(self.wall[top], self.wall[bottom], strict=True)]
+        return (self.median(top) / self.median(bottom), statistics.median(pairs),
+                statistics.median(self.cpu[top]) / statistics.median(self.cpu[bottom]))
 
 
 def main() -> None:
@@ -69,6 +91,8 @@ def main() -> None:
     parser.add_argument("--covariates", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-lr", action="store_true", help="skip the likelihood-ratio tests")
+    parser.add_argument("--no-pool", action="store_true",
+                        help="skip the likelihood-ratio tests in a process pool")
     args = parser.parse_args()
 
     frame = simulate(args.rows, args.covariates, np.random.default_rng(1))
@@ -86,78 +110,64 @@ def main() -> None:
 
     ours()                      # warm-up: imports (formula parser, scipy.special)
     cores = os.cpu_count() or 1
-    times: dict[str, list[float]] = {"ours": [], "theirs": [], "score": [], "lr": [],
-                                     "lr_pool": [], "lr_warm": []}
+    pool = cores > 1 and not args.no_pool
+    times = Timings()
     for _ in range(args.repeats):
-        seconds, fit = _timed(ours)
-        times["ours"].append(seconds)
-        seconds, logit = _timed(theirs)
-        times["theirs"].append(seconds)
+        fit = times.run("ours", ours)
+        logit = times.run("theirs", theirs)
         restrictions = [term_tests.Restriction(index=p.index, null=p.null, boundary=p.boundary)
                         for p in fit.parameters if p.null is not None and not fit.held[p.index]]
-        seconds, scores = _timed(term_tests.score_tests, fit.model, fit.maximum.x,
-                                 fit.covariance, fit.held, restrictions)
-        times["score"].append(seconds)
+        scores = times.run("score", term_tests.score_tests, fit.model, fit.maximum.x,
+                           fit.covariance, fit.held, restrictions)
         if args.no_lr:
             continue
         pieces = (fit.model, fit.maximum.x, fit.loglik, fit.covariance, fit.start, fit.held,
                   restrictions)
-        seconds, lr = _timed(term_tests.lr_tests, *pieces, max_iterations=fit.max_iterations,
-                             workers=1)
-        times["lr"].append(seconds)
-        seconds, warm = _timed(term_tests.lr_tests, *pieces, max_iterations=fit.max_iterations,
-                               workers=1, starts="warm")
-        times["lr_warm"].append(seconds)
-        if cores > 1:
-            seconds, pooled = _timed(term_tests.lr_tests, *pieces,
-                                     max_iterations=fit.max_iterations,
-                                     workers=min(cores, len(restrictions)))
-            times["lr_pool"].append(seconds)
+        lr = times.run("lr", term_tests.lr_tests, *pieces, max_iterations=fit.max_iterations,
+                       workers=1)
+        warm = times.run("lr_warm", term_tests.lr_tests, *pieces,
+                         max_iterations=fit.max_iterations, workers=1, starts="warm")
+        if pool:
+            pooled = times.run("lr_pool", term_tests.lr_tests, *pieces,
+                               max_iterations=fit.max_iterations,
+                               workers=min(cores, len(restrictions)))
             assert all(abs(pooled[i][0] - lr[i][0]) <= 1e-6 * max(1.0, lr[i][0]) for i in lr)
-
-    def median(key: str) -> float:
-        return statistics.median(times[key])
-
-    def ratio(top: str, bottom: str) -> tuple[float, float]:
-        pairs = [a / b for a, b in zip(times[top], times[bottom], strict=False)]
-        return median(top) / median(bottom), statistics.median(pairs)
 
     tests = len(restrictions)
     print(f"{args.rows:,} rows, {args.covariates} covariates, design sld (two groups, t "
           f"estimated jointly); median of {args.repeats} interleaved runs, {cores} cores, "
           f"load average {os.getloadavg()[0]:.1f}")
-    print(f"  surveykit regress (from DataFrame)   {median('ours'):7.2f} s   {fit.iterations} "
-          f"Newton iterations, converged={fit.converged}, "
+    print(f"  surveykit regress (from DataFrame)   {times.median('ours'):7.2f} s   "
+          f"{fit.iterations} Newton iterations, converged={fit.converged}, "
           f"t = {fit.nuisance['t']['estimate']:.4f}")
     iterations = logit.mle_retvals["iterations"]
-    print(f"  statsmodels Logit (plain, arrays)    {median('theirs'):7.2f} s   {iterations} "
-          "iterations")
-    print(f"  score tests ({tests}, one pass)        {median('score'):7.2f} s")
+    print(f"  statsmodels Logit (plain, arrays)    {times.median('theirs'):7.2f} s   "
+          f"{iterations} iterations")
+    print(f"  score tests ({tests}, one pass)        {times.median('score'):7.2f} s")
     if not args.no_lr:
-        print(f"  likelihood-ratio tests ({tests})       {median('lr'):7.2f} s   in this process")
-        if times["lr_pool"]:
-            print(f"  likelihood-ratio tests ({tests})       {median('lr_pool'):7.2f} s   "
+        print(f"  likelihood-ratio tests ({tests})       {times.median('lr'):7.2f} s   "
+              "in this process")
+        if pool:
+            print(f"  likelihood-ratio tests ({tests})       {times.median('lr_pool'):7.2f} s   "
                   f"process pool of {min(cores, tests)}")
-        print(f"  likelihood-ratio tests ({tests})       {median('lr_warm'):7.2f} s   warm start "
-              "only, this process")
-    print("ratios (of medians; median of per-run ratios)        target")
-    print("  regress / Logit                      {:5.2f}x  {:5.2f}x      <= 1.5x".format(
-        *ratio("ours", "theirs")))
-    print("  score tests / one fit                {:5.2f}x  {:5.2f}x      <= 1.2x".format(
-        *ratio("score", "ours")))
+        print(f"  likelihood-ratio tests ({tests})       {times.median('lr_warm'):7.2f} s   "
+              "warm start only, this process")
+    print("ratios (wall: of medians, median of per-run ratios; CPU: of medians)   target")
+    rows = [("regress / Logit", "ours", "theirs", "<= 1.5x"),
+            ("score tests / one fit", "score", "ours", "<= 1.2x")]
     if not args.no_lr:
-        print("  LR tests / one fit                   {:5.2f}x  {:5.2f}x      <= 5x".format(
-            *ratio("lr", "ours")))
-        if times["lr_pool"]:
-            print("  LR tests in the pool / one fit       {:5.2f}x  {:5.2f}x      <= 5x".format(
-                *ratio("lr_pool", "ours")))
-        print("  LR tests, warm start only / one fit  {:5.2f}x  {:5.2f}x".format(
-            *ratio("lr_warm", "ours")))
+        rows.append(("LR tests / one fit", "lr", "ours", "<= 5x"))
+        if pool:
+            rows.append(("LR tests in the pool / one fit", "lr_pool", "ours", "<= 5x"))
+        rows.append(("LR tests, warm start only / one fit", "lr_warm", "ours", ""))
+    for label, top, bottom, target in rows:
+        print("  {:36s} {:6.2f}x {:6.2f}x {:6.2f}x   {}".format(
+            label, *times.ratios(top, bottom), target))
+    if not args.no_lr:
         moved = max(abs(warm[i][0] - lr[i][0]) for i in lr)
         print(f"  largest |deltaG2 warm only - deltaG2|: {moved:.2e}")
-    largest = max(abs(s[0] - lr[i][0]) / max(1.0, lr[i][0])
-                  for i, s in scores.items() if s is not None) if not args.no_lr else None
-    if largest is not None:
+        largest = max(abs(s[0] - lr[i][0]) / max(1.0, lr[i][0])
+                      for i, s in scores.items() if s is not None)
         print(f"  largest |score - deltaG2| / max(1, deltaG2): {largest:.3f}")
 
 

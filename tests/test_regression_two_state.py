@@ -141,6 +141,24 @@ def test_chunks_of_rows_add_up_to_the_whole(monkeypatch):
     _close(chunked[2], whole[2], "Hessian")
 
 
+def test_matrix_products_in_blocks_of_rows_add_up_to_the_whole(monkeypatch):
+    """Many points' products with Z run in blocks of rows (one BLAS thread each); blocks of
+    64 rows give what one point's whole-chunk products give."""
+    import surveykit.estimation.latent as latent
+
+    fast, _, _ = _models(make_design("sld", p=[0.2, 0.8]), n=1000, seed=8)
+    rng = np.random.default_rng(9)
+    points = np.column_stack([rng.normal(size=(5, 3)), rng.uniform(0.2, 1.0, size=5)])
+    monkeypatch.setattr(latent, "_ONE_THREAD", 1)
+    for x, (value, gradient, hessian, largest) in zip(points, fast.evaluate_points(points),
+                                                      strict=True):
+        alone = fast.evaluate(x)
+        assert value == pytest.approx(alone[0], rel=1e-13)
+        _close(gradient, alone[1], "gradient")
+        _close(hessian, alone[2], "Hessian")
+        assert largest == alone[3]
+
+
 @pytest.mark.parametrize(("name", "parameters", "formula", "kind"), [
     ("sld", {"p": [0.2, 0.8]}, "rrt ~ x1", TwoStateModel),
     ("grr", {"p": 0.7, "categories": ["a", "b", "c"]}, "rrt ~ x1", LatentModel),

@@ -357,7 +357,7 @@ class RegressionResult:
         """Run likelihood-ratio refits now, calling ``progress(1)`` after each parameter: on
         a million rows each takes seconds, and the CLI shows a progress bar. ``which``:
         "all" parameters or "auto" (those whose Wald and score tests disagree); ``workers``:
-        processes (None: the machine's cores when the rows are many; 1: none). Refits are
+        processes (None or 1: none, the refits run in this process). Refits are
         run once; :attr:`lr_tests` and the outputs use them."""
         chosen = [p for p in self.parameters if p.index in self._lr_indices(which)]
         missing = [p for p in chosen if p.index not in self._lr_found]

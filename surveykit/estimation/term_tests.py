@@ -41,10 +41,13 @@ likelihood ratio, Wald, and Lagrange multiplier tests"):
   test. Starts that agree so cost one pass over the rows, not a climb. The
   refits of all parameters climb together
   (:func:`~surveykit.estimation.latent.climb_together`): the points they need
-  in a round are evaluated in one pass over the rows. Refits run in a process
-  pool (one BLAS thread per worker) when the rows are many and the machine has
-  cores; each parameter's refits are the same computation in a worker as in
-  the calling process, up to rounding, so the results do not depend on it.
+  in a round are evaluated in one pass over the rows. Refits run in this
+  process unless a process pool is asked for (``workers``; one BLAS thread per
+  worker): each worker still makes every pass over all the rows for its share
+  of the parameters, and on 2 busy cores a pool of 2 took 3.4x the time of one
+  process on a million rows (benchmarks/bench_regression.py). Each
+  parameter's refits are the same computation in a worker as in the calling
+  process, up to rounding, so the results do not depend on it.
 
 A null value on the boundary of the parameter space (the SLD's t = 1, the
 cheaters' share 0) gives the 50:50 mixture of chi2(0) and chi2(1) (Self and
@@ -58,7 +61,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -75,9 +78,6 @@ _SAME_MAXIMUM = 0.1
 # ... or closer than this share of the climb's own distance to it (d' I d): the log-likelihood
 # is that close to quadratic between them.
 _SAME_SHARE = 0.05
-# The process pool pays for itself from about this many rows x parameters of the model (a
-# worker starts in about a second and receives the rows once).
-_PARALLEL_WORK = 4_000_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -267,8 +267,8 @@ def restricted_climb(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
     """The restricted fit of one parameter as a generator for
     :func:`~surveykit.estimation.latent.climb_together`: the warm start climbs first; the
     other starts are judged together from their values and gradients (one pass) and those
-    not in a known maximum's bowl climb one after another, each stopping when its Newton
-    step lands on a known maximum. Returns the highest maximum (None if none converged).
+    not in a known maximum's bowl climb side by side (sharing each pass), each stopping when
+    its Newton step lands on a known maximum. Returns the highest maximum (None if none converged).
     ``starts="warm"`` climbs from the warm start alone (cheaper, blind to other maxima: for
     measuring what the other starts cost)."""
     fixed = np.asarray(held, dtype=bool).copy()
@@ -293,12 +293,35 @@ def restricted_climb(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
         answers = yield (np.stack(others), False)
         others = [start for start, (value, gradient, _, _) in zip(others, answers, strict=True)
                   if math.isfinite(value) and not maxima.near(start, value, gradient)]
-    for start in others:
-        best = yield from climber(model, start, fixed=fixed, max_iterations=max_iterations,
-                                  polish=False, stop=seen)
-        if not best.stopped:
-            maxima.add(best)
+    climbs = [climber(model, start, fixed=fixed, max_iterations=max_iterations, polish=False,
+                      stop=seen) for start in others]
+    yield from _side_by_side(climbs, lambda best: best.stopped or maxima.add(best))
     return maxima.highest()
+
+
+def _side_by_side(climbs: list, on_done: Callable) -> Generator:
+    """Run :func:`~surveykit.estimation.latent.climber` generators side by side inside one
+    generator: each round asks for all their points at once (one pass over the rows instead
+    of one per climb). ``on_done(best)`` is called as each climb returns, before the others
+    take their next step (a maximum found can stop the others' climbs)."""
+    pending: dict[int, tuple[np.ndarray, bool]] = {}
+    for k, climb in enumerate(climbs):
+        try:
+            pending[k] = next(climb)
+        except StopIteration as done:
+            on_done(done.value)
+    while pending:
+        keys = list(pending)
+        blocks = [np.atleast_2d(pending[k][0]) for k in keys]
+        answers = yield (np.concatenate(blocks), any(pending[k][1] for k in keys))
+        position, pending = 0, {}
+        for k, block in zip(keys, blocks, strict=True):
+            answer = answers[position:position + len(block)]
+            position += len(block)
+            try:
+                pending[k] = climbs[k].send(answer)
+            except StopIteration as done:
+                on_done(done.value)
 
 
 def restricted_maximum(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
@@ -317,13 +340,10 @@ def lr_tests(model: LatentModel, x: np.ndarray, loglik: float, covariance: np.nd
              ) -> dict[int, tuple[float, float] | None]:
     """deltaG2 and its p-value per restriction's index (None where no restricted fit
     converged). The refits of all parameters climb together, sharing each pass over the
-    rows. ``workers``: processes (None: as many as the machine has cores when the rows are
-    many enough to pay for starting them; 1: in this process), each given a share of the
-    parameters."""
+    rows. ``workers``: processes, each given a share of the parameters (None or 1: in this
+    process; see the module docstring for why that is the default)."""
     restrictions = list(restrictions)
-    if workers is None:
-        workers = _auto_workers(model, len(restrictions))
-    workers = max(1, min(workers, len(restrictions)))
+    workers = max(1, min(workers or 1, len(restrictions)))
     arguments = (model, x, covariance, data_start, held, max_iterations, starts)
     if workers > 1:
         found = _in_pool(arguments, restrictions, workers, progress)
@@ -351,13 +371,6 @@ def _restricted_logliks(arguments, restrictions: list[Restriction],
     found = climb_together(model, climbs, on_done=done)
     return {r.index: None if best is None else float(best.loglik)
             for r, best in zip(restrictions, found, strict=True)}
-
-
-def _auto_workers(model: LatentModel, tests: int) -> int:
-    cores = os.cpu_count() or 1
-    if cores < 2 or tests < 2 or model.n * model.size < _PARALLEL_WORK:
-        return 1
-    return min(cores, tests)
 
 
 # -- the process pool ----------------------------------------------------------------------------
