@@ -82,6 +82,15 @@ class NumericSums:
                 f"sum ({self.total:g}) and sum of squares ({self.sum_squares:g}) of {self.n} "
                 "answers are inconsistent: sum^2 must not exceed n times the sum of squares")
 
+    @classmethod
+    def repeated(cls, value: float, times: int) -> NumericSums:
+        """The sums of ``times`` answers equal to ``value`` (a GROUP BY row of answers).
+
+        >>> NumericSums.repeated(2.5, 4)
+        NumericSums(n=4, total=10.0, sum_squares=25.0, dont_know=0)
+        """
+        return cls(times, times * value, times * value * value, 0)
+
     @property
     def mean(self) -> float:
         """The mean answer (nan without answers)."""

@@ -269,6 +269,23 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
         click.echo("Dry run: nothing was changed.")
 
 
+def _echo_numeric(numeric, more: bool) -> None:
+    """The numeric questions' sums: one line per question and group."""
+    rows = []
+    for c in numeric:
+        groups = list(c.counts) or [("-", None)]
+        for i, (group, sums) in enumerate(groups):
+            rows.append((c.question_id if i == 0 else "", group,
+                         f"{sums.n:,}" if sums else "0", f"{sums.total:.15g}" if sums else "0",
+                         f"{sums.sum_squares:.15g}" if sums else "0",
+                         f"{sums.dont_know:,}" if sums else "0",
+                         str(c.missing) if i == 0 else ""))
+    echo_table(("numeric question", "group", "n", "sum", "sum_squares", "dont_know",
+                "missing"), rows)
+    if more:
+        click.echo("")
+
+
 @main.command("counts")
 @click.option("--survey", "survey_name", required=True, metavar="NAME",
               help="A survey added with 'surveykit survey add'.")
@@ -292,8 +309,10 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
 def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, fmt, more_data):
     """Count yes, no, don't know and missing answers per question (in SQL).
 
-    missing: respondents who answered some question of the survey but left
-    this one empty. Issued questionnaires that never came back are not missing.
+    A numeric question gets, per group, its number of numeric answers n, their
+    sum and sum of squares, and its "don't know" answers: all the estimates of
+    its mean need. missing: respondents who answered some question of the survey
+    but left this one empty. Issued questionnaires that never came back are not missing.
     With --data the files are counted where they lie, with the checks and
     messages of 'import' ('surveykit docs scale').
 
@@ -301,7 +320,6 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
 
     Example: surveykit counts --survey academic_integrity --data exports/*.csv --format csv
     """
-    from surveykit.store import count_responses
 
     data = data_paths(data, more_data)
     if not data and (engine_name != "duckdb" or scheduler or replace):
@@ -314,13 +332,16 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
                                             engine_name=engine_name, scheduler=scheduler,
                                             replace=replace)
     else:
-        from surveykit.store import load_survey
 
-        counts = count_responses(engine, survey_name)
-        survey = load_survey(engine, survey_name)
+        from surveykit.store import Database
+
+        with Database(engine) as database:
+            reading = database.survey(survey_name).read()
+        survey, counts = reading.definition, reading.all_counts()
     # the store and the files list responses as they find them: print both in design order
+    numeric = [c for c in counts if getattr(c, "numeric", False)]
     counts = [c.in_order(survey.question(c.question_id).design.response_labels)
-              for c in counts]
+              for c in counts if not getattr(c, "numeric", False)]
     if fmt == "csv":
         import io
 
@@ -328,12 +349,20 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
 
         # through click.echo: Click 8.5 deprecates its stream getter
         table = io.StringIO()
-        write_counts_table(table, survey_name, counts)
+        by_id = {c.question_id: c for c in (*counts, *numeric)}
+        write_counts_table(table, survey_name, [by_id[q.id] for q in survey.questions
+                                                if q.id in by_id])
         click.echo(table.getvalue(), nl=False)
         return
     if fmt == "json":
-        print_json({"survey": survey_name, "questions": [c.to_dict() for c in counts]})
+        by_id = {c.question_id: c.to_dict() for c in (*counts, *numeric)}
+        print_json({"survey": survey_name, "questions": [
+            by_id[q.id] for q in survey.questions if q.id in by_id]})
         return
+    if numeric:
+        _echo_numeric(numeric, bool(counts))
+        if not counts:
+            return
     simple = all(set(c.answers()) <= {"yes", "no", "dont_know"} and len(c.counts.groups) <= 1
                  for c in counts)
     if simple:

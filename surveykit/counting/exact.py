@@ -21,9 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from surveykit.counting.sources import ResponseSource, counted_instead
-from surveykit.counts import Counts, QuestionCounts
+from surveykit.counting.tally import question_counts
+from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, CsvProblem
+from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reading.cells import duplicate_reason
 from surveykit.reading.responses import MAX_PROBLEMS_KEPT, ResponseFile, inspect_file
 
@@ -37,7 +39,7 @@ _STAGED = """CREATE TABLE staged (f INTEGER, line BIGINT, qi INTEGER, r VARCHAR,
 
 def count_exactly(con, sources: Sequence[ResponseSource], survey: Survey, *,
                   replace: bool = False, check_respondents: IssuedCheck | None = None
-                  ) -> list[QuestionCounts]:
+                  ) -> list[QuestionCounts | NumericQuestionCounts]:
     """Counts per question of ``sources``, or a CsvImportError naming the file and lines.
 
     ``con`` is a DuckDB connection (:func:`surveykit.counting.duckdb_engine.connect`);
@@ -72,9 +74,7 @@ def count_exactly(con, sources: Sequence[ResponseSource], survey: Survey, *,
             f"SELECT qi, grp, label, count(*) FROM ({latest}) GROUP BY ALL").fetchall():
         tables[question].setdefault(str(group), {})[label] = int(n)
     respondents = con.execute("SELECT count(DISTINCT r) FROM staged").fetchone()[0]
-    return [QuestionCounts(question_id=question.id, counts=Counts.from_mapping(table),
-                           missing=respondents - sum(sum(g.values()) for g in table.values()))
-            for question, table in zip(survey.questions, tables, strict=True)]
+    return question_counts(survey, tables, respondents)
 
 
 @dataclass
