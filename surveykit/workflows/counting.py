@@ -15,8 +15,10 @@ from surveykit.counting import IssuedIds, count_files
 from surveykit.counting.table import read_counts_file, survey_of_counts_file
 from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
+from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.report import build_report
 from surveykit.store import database as store
+from surveykit.workflows.report import numeric_sections
 
 __all__ = ["count_survey_files", "counts_file_survey", "report_for_counts_file",
            "report_for_files"]
@@ -66,8 +68,12 @@ def counts_file_survey(engine: Engine, path: str | Path,
 def _report(engine: Engine, survey: Survey, counts, level: float, method: str | None):
     issued = store.issued_respondent_count(engine, survey.name)
     tallies = store.code_tallies(engine, survey.name) if issued else None
-    return build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
-                        method=method)
+    # numeric questions: their sums (files and counts tables carry no answers to plot)
+    numeric = numeric_sections(survey, [c for c in counts if isinstance(c, NumericQuestionCounts)],
+                               level=level)
+    return build_report(survey, [c for c in counts if not isinstance(c, NumericQuestionCounts)],
+                        code_tallies=tallies, issued=issued, level=level, method=method,
+                        numeric=numeric)
 
 
 def report_for_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
