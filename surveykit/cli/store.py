@@ -173,11 +173,15 @@ def survey_list_command(db_url, fmt):
 @click.option("--dry-run", is_flag=True,
               help="Show how the columns map and what the import would add, and change "
                    "nothing (no rejects file either).")
+@click.option("--decimal-comma", is_flag=True,
+              help="The numeric answers of this CSV file are written with a decimal comma "
+                   "(1234,5), as spreadsheets in many languages save them; without it a dot "
+                   "is the decimal sign. Thousands separators are refused either way.")
 @db_option
 @click.option("--output", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True,
               help="How to print the summary.")
 def import_command(file, survey_name, file_format, old_layout, skip_invalid, rejects, replace,
-                   dry_run, db_url, fmt):
+                   dry_run, decimal_comma, db_url, fmt):
     """Import a response file into a survey, all or nothing.
 
     CSV (UTF-8 with or without BOM; comma, semicolon or tab), Excel (.xlsx,
@@ -187,7 +191,10 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
     (group/question, group-question) stripped, question texts matched; the
     survey's [import] profile maps the rest. Answers are yes/y/1/true,
     no/n/0/false, dont_know/don't know/dk (any case), the design's other
-    answers, or the survey's aliases; an empty cell is a missing answer. A
+    answers, or the survey's aliases; a numeric question's answers are numbers
+    (1234.5, or 1234,5 with --decimal-comma; no thousands separators; within
+    its decimals and the answers its design gives for its range) or "don't
+    know"; an empty cell is a missing answer, never 0. A
     file with any bad row imports nothing and lists every bad row (line,
     column, value, reason) after a one-line summary by reason; importing the
     same file twice changes nothing. A cumulative export (every submission so
@@ -230,7 +237,8 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
 
         result = import_responses(engine, file, survey_name, fmt=file_format,
                                   skip_invalid=skip_invalid, rejects_path=rejects,
-                                  replace=replace, dry_run=dry_run, progress=progress)
+                                  replace=replace, dry_run=dry_run, progress=progress,
+                                  decimal_comma=decimal_comma)
     if fmt == "json":
         print_json(result.to_dict())
         return
