@@ -74,6 +74,7 @@ from surveykit.reading.spreadsheets import (
 
 __all__ = [
     "FORMATS",
+    "check_decimal_comma",
     "Chunk",
     "FileFacts",
     "ResponseFile",
@@ -287,10 +288,8 @@ class ResponseFile:
                  size: int | None = None, *, decimal_comma: bool = False) -> None:
         if file_format not in FORMATS:
             raise ParameterError(f"format {file_format!r} must be one of {', '.join(FORMATS)}")
-        if decimal_comma and kind in ("xlsx", "xls", "parquet"):
-            raise ParameterError(
-                f"--decimal-comma reads the numbers of CSV files; {path} is a {kind} file, "
-                "whose number cells are numbers already: import it without --decimal-comma")
+        if decimal_comma:
+            check_decimal_comma(path, kind)
         self.path = path
         self.survey = survey
         self.kind = kind
@@ -794,6 +793,14 @@ class ResponseFile:
                          values: tuple[tuple[str, str], ...]) -> None:
         if values:
             chunk.covariates.append((line, respondent, values))
+
+
+def check_decimal_comma(path: str | Path, kind: str) -> None:
+    """Refuse ``--decimal-comma`` for a file whose numbers are not text (a workbook, Parquet)."""
+    if kind in ("xlsx", "xls", "parquet"):
+        raise ParameterError(
+            f"--decimal-comma reads the numbers of CSV files; {path} is a {kind} file, "
+            "whose number cells are numbers already: import it without --decimal-comma")
 
 
 def open_responses(path: str | Path, survey: Survey, file_format: str = "auto", *,

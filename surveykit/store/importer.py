@@ -81,6 +81,7 @@ from surveykit.reading.responses import (
     FORMATS,
     MAX_PROBLEMS_KEPT,
     ResponseFile,
+    check_decimal_comma,
     inspect_file,
     neutralize_formula,
     open_responses,
@@ -248,6 +249,8 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
     path = Path(path)
     survey = store.load_survey(engine, survey_name)
     facts = inspect_file(path)
+    if decimal_comma:
+        check_decimal_comma(path, facts.kind)
     rejects = output_file(rejects_path, "--rejects") if rejects_path is not None and not dry_run \
         else None
     if rejects is not None and rejects.resolve() == path.resolve():
