@@ -388,3 +388,44 @@ def test_survey_add_of_a_numeric_survey_stores_it_and_the_sample_still_loads(tmp
         assert database.survey("tax").definition() == load_survey_file(survey)
     # again: the same definition is no change
     assert run_cli("survey", "add", str(survey), "--db", url).exit_code == 0
+
+
+def test_with_sampling_the_total_is_horvitz_thompson_of_the_unbiased_transform(tmp_path):
+    """[sampling] with weights and strata (no fpc: with replacement): total = sum of
+    weight x r' (r' = (z - a) / b / (1 - d) for a number, 0 for "don't know"), its variance
+    the stratified with-replacement formula sum_h n_h / (n_h - 1) sum_i (t_i - tbar_h)^2
+    (Lumley 2010, Sec. 2.2), both computed here from the file alone."""
+    text = SURVEY + '\n[sampling]\nweight = "w"\nstrata = "s"\n'
+    survey_file = tmp_path / "tax.toml"
+    survey_file.write_text(text, encoding="utf-8")
+    design = load_survey_file_text(text).question("income").design
+    rng = np.random.default_rng(3)
+    sim = design.simulate(rng.uniform(0, 30000, size=80).round(2), rng=rng)
+    lines = ["respondent_id,cheat,income,w,s"]
+    for i in range(80):
+        answer = "dk" if sim.dont_know[i] else f"{sim.answers[i]:.2f}"
+        lines.append(f"r{i},{'yes' if i % 3 else 'no'},{answer},{1 + i % 4},"
+                     f"{'A' if i < 40 else 'B'}")
+    path = tmp_path / "answers.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    for args in (("init",), ("survey", "add", str(survey_file)),
+                 ("import", str(path), "--survey", "tax")):
+        result = run_cli(*args, "--db", url)
+        assert result.exit_code == 0, result.output
+    result = run_cli("report", "--survey", "tax", "--db", url, "--format", "json")
+    assert result.exit_code == 0, result.output
+    income = next(q for q in json.loads(result.output)["questions"] if q["id"] == "income")
+    m, d = design.moments(), float(design.designed_dont_know)
+    t = np.array([0.0 if line.split(",")[2] == "dk" else
+                  float(line.split(",")[3]) * (float(line.split(",")[2]) - m.a) / m.b / (1 - d)
+                  for line in lines[1:]])
+    strata = np.array([line.split(",")[4] for line in lines[1:]])
+    variance = sum(len(t[strata == h]) / (len(t[strata == h]) - 1)
+                   * np.sum((t[strata == h] - t[strata == h].mean()) ** 2) for h in "AB")
+    assert income["weighted"] is True
+    assert math.isclose(income["total"], t.sum(), rel_tol=1e-9)
+    assert math.isclose(income["total_se"], math.sqrt(variance), rel_tol=1e-9)
+    for fmt in ("text", "markdown", "html"):
+        assert run_cli("report", "--survey", "tax", "--db", url, "--format", fmt
+                       ).exit_code == 0

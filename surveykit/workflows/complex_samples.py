@@ -34,8 +34,11 @@ import numpy as np
 from sqlalchemy import Engine
 
 from surveykit.errors import EstimationError, ParameterError, printable
+from surveykit.numeric_counts import NumericQuestionCounts
+from surveykit.reporting.numeric_section import NumericSection, numeric_section
 from surveykit.reporting.report import REPORT_FORMATS, Report, build_report, render_report
 from surveykit.sampling import VARIANCE_METHODS, SamplingDesign
+from surveykit.store import Database
 from surveykit.store import database as store
 from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame
 
@@ -107,6 +110,8 @@ class ComplexSampleReport:
         data = self.report.to_dict()
         data["sampling"] = self.design_dict()
         for question in data["questions"]:
+            if question.get("type") == "number":
+                continue  # weighted already: its section holds the design-based estimate
             estimate = self.estimates.get(question["id"])
             question["srs"] = {key: question.get(key) for key in
                                ("pi_hat", "pi_mle", "se", "ci_low", "ci_high", "ci_method")}
@@ -159,12 +164,18 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
         survey, frame = sampling_frame(engine, survey.name,
                                        covariates=[by_name] if by_name else [])
         counts = store.count_responses(engine, survey.name, survey=survey)
+        with Database(engine) as database:
+            numeric = database.survey(survey.name).numeric_counts()
         issued = store.issued_respondent_count(engine, survey.name)
         tallies = store.code_tallies(engine, survey.name) if issued else None
-    report = build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
-                          method=method)
     if frame.empty:
         raise ParameterError(f"survey {survey.name!r} has no answers yet: import some first")
+    report = build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
+                          method=method, numeric=[
+                              _numeric_section(question, frame, survey.sampling, found, level)
+                              for question, found in zip(
+                                  [q for q in survey.questions if q.numeric], numeric,
+                                  strict=True)])
     sampling = survey.sampling
     keep = variance in ("jackknife", "bootstrap", "brr")
     rows = design_rows(frame, sampling, keep_respondents=keep)
@@ -172,6 +183,8 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
     estimates: dict[str, object] = {}
     skipped: dict[str, str] = {}
     for question in survey.questions:
+        if question.numeric:
+            continue  # its weighted estimate is in its numeric section
         group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
         try:
             weighted = weighted_counts(frame, sampling, design=question.design,
@@ -189,6 +202,58 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
         estimates=estimates, skipped=skipped, respondents=len(frame),
         strata=shape.stratum_count, psus=shape.psu_count,
         sum_weights=float(math.fsum(rows.weight)), df=shape.degrees_of_freedom)
+
+
+def _numeric_section(question, frame, sampling: SamplingDesign,
+                     counts: NumericQuestionCounts, level: float) -> NumericSection:
+    """A numeric question's section with its design-based estimate: the Horvitz-Thompson
+    total sum w r' of the design's unbiased transform r' of each answer, the Hajek mean,
+    and their variance from the stratified, clustered design (Taylor linearization, as
+    ``survey::svytotal``) plus, without replacement (an fpc), the randomization term
+    (:func:`surveykit.estimation.quantitative.estimate_mean_from_answers`). A design without
+    a per-answer transform (``mix_unknown``), or a failure, falls back to the simple-random-
+    sample estimate with the reason as a warning."""
+    from surveykit.estimation.quantitative import SamplingVariance, estimate_mean_from_answers
+    from surveykit.sampling.rows import design_rows
+    from surveykit.sampling.variance import linearized_variance
+
+    answered = frame[frame[question.id].notna()]
+    estimate = None
+    note = None
+    if answered.empty:
+        pass
+    elif not question.design.has_transform:
+        note = (f"the {question.design.model} design has no per-answer unbiased transform, so "
+                "the weighted estimate is not computed; the mean assumes simple random "
+                "sampling")
+    else:
+        rows = design_rows(answered.reset_index(drop=True), sampling, keep_respondents=True)
+        structure = rows.counts
+
+        def of_sum(values: np.ndarray, weights: np.ndarray) -> float:
+            return float(linearized_variance(structure, (weights * values)[:, None])[0, 0])
+
+        text = answered[question.id].astype(str)
+        dont_know = (text == "dont_know").to_numpy()
+        values = np.where(dont_know, np.nan, _numbers_of(text, dont_know))
+        try:
+            estimate = estimate_mean_from_answers(
+                question.design, values, dont_know=dont_know, weights=rows.weight,
+                sampling_variance=SamplingVariance(of_sum=of_sum,
+                                                   with_replacement=not sampling.fpc))
+        except (EstimationError, ParameterError) as exc:
+            note = f"no weighted estimate ({exc}); the mean assumes simple random sampling"
+    section = numeric_section(question, counts.counts, missing=counts.missing, level=level,
+                              estimate=estimate)
+    if note is not None:
+        section = replace(section, warnings=(*section.warnings, note))
+    return section
+
+
+def _numbers_of(text, dont_know: np.ndarray) -> np.ndarray:
+    """Stored numeric answers (text) as floats, "dont_know" as NaN."""
+    return np.array([math.nan if dk else float(value) for value, dk
+                     in zip(text, dont_know, strict=True)], dtype=float)
 
 
 def _domain_key(label: str) -> tuple:
