@@ -429,3 +429,37 @@ def test_with_sampling_the_total_is_horvitz_thompson_of_the_unbiased_transform(t
     for fmt in ("text", "markdown", "html"):
         assert run_cli("report", "--survey", "tax", "--db", url, "--format", fmt
                        ).exit_code == 0
+
+
+def test_regress_with_a_numeric_outcome_is_least_squares_on_the_stored_answers(tmp_path):
+    """additive with mu = 0 reports y + noise, whose unbiased transform is the answer itself:
+    the coefficients are numpy's least squares of the file's answers on (1, age)."""
+    text = ('name = "reg"\ntitle = "Reg"\n[[questions]]\nid = "income"\ntext = "Income?"\n'
+            'type = "number"\n[questions.design]\nmodel = "additive"\nmu = 0\nsigma = 20\n'
+            'scrambler = "normal"\n[covariates]\nage = "number"\n')
+    survey_file = tmp_path / "reg.toml"
+    survey_file.write_text(text, encoding="utf-8")
+    design = load_survey_file_text(text).question("income").design
+    rng = np.random.default_rng(2)
+    age = rng.integers(20, 60, size=300).astype(float)
+    answers = np.round(design.simulate(10 + 0.5 * age + rng.normal(0, 2, 300),
+                                       rng=rng).answers, 2)
+    path = tmp_path / "answers.csv"
+    path.write_text("respondent_id,income,age\n" + "".join(
+        f"r{i:03d},{z:.2f},{int(a)}\n" for i, (z, a) in enumerate(zip(answers, age,
+                                                                      strict=True))),
+        encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    for args in (("init",), ("survey", "add", str(survey_file)),
+                 ("import", str(path), "--survey", "reg")):
+        assert run_cli(*args, "--db", url).exit_code == 0
+    result = run_cli("regress", "--survey", "reg", "--formula", "income ~ age", "--db", url,
+                     "--format", "json")
+    assert result.exit_code == 0, result.output
+    fit = json.loads(result.output)
+    beta, *_ = np.linalg.lstsq(np.column_stack([np.ones_like(age), age]), answers, rcond=None)
+    params = {row["term"]: row["estimate"] for row in fit["coefficients"]}
+    assert math.isclose(params["(Intercept)"], beta[0], rel_tol=1e-9)
+    assert math.isclose(params["age"], beta[1], rel_tol=1e-9)
+    text_run = run_cli("regress", "--survey", "reg", "--formula", "income ~ age", "--db", url)
+    assert text_run.exit_code == 0 and "scrambled outcome" in text_run.output
