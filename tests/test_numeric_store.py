@@ -436,7 +436,8 @@ def test_regress_with_a_numeric_outcome_is_least_squares_on_the_stored_answers(t
     the coefficients are numpy's least squares of the file's answers on (1, age)."""
     text = ('name = "reg"\ntitle = "Reg"\n[[questions]]\nid = "income"\ntext = "Income?"\n'
             'type = "number"\n[questions.design]\nmodel = "additive"\nmu = 0\nsigma = 20\n'
-            'scrambler = "normal"\n[covariates]\nage = "number"\n')
+            'scrambler = "normal"\n[covariates]\nage = "number"\n'
+            '[[models]]\nformula = "income ~ age"\n')
     survey_file = tmp_path / "reg.toml"
     survey_file.write_text(text, encoding="utf-8")
     design = load_survey_file_text(text).question("income").design
@@ -463,3 +464,11 @@ def test_regress_with_a_numeric_outcome_is_least_squares_on_the_stored_answers(t
     assert math.isclose(params["age"], beta[1], rel_tol=1e-9)
     text_run = run_cli("regress", "--survey", "reg", "--formula", "income ~ age", "--db", url)
     assert text_run.exit_code == 0 and "scrambled outcome" in text_run.output
+    # the survey's [[models]] in the report: the same fit in every format
+    report = run_cli("report", "--survey", "reg", "--db", url, "--format", "json")
+    assert report.exit_code == 0, report.output
+    declared = json.loads(report.output)["models"][0]["fit"]["coefficients"]
+    assert math.isclose(declared[1]["estimate"], beta[1], rel_tol=1e-9)
+    for fmt in ("markdown", "html", "text"):
+        rendered = run_cli("report", "--survey", "reg", "--db", url, "--format", fmt)
+        assert rendered.exit_code == 0 and "scrambled outcome" in rendered.output, fmt
