@@ -472,3 +472,24 @@ def test_regress_with_a_numeric_outcome_is_least_squares_on_the_stored_answers(t
     for fmt in ("markdown", "html", "text"):
         rendered = run_cli("report", "--survey", "reg", "--db", url, "--format", fmt)
         assert rendered.exit_code == 0 and "scrambled outcome" in rendered.output, fmt
+
+
+def test_counting_decimal_comma_files_needs_the_option_as_import_does(tmp_path):
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    survey = tmp_path / "tax.toml"
+    survey.write_text(SURVEY, encoding="utf-8")
+    for args in (("init",), ("survey", "add", str(survey))):
+        assert run_cli(*args, "--db", url).exit_code == 0
+    path = tmp_path / "comma.csv"
+    path.write_text("respondent_id;cheat;income\nx1;yes;1234,50\nx2;no;0,5\nx3;no;dk\n",
+                    encoding="utf-8")
+    for engine in ("duckdb", "dask"):
+        refused = run_cli("counts", "--survey", "tax", "--db", url, "--data", str(path),
+                          "--engine", engine)
+        assert refused.exit_code == 1 and "line 2, column income, value '1234,50'" \
+            in refused.output, refused.output
+        result = run_cli("counts", "--survey", "tax", "--db", url, "--data", str(path),
+                         "--engine", engine, "--decimal-comma", "--format", "json")
+        assert result.exit_code == 0, result.output
+        income = json.loads(result.output)["questions"][1]
+        assert (income["n"], income["sum"], income["dont_know"]) == (2, 1235.0, 1), engine

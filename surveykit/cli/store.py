@@ -310,11 +310,15 @@ def _echo_numeric(numeric, more: bool) -> None:
               help="With --data: a later file's answer replaces an earlier file's for the "
                    "same respondent and question (as 'import --replace' would).")
 @db_option
+@click.option("--decimal-comma", is_flag=True,
+              help="With --data: the CSV files write numeric answers with a decimal comma "
+                   "(1234,5), as 'import --decimal-comma'.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
               show_default=True, help="csv: a counts table (survey, question, group, response, "
                                       "count) that 'report --counts-file' reads.")
 @click.argument("more_data", nargs=-1, type=click.Path(), metavar="[PATH]...")
-def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, fmt, more_data):
+def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, decimal_comma,
+                   fmt, more_data):
     """Count yes, no, don't know and missing answers per question (in SQL).
 
     A numeric question gets, per group, its number of numeric answers n, their
@@ -330,15 +334,16 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
     """
 
     data = data_paths(data, more_data)
-    if not data and (engine_name != "duckdb" or scheduler or replace):
-        raise click.UsageError("--engine, --scheduler and --replace count files: add --data")
+    if not data and (engine_name != "duckdb" or scheduler or replace or decimal_comma):
+        raise click.UsageError("--engine, --scheduler, --replace and --decimal-comma count "
+                               "files: add --data")
     engine = open_store(db_url)
     if data:
         from surveykit.workflows.counting import count_survey_files
 
         survey, counts = count_survey_files(engine, survey_name, data,
                                             engine_name=engine_name, scheduler=scheduler,
-                                            replace=replace)
+                                            replace=replace, decimal_comma=decimal_comma)
     else:
 
         from surveykit.store import Database

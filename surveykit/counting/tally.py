@@ -82,8 +82,9 @@ def word_count(survey: Survey) -> int:
     return max(1, -(-len(survey.questions) // BITS_PER_WORD))
 
 
-def counts_from_tally(survey: Survey, sources: Sequence[ResponseSource],
-                      tally: RawTally) -> list[QuestionCounts | NumericQuestionCounts] | None:
+def counts_from_tally(survey: Survey, sources: Sequence[ResponseSource], tally: RawTally, *,
+                      decimal_comma: bool = False
+                      ) -> list[QuestionCounts | NumericQuestionCounts] | None:
     """Counts per question, or None when some row needs the exact path.
 
     ``sources`` are the files counted (a file without data rows is an error
@@ -99,7 +100,8 @@ def counts_from_tally(survey: Survey, sources: Sequence[ResponseSource],
     questions = question_lookup(survey)
     groups = group_lookup(survey)
     spellings = [question.answer_spellings() for question in survey.questions]
-    readers = [number_reader(question) if question.numeric else None
+    readers = [number_reader(question, decimal_comma=decimal_comma) if question.numeric
+               else None
                for question in survey.questions]
     one_group = len(survey.groups) == 1
     tables: list[dict[str, dict[str, int]]] = [{} for _ in survey.questions]

@@ -29,7 +29,8 @@ _BATCH = 50_000
 
 def count_survey_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
                        engine_name: str = "duckdb", scheduler: str | None = None,
-                       replace: bool = False) -> tuple[Survey, list[QuestionCounts]]:
+                       replace: bool = False, decimal_comma: bool = False
+                       ) -> tuple[Survey, list[QuestionCounts]]:
     """The stored survey and the counts of its answers in ``data`` (nothing is imported).
 
     When the survey has issued questionnaires, ids are checked against them
@@ -54,7 +55,7 @@ def count_survey_files(engine: Engine, survey_name: str, data: Sequence[str | Pa
 
             issued = IssuedIds(check=check, batches=batches)
         counts = count_files(survey, data, engine=engine_name, scheduler=scheduler,
-                             replace=replace, issued=issued)
+                             replace=replace, issued=issued, decimal_comma=decimal_comma)
     return survey, counts
 
 
@@ -78,10 +79,12 @@ def _report(engine: Engine, survey: Survey, counts, level: float, method: str | 
 
 def report_for_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
                      engine_name: str = "duckdb", scheduler: str | None = None,
-                     replace: bool = False, level: float = 0.95, method: str | None = None):
+                     replace: bool = False, level: float = 0.95, method: str | None = None,
+                     decimal_comma: bool = False):
     """The report of a stored survey from the answers in ``data``, counted without importing."""
     survey, counts = count_survey_files(engine, survey_name, data, engine_name=engine_name,
-                                        scheduler=scheduler, replace=replace)
+                                        scheduler=scheduler, replace=replace,
+                                        decimal_comma=decimal_comma)
     return _report(engine, survey, counts, level, method)
 
 
