@@ -27,7 +27,7 @@ import numpy as np
 from surveykit.counts import _check_count as _count  # one check of a count, shared
 from surveykit.errors import ParameterError
 
-__all__ = ["NumericCounts", "NumericSums"]
+__all__ = ["NumericCounts", "NumericQuestionCounts", "NumericSums"]
 
 
 def _sum(where: str, value: object) -> float:
@@ -81,6 +81,15 @@ class NumericSums:
             raise ParameterError(
                 f"sum ({self.total:g}) and sum of squares ({self.sum_squares:g}) of {self.n} "
                 "answers are inconsistent: sum^2 must not exceed n times the sum of squares")
+
+    @classmethod
+    def repeated(cls, value: float, times: int) -> NumericSums:
+        """The sums of ``times`` answers equal to ``value`` (a GROUP BY row of answers).
+
+        >>> NumericSums.repeated(2.5, 4)
+        NumericSums(n=4, total=10.0, sum_squares=25.0, dont_know=0)
+        """
+        return cls(times, times * value, times * value * value, 0)
 
     @property
     def mean(self) -> float:
@@ -203,3 +212,37 @@ class NumericCounts:
     def to_dict(self) -> dict[str, dict[str, float | int]]:
         """Plain nested dicts, for JSON."""
         return {group: sums.to_dict() for group, sums in self.table.items()}
+
+
+@dataclass(frozen=True)
+class NumericQuestionCounts:
+    """Answers to one numeric question: :class:`NumericCounts` per group, plus ``missing``
+    (respondents the survey knows who left it blank), as the store, DuckDB and Dask return
+    it beside the choice questions' :class:`~surveykit.counts.QuestionCounts`.
+
+    >>> q = NumericQuestionCounts("income", NumericCounts.from_answers([3.0, 5.0]), missing=1)
+    >>> q.to_dict()["groups"]["1"]["sum"], q.answered(), q.dont_know
+    (8.0, 2, 0)
+    """
+
+    question_id: str
+    counts: NumericCounts
+    missing: int = 0
+
+    #: Tells the numeric counts from the choice ones where a list holds both.
+    numeric = True
+
+    def answered(self) -> int:
+        """Answers given: numbers and "don't know", over all groups."""
+        return self.counts.answered + self.counts.dont_know
+
+    @property
+    def dont_know(self) -> int:
+        return self.counts.dont_know
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"id", "type": "number", "n", "sum", "sum_squares", "dont_know", "missing",
+        "groups": {group: {"n", "sum", "sum_squares", "dont_know"}}}``."""
+        total = self.counts.total
+        return {"id": self.question_id, "type": "number", **total.to_dict(),
+                "missing": self.missing, "groups": self.counts.to_dict()}

@@ -127,6 +127,17 @@ def regress_command(data, survey_name, formula, sensitive, design_name, params, 
     else:
         result = _regress_file(data, formula, sensitive, design_name, params, group, family,
                                sensitive_formula, held, max_iterations)
+    if not hasattr(result, "converged"):
+        # a numeric question's least squares (no iterations, no likelihood-ratio tests)
+        if at or lr == "all":
+            raise click.UsageError("--at and --lr all are for the likelihood of yes/no and "
+                                   "category answers; a numeric question's model is least "
+                                   "squares")
+        if fmt == "json":
+            print_json(result.to_dict(level=level))
+        else:
+            click.echo(result.summary(level=level), nl=False)
+        return
     if not result.converged and not allow_unconverged:
         raise EstimationError(
             f"the fit did not converge in {result.iterations} iterations; the estimates may be "

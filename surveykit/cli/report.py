@@ -36,6 +36,9 @@ from surveykit.sampling.design import VARIANCE_METHODS
               help="The dask.distributed scheduler for --engine dask.")
 @click.option("--replace", is_flag=True,
               help="With --data: later files' answers replace earlier ones.")
+@click.option("--decimal-comma", is_flag=True,
+              help="With --data: the CSV files write numeric answers with a decimal comma "
+                   "(1234,5), as 'import --decimal-comma'.")
 @click.option("--counts-file", "counts_file", type=click.Path(dir_okay=False), default=None,
               help="Report on a counts table (CSV: survey, question, group, response, count; "
                    "or counts JSON) made anywhere; 'surveykit docs scale'. A survey with "
@@ -49,7 +52,7 @@ from surveykit.sampling.design import VARIANCE_METHODS
                    "covariate too (domains, as survey::svyby).")
 @click.argument("more_data", nargs=-1, type=click.Path(), metavar="[PATH]...")
 def report_command(survey_name, fmt, out_file, level, method, db_url, data, engine_name,
-                   scheduler, replace, counts_file, more_data, variance, by):
+                   scheduler, replace, decimal_comma, counts_file, more_data, variance, by):
     """Print the estimation report of a survey: estimates, privacy, checks.
 
     For every question: the counts, pi_hat and pi_mle with their standard
@@ -71,6 +74,8 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
     if out_file is not None:
         output_file(out_file, "--out")
     data = data_paths(data, more_data)
+    if decimal_comma and not data:
+        raise click.UsageError("--decimal-comma reads the numbers of --data files: add --data")
     if data and counts_file:
         raise click.UsageError("give --data or --counts-file, not both")
     if survey_name is None and not counts_file:
@@ -101,6 +106,10 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
 
         engine = open_store(db_url)
         if sampling_declared(engine, survey_name):  # weighted cells of the files
+            if decimal_comma:
+                raise click.UsageError("--decimal-comma: the files of a survey with [sampling] "
+                                       "are read by the importer; import them with 'surveykit "
+                                       "import --decimal-comma' and report on the store")
             if engine_name != "duckdb" or scheduler:
                 raise click.UsageError("--engine and --scheduler: the files of a survey with "
                                        "[sampling] are read by the importer; leave them out")
@@ -115,7 +124,8 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
         else:
             report = report_for_files(engine, survey_name, data,
                                       engine_name=engine_name, scheduler=scheduler,
-                                      replace=replace, level=level, method=method)
+                                      replace=replace, level=level, method=method,
+                                      decimal_comma=decimal_comma)
     else:
         engine = open_store(db_url)
         from surveykit.workflows.complex_samples import sampling_declared

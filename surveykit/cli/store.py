@@ -173,11 +173,15 @@ def survey_list_command(db_url, fmt):
 @click.option("--dry-run", is_flag=True,
               help="Show how the columns map and what the import would add, and change "
                    "nothing (no rejects file either).")
+@click.option("--decimal-comma", is_flag=True,
+              help="The numeric answers of this CSV file are written with a decimal comma "
+                   "(1234,5), as spreadsheets in many languages save them; without it a dot "
+                   "is the decimal sign. Thousands separators are refused either way.")
 @db_option
 @click.option("--output", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True,
               help="How to print the summary.")
 def import_command(file, survey_name, file_format, old_layout, skip_invalid, rejects, replace,
-                   dry_run, db_url, fmt):
+                   dry_run, decimal_comma, db_url, fmt):
     """Import a response file into a survey, all or nothing.
 
     CSV (UTF-8 with or without BOM; comma, semicolon or tab), Excel (.xlsx,
@@ -187,7 +191,10 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
     (group/question, group-question) stripped, question texts matched; the
     survey's [import] profile maps the rest. Answers are yes/y/1/true,
     no/n/0/false, dont_know/don't know/dk (any case), the design's other
-    answers, or the survey's aliases; an empty cell is a missing answer. A
+    answers, or the survey's aliases; a numeric question's answers are numbers
+    (1234.5, or 1234,5 with --decimal-comma; no thousands separators; within
+    its decimals and the answers its design gives for its range) or "don't
+    know"; an empty cell is a missing answer, never 0. A
     file with any bad row imports nothing and lists every bad row (line,
     column, value, reason) after a one-line summary by reason; importing the
     same file twice changes nothing. A cumulative export (every submission so
@@ -230,7 +237,8 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
 
         result = import_responses(engine, file, survey_name, fmt=file_format,
                                   skip_invalid=skip_invalid, rejects_path=rejects,
-                                  replace=replace, dry_run=dry_run, progress=progress)
+                                  replace=replace, dry_run=dry_run, progress=progress,
+                                  decimal_comma=decimal_comma)
     if fmt == "json":
         print_json(result.to_dict())
         return
@@ -269,6 +277,23 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
         click.echo("Dry run: nothing was changed.")
 
 
+def _echo_numeric(numeric, more: bool) -> None:
+    """The numeric questions' sums: one line per question and group."""
+    rows = []
+    for c in numeric:
+        groups = list(c.counts) or [("-", None)]
+        for i, (group, sums) in enumerate(groups):
+            rows.append((c.question_id if i == 0 else "", group,
+                         f"{sums.n:,}" if sums else "0", f"{sums.total:.15g}" if sums else "0",
+                         f"{sums.sum_squares:.15g}" if sums else "0",
+                         f"{sums.dont_know:,}" if sums else "0",
+                         str(c.missing) if i == 0 else ""))
+    echo_table(("numeric question", "group", "n", "sum", "sum_squares", "dont_know",
+                "missing"), rows)
+    if more:
+        click.echo("")
+
+
 @main.command("counts")
 @click.option("--survey", "survey_name", required=True, metavar="NAME",
               help="A survey added with 'surveykit survey add'.")
@@ -285,6 +310,9 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
               help="With --data: a later file's answer replaces an earlier file's for the "
                    "same respondent and question (as 'import --replace' would).")
 @db_option
+@click.option("--decimal-comma", is_flag=True,
+              help="With --data: the CSV files write numeric answers with a decimal comma "
+                   "(1234,5), as 'import --decimal-comma'.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
               show_default=True, help="csv: a counts table (survey, question, group, response, "
                                       "count) that 'report --counts-file' reads; for a survey "
@@ -292,11 +320,14 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
                                       "fpc, group and response ('surveykit docs "
                                       "complex-samples').")
 @click.argument("more_data", nargs=-1, type=click.Path(), metavar="[PATH]...")
-def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, fmt, more_data):
+def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, decimal_comma,
+                   fmt, more_data):
     """Count yes, no, don't know and missing answers per question (in SQL).
 
-    missing: respondents who answered some question of the survey but left
-    this one empty. Issued questionnaires that never came back are not missing.
+    A numeric question gets, per group, its number of numeric answers n, their
+    sum and sum of squares, and its "don't know" answers: all the estimates of
+    its mean need. missing: respondents who answered some question of the survey
+    but left this one empty. Issued questionnaires that never came back are not missing.
     With --data the files are counted where they lie, with the checks and
     messages of 'import' ('surveykit docs scale').
 
@@ -304,11 +335,11 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
 
     Example: surveykit counts --survey academic_integrity --data exports/*.csv --format csv
     """
-    from surveykit.store import count_responses
 
     data = data_paths(data, more_data)
-    if not data and (engine_name != "duckdb" or scheduler or replace):
-        raise click.UsageError("--engine, --scheduler and --replace count files: add --data")
+    if not data and (engine_name != "duckdb" or scheduler or replace or decimal_comma):
+        raise click.UsageError("--engine, --scheduler, --replace and --decimal-comma count "
+                               "files: add --data")
     engine = open_store(db_url)
     if fmt == "csv":
         from surveykit.workflows.complex_samples import sampling_declared
@@ -325,15 +356,18 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
 
         survey, counts = count_survey_files(engine, survey_name, data,
                                             engine_name=engine_name, scheduler=scheduler,
-                                            replace=replace)
+                                            replace=replace, decimal_comma=decimal_comma)
     else:
-        from surveykit.store import load_survey
 
-        counts = count_responses(engine, survey_name)
-        survey = load_survey(engine, survey_name)
+        from surveykit.store import Database
+
+        with Database(engine) as database:
+            reading = database.survey(survey_name).read()
+        survey, counts = reading.definition, reading.all_counts()
     # the store and the files list responses as they find them: print both in design order
+    numeric = [c for c in counts if getattr(c, "numeric", False)]
     counts = [c.in_order(survey.question(c.question_id).design.response_labels)
-              for c in counts]
+              for c in counts if not getattr(c, "numeric", False)]
     if fmt == "csv":
         import io
 
@@ -341,12 +375,20 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, f
 
         # through click.echo: Click 8.5 deprecates its stream getter
         table = io.StringIO()
-        write_counts_table(table, survey_name, counts)
+        by_id = {c.question_id: c for c in (*counts, *numeric)}
+        write_counts_table(table, survey_name, [by_id[q.id] for q in survey.questions
+                                                if q.id in by_id])
         click.echo(table.getvalue(), nl=False)
         return
     if fmt == "json":
-        print_json({"survey": survey_name, "questions": [c.to_dict() for c in counts]})
+        by_id = {c.question_id: c.to_dict() for c in (*counts, *numeric)}
+        print_json({"survey": survey_name, "questions": [
+            by_id[q.id] for q in survey.questions if q.id in by_id]})
         return
+    if numeric:
+        _echo_numeric(numeric, bool(counts))
+        if not counts:
+            return
     simple = all(set(c.answers()) <= {"yes", "no", "dont_know"} and len(c.counts.groups) <= 1
                  for c in counts)
     if simple:

@@ -21,6 +21,7 @@ from surveykit.errors import MissingExtraError, ParameterError
 if TYPE_CHECKING:  # the CLI imports ENGINES at start-up: keep this module light
     from surveykit.counts import QuestionCounts
     from surveykit.definition.survey import Survey
+    from surveykit.numeric_counts import NumericQuestionCounts
 
 __all__ = ["ENGINES", "IssuedIds", "count_files"]
 
@@ -43,7 +44,8 @@ class IssuedIds:
 
 def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "duckdb",
                 scheduler: str | None = None, replace: bool = False,
-                issued: IssuedIds | None = None) -> list[QuestionCounts]:
+                issued: IssuedIds | None = None, decimal_comma: bool = False
+                ) -> list[QuestionCounts | NumericQuestionCounts]:
     """Counts per question (in survey order) of the answers in ``data``, without importing.
 
     ``data``: files, globs and directories of response files, read as
@@ -60,6 +62,9 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
     leaves such files, and workbooks and zips, to the row-by-row path).
     ``engine`` "dask" runs the counting on the cluster at ``scheduler`` (an
     address such as ``tcp://10.0.0.5:8786``), or on local threads without one.
+    ``decimal_comma``: the CSV files write numeric answers with a decimal comma (as
+    ``import --decimal-comma``). Numeric questions get
+    :class:`~surveykit.numeric_counts.NumericQuestionCounts`.
 
     >>> # count_files(survey, ["exports/*.parquet"], engine="dask",
     >>> #             scheduler="tcp://scheduler:8786")
@@ -76,6 +81,13 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
     if scheduler is not None and engine != "dask":
         raise ParameterError(f"scheduler ({scheduler!r}) is only used with engine 'dask'")
     paths = expand_paths(data)
+    if decimal_comma:
+        from surveykit.reading.responses import check_decimal_comma
+        from surveykit.reading.spreadsheets import SNIFF_BYTES, sniff
+
+        for path in paths:
+            with open(path, "rb") as head:
+                check_decimal_comma(path, sniff(head.read(SNIFF_BYTES))[0])
     _require("duckdb", "duckdb")
     _require("pyarrow", "duckdb")
     with open_sources(paths, survey) as sources, duckdb_engine.connect() as con:
@@ -94,10 +106,11 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
                                              issued=issued is not None)
         counts = None
         if tally is not None:
-            counts = counts_from_tally(survey, sources, tally)
+            counts = counts_from_tally(survey, sources, tally, decimal_comma=decimal_comma)
         if counts is None:
             counts = count_exactly(con, sources, survey, replace=replace,
-                                   check_respondents=issued.check if issued else None)
+                                   check_respondents=issued.check if issued else None,
+                                   decimal_comma=decimal_comma)
     return counts
 
 

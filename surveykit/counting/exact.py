@@ -21,9 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from surveykit.counting.sources import ResponseSource, counted_instead
-from surveykit.counts import Counts, QuestionCounts
+from surveykit.counting.tally import question_counts
+from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
 from surveykit.errors import CsvImportError, CsvProblem
+from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reading.cells import duplicate_reason
 from surveykit.reading.responses import MAX_PROBLEMS_KEPT, ResponseFile, inspect_file
 
@@ -36,8 +38,8 @@ _STAGED = """CREATE TABLE staged (f INTEGER, line BIGINT, qi INTEGER, r VARCHAR,
 
 
 def count_exactly(con, sources: Sequence[ResponseSource], survey: Survey, *,
-                  replace: bool = False, check_respondents: IssuedCheck | None = None
-                  ) -> list[QuestionCounts]:
+                  replace: bool = False, check_respondents: IssuedCheck | None = None,
+                  decimal_comma: bool = False) -> list[QuestionCounts | NumericQuestionCounts]:
     """Counts per question of ``sources``, or a CsvImportError naming the file and lines.
 
     ``con`` is a DuckDB connection (:func:`surveykit.counting.duckdb_engine.connect`);
@@ -54,7 +56,7 @@ def count_exactly(con, sources: Sequence[ResponseSource], survey: Survey, *,
     gc.disable()  # as the importer does: millions of short-lived tuples, no cycles
     try:
         for source in sources:
-            rejected = _stage_file(con, source, survey, check_respondents, pa)
+            rejected = _stage_file(con, source, survey, check_respondents, pa, decimal_comma)
             if rejected.bad_rows:  # no need to read on: this file is refused
                 _refuse(source, rejected, *_database_problems(
                     con, sources, names, replace, only=source.index))
@@ -72,9 +74,7 @@ def count_exactly(con, sources: Sequence[ResponseSource], survey: Survey, *,
             f"SELECT qi, grp, label, count(*) FROM ({latest}) GROUP BY ALL").fetchall():
         tables[question].setdefault(str(group), {})[label] = int(n)
     respondents = con.execute("SELECT count(DISTINCT r) FROM staged").fetchone()[0]
-    return [QuestionCounts(question_id=question.id, counts=Counts.from_mapping(table),
-                           missing=respondents - sum(sum(g.values()) for g in table.values()))
-            for question, table in zip(survey.questions, tables, strict=True)]
+    return question_counts(survey, tables, respondents)
 
 
 @dataclass
@@ -87,14 +87,15 @@ class _Rejected:
 
 
 def _stage_file(con, source: ResponseSource, survey: Survey, check: IssuedCheck | None,
-                pa) -> _Rejected:
+                pa, decimal_comma: bool = False) -> _Rejected:
     """Read a file with the importer's reader; stage its answers; return its refused rows."""
     rejected = _Rejected()
     rows = 0
     try:
         if source.kind == "csv":
             inspect_file(source.path)  # empty, or bytes that are not UTF-8: said with lines
-        with ResponseFile(source.path, survey, "auto", source.kind) as reader:
+        with ResponseFile(source.path, survey, "auto", source.kind,
+                          decimal_comma=decimal_comma) as reader:
             for chunk in reader.chunks(check_respondents=check):
                 rows += chunk.rows
                 for _, problems in chunk.rejected:

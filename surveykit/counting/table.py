@@ -37,6 +37,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -50,6 +51,7 @@ from surveykit.errors import (
     MissingInputError,
     ParameterError,
 )
+from surveykit.numeric_counts import NumericCounts, NumericQuestionCounts
 from surveykit.reading.cells import (
     NOT_A_GROUP,
     group_lookup,
@@ -61,22 +63,37 @@ from surveykit.reading.cells import (
     read_question,
     unknown_question_reason,
 )
+from surveykit.vocabulary import canonical_spelling
 
-__all__ = ["COLUMNS", "MISSING", "read_counts_file", "read_counts_table",
+__all__ = ["COLUMNS", "MISSING", "NUMERIC_ROWS", "read_counts_file", "read_counts_table",
            "survey_of_counts_file", "write_counts_table"]
 
 COLUMNS = ("survey", "question", "group", "response", "count")
 # The response of the rows that carry a question's missing count.
 MISSING = "_missing"
+#: The responses of a numeric question's rows: its numbers, their sum and sum of squares,
+#: and its "don't know" answers, per group.
+NUMERIC_ROWS = ("_n", "_sum", "_sum_squares", "dont_know")
+_NUMERIC_KEYS = dict(zip(NUMERIC_ROWS, ("n", "sum", "sum_squares", "dont_know"), strict=True))
 
 
-def write_counts_table(stream: TextIO, survey_name: str, counts: Sequence[QuestionCounts]) -> None:
-    """Write ``counts`` as a counts table (header and rows; missing as ``_missing`` rows)."""
+def write_counts_table(stream: TextIO, survey_name: str,
+                       counts: Sequence[QuestionCounts | NumericQuestionCounts]) -> None:
+    """Write ``counts`` as a counts table (header and rows; missing as ``_missing`` rows; a
+    numeric question's sums as ``_n``, ``_sum``, ``_sum_squares`` and ``dont_know`` rows)."""
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(COLUMNS)
     for question in counts:
-        for group, response, n in question.counts:
-            writer.writerow((survey_name, question.question_id, group, response, n))
+        if isinstance(question, NumericQuestionCounts):
+            for group, sums in question.counts:
+                for response, value in zip(NUMERIC_ROWS, (sums.n, repr(sums.total),
+                                                          repr(sums.sum_squares),
+                                                          sums.dont_know), strict=True):
+                    writer.writerow((survey_name, question.question_id, group, response,
+                                     value))
+        else:
+            for group, response, n in question.counts:
+                writer.writerow((survey_name, question.question_id, group, response, n))
         writer.writerow((survey_name, question.question_id, "", MISSING, question.missing))
 
 
@@ -151,11 +168,21 @@ def _read_row(cell, survey, questions, groups, spellings, tables, missing
     if question is None:
         return ("question", cell["question"], unknown_question_reason(survey, cell["question"]))
     raw_count = cell["count"].strip()
+    numeric = survey.questions[question].numeric
+    key = _NUMERIC_KEYS.get(canonical_spelling(cell["response"]).replace(" ", "_")
+                            if numeric else "")
+    if key in ("sum", "sum_squares"):
+        try:
+            value = float(raw_count)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            return ("count", raw_count, f"the {key} of a numeric question is a number")
     try:
         n = int(raw_count)
     except ValueError:
         n = -1
-    if n < 0:
+    if n < 0 and key not in ("sum", "sum_squares"):
         return ("count", raw_count, "a count is a whole number >= 0")
     if cell["response"].strip() == MISSING:
         missing[question] += n
@@ -168,6 +195,13 @@ def _read_row(cell, survey, questions, groups, spellings, tables, missing
             return ("group", cell["group"], "the group is empty; this survey has groups "
                     f"({', '.join(survey.groups)})")
         group = 1
+    if numeric:
+        if key is None:
+            return ("response", cell["response"], "a numeric question's rows are "
+                    f"{', '.join(NUMERIC_ROWS)} (per group) and {MISSING}")
+        row = tables[question].setdefault(str(group), {})
+        row[key] = row.get(key, 0) + (value if key in ("sum", "sum_squares") else n)
+        return None
     label = None if is_blank(cell["response"]) else read_answer(spellings[question],
                                                                 cell["response"])
     if label is None:
@@ -179,8 +213,12 @@ def _read_row(cell, survey, questions, groups, spellings, tables, missing
     return None
 
 
-def _question_counts(survey: Survey, tables, missing) -> list[QuestionCounts]:
-    return [QuestionCounts(question_id=question.id, counts=Counts.from_mapping(table),
+def _question_counts(survey: Survey, tables, missing
+                     ) -> list[QuestionCounts | NumericQuestionCounts]:
+    return [NumericQuestionCounts(question_id=question.id,
+                                  counts=NumericCounts.from_mapping(table), missing=gone)
+            if question.numeric else
+            QuestionCounts(question_id=question.id, counts=Counts.from_mapping(table),
                            missing=gone)
             for question, table, gone in zip(survey.questions, tables, missing, strict=True)]
 
@@ -199,8 +237,11 @@ def _read_json(data: dict, survey: Survey, path: Path) -> list[QuestionCounts]:
         if not isinstance(entry, dict) or not isinstance(entry.get("groups", {}), dict):
             raise ParameterError(f"{path}: each question is an object with id, groups "
                                  "({group: {response: count}}) and missing")
+        numeric = entry.get("type") == "number"
         for group, responses in entry.get("groups", {}).items():
             for response, n in dict(responses).items():
+                if numeric:  # {"n", "sum", "sum_squares", "dont_know"}: the table's rows
+                    response = {v: k for k, v in _NUMERIC_KEYS.items()}.get(response, response)
                 writer.writerow((survey.name, entry.get("id", ""), group, response, n))
         writer.writerow((survey.name, entry.get("id", ""), "", MISSING,
                          entry.get("missing", 0)))

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from surveykit.counting.sources import ResponseSource
 from surveykit.counts import Counts, QuestionCounts
-from surveykit.definition.survey import Survey
+from surveykit.definition.survey import Question, Survey
+from surveykit.numeric_counts import NumericCounts, NumericQuestionCounts, NumericSums
 from surveykit.reading.cells import (
     NOT_A_GROUP,
     group_lookup,
@@ -37,9 +38,14 @@ from surveykit.reading.cells import (
     read_group,
     read_question,
 )
+from surveykit.reading.numbers import number_reader
 from surveykit.vocabulary import canonical_spelling
 
-__all__ = ["BITS_PER_WORD", "RawTally", "counts_from_tally", "question_codes", "word_count"]
+__all__ = ["BITS_PER_WORD", "RawTally", "counts_from_tally", "question_codes",
+           "question_counts", "word_count"]
+
+#: How "don't know" is stored, for numeric questions as for choice ones.
+_DONT_KNOW = "dont_know"
 
 # Question bits: 32 questions a 64-bit word. Dask sums them, so a respondent would
 # need 2**31 rows to overflow one; DuckDB ORs them (no overflow at all).
@@ -76,21 +82,27 @@ def word_count(survey: Survey) -> int:
     return max(1, -(-len(survey.questions) // BITS_PER_WORD))
 
 
-def counts_from_tally(survey: Survey, sources: Sequence[ResponseSource],
-                      tally: RawTally) -> list[QuestionCounts] | None:
+def counts_from_tally(survey: Survey, sources: Sequence[ResponseSource], tally: RawTally, *,
+                      decimal_comma: bool = False
+                      ) -> list[QuestionCounts | NumericQuestionCounts] | None:
     """Counts per question, or None when some row needs the exact path.
 
     ``sources`` are the files counted (a file without data rows is an error
     the exact path reports). A CSV cell the engine read as NULL (it held the
     engine's null text) goes to the exact path, and so does a label that
     means "no answer" in a file (its profile's or its tool's): the engines
-    took its row for an answer.
+    took its row for an answer. A numeric question's cells are read as numbers
+    (:mod:`surveykit.reading.numbers`); a cell that does not read goes to the exact path,
+    which names it.
     """
     if tally.suspicious:
         return None
     questions = question_lookup(survey)
     groups = group_lookup(survey)
     spellings = [question.answer_spellings() for question in survey.questions]
+    readers = [number_reader(question, decimal_comma=decimal_comma) if question.numeric
+               else None
+               for question in survey.questions]
     one_group = len(survey.groups) == 1
     tables: list[dict[str, dict[str, int]]] = [{} for _ in survey.questions]
     rows = [0] * len(sources)
@@ -122,13 +134,42 @@ def counts_from_tally(survey: Survey, sources: Sequence[ResponseSource],
         if source.missing_labels and canonical_spelling(answer_cell) in source.missing_labels:
             return None  # "no answer": the engines took it for an answer
         label = read_answer(spellings[question], answer_cell)
+        if label is None and readers[question] is not None:
+            label, _ = readers[question].read(answer_cell)
         if label is None:
             return None
         row = tables[question].setdefault(str(group), {})
         row[label] = row.get(label, 0) + n
     if not all(rows):
         return None  # a file with a header but no rows: an error, said by the exact path
-    return [QuestionCounts(question_id=question.id, counts=Counts.from_mapping(table),
-                           missing=tally.respondents - sum(sum(g.values())
-                                                           for g in table.values()))
+    return question_counts(survey, tables, tally.respondents)
+
+
+def question_counts(survey: Survey, tables: Sequence[dict[str, dict[str, int]]],
+                    respondents: int) -> list[QuestionCounts | NumericQuestionCounts]:
+    """The counts of each question (survey order) from answers per group and label (a
+    numeric question's labels are its numbers in stored form, and "dont_know"), ``missing``
+    being ``respondents`` less the question's answers: what every engine returns.
+    """
+    return [_numeric(question, table, respondents) if question.numeric else
+            QuestionCounts(question_id=question.id, counts=Counts.from_mapping(table),
+                           missing=respondents - sum(sum(g.values()) for g in table.values()))
             for question, table in zip(survey.questions, tables, strict=True)]
+
+
+def _numeric(question: Question, table: dict[str, dict[str, int]], respondents: int
+             ) -> NumericQuestionCounts:
+    """A numeric question's sums per group from its answers' distinct values and counts."""
+    groups: dict[str, NumericSums] = {}
+    answered = 0
+    for group, labels in table.items():
+        sums = NumericSums(0, 0.0, 0.0, labels.get(_DONT_KNOW, 0))
+        # in sorted order: the same float sums from the same values, whatever the engine
+        for label, n in sorted(labels.items()):
+            if label != _DONT_KNOW:
+                sums = sums + NumericSums.repeated(float(label), n)
+            answered += n
+        groups[group] = sums
+    return NumericQuestionCounts(question_id=question.id,
+                                 counts=NumericCounts.from_mapping(groups),
+                                 missing=respondents - answered)

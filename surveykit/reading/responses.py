@@ -62,6 +62,7 @@ from surveykit.reading.cells import (
     question_lookup,
 )
 from surveykit.reading.columns import ColumnMapping, QuestionResolver, map_columns
+from surveykit.reading.numbers import number_reader
 from surveykit.reading.parquet import open_parquet
 from surveykit.reading.spreadsheets import (
     SNIFF_BYTES,
@@ -73,6 +74,7 @@ from surveykit.reading.spreadsheets import (
 
 __all__ = [
     "FORMATS",
+    "check_decimal_comma",
     "Chunk",
     "FileFacts",
     "ResponseFile",
@@ -283,9 +285,11 @@ class ResponseFile:
     """
 
     def __init__(self, path: Path, survey: Survey, file_format: str, kind: str = "csv",
-                 size: int | None = None) -> None:
+                 size: int | None = None, *, decimal_comma: bool = False) -> None:
         if file_format not in FORMATS:
             raise ParameterError(f"format {file_format!r} must be one of {', '.join(FORMATS)}")
+        if decimal_comma:
+            check_decimal_comma(path, kind)
         self.path = path
         self.survey = survey
         self.kind = kind
@@ -304,6 +308,9 @@ class ResponseFile:
         self._size = path.stat().st_size if size is None else size
         self._position: Callable[[], int] = lambda: 0
         self._spellings = [question.answer_spellings() for question in survey.questions]
+        # numeric questions: their cells are numbers (surveykit.reading.numbers)
+        self._numbers = [number_reader(question, decimal_comma=decimal_comma)
+                         if question.numeric else None for question in survey.questions]
         self._questions = question_lookup(survey)
         self._resolver = QuestionResolver(survey)
         # group cell -> group number; an empty cell means "take it from the issued id"
@@ -665,6 +672,22 @@ class ResponseFile:
         return not raw.strip() or (bool(self._missing)
                                    and canonical_spelling(raw) in self._missing)
 
+    def _number(self, line: int, column: str, question: int, raw: str,
+                problems: list[CsvProblem]) -> str | None:
+        """A numeric question's cell in its stored form, or None with a problem added (for a
+        choice question: the cell is not one of its answers)."""
+        reader = self._numbers[question]
+        if reader is None:
+            problems.append(self._bad_answer(line, column, question, raw))
+            return None
+        value, problem = reader.read(raw)
+        if problem is not None:
+            kind, reason = problem
+            problems.append(self._problem(
+                line, column, raw, f"question {self.survey.questions[question].id!r} takes a "
+                f"number: {reason}", kind))
+        return value
+
     def _bad_answer(self, line: int, column: str, question: int, raw: str) -> CsvProblem:
         return self._problem(line, column, raw,
                              bad_answer_reason(self.survey.questions[question], raw),
@@ -714,7 +737,7 @@ class ResponseFile:
             return [], problems
         answer = self._answer(question, raw)
         if answer is None:
-            problems.append(self._bad_answer(line, "answer", question, raw))
+            answer = self._number(line, "answer", question, raw, problems)
         if problems:
             return [], problems
         if group is None and self._group_at is None and len(self.survey.groups) == 1:
@@ -738,8 +761,8 @@ class ResponseFile:
                 continue
             answer = self._answer(question, raw)
             if answer is None:
-                problems.append(self._bad_answer(line, name, question, raw))
-            else:
+                answer = self._number(line, name, question, raw, problems)
+            if answer is not None:
                 answers.append((line, respondent, question, answer, group))
         covariates = self._read_covariates(line, fields, problems)
         if problems:
@@ -772,8 +795,19 @@ class ResponseFile:
             chunk.covariates.append((line, respondent, values))
 
 
+def check_decimal_comma(path: str | Path, kind: str) -> None:
+    """Refuse ``--decimal-comma`` for a file whose numbers are not text (a workbook, Parquet)."""
+    if kind in ("xlsx", "xls", "parquet"):
+        raise ParameterError(
+            f"--decimal-comma reads the numbers of CSV files; {path} is a {kind} file, "
+            "whose number cells are numbers already: import it without --decimal-comma")
+
+
 def open_responses(path: str | Path, survey: Survey, file_format: str = "auto", *,
-                   kind: str = "csv", size: int | None = None) -> ResponseFile:
+                   kind: str = "csv", size: int | None = None,
+                   decimal_comma: bool = False) -> ResponseFile:
     """Open a response file (already checked by :func:`inspect_file`, which gives ``kind``)
-    and map its header to the survey."""
-    return ResponseFile(Path(path), survey, file_format, kind, size)
+    and map its header to the survey. ``decimal_comma``: the numeric answers of a CSV file
+    are written with a decimal comma (1234,5; :mod:`surveykit.reading.numbers`)."""
+    return ResponseFile(Path(path), survey, file_format, kind, size,
+                        decimal_comma=decimal_comma)

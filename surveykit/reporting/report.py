@@ -882,6 +882,26 @@ def report_context(report: Report) -> dict:
     }
 
 
+def _linear_context(context: dict, data: dict, model: ModelFit) -> dict:
+    """A numeric question's least squares (:class:`~surveykit.estimation.
+    quantitative_regression.LinearFit`): its coefficients and sandwich standard errors."""
+    role = "outcome" if data["mode"] == "outcome" else "predictor"
+    context["title"] = (f"Linear regression with the scrambled {role} "
+                        f"{model.spec.question}")
+    context["rows"] = Markup(f"{data['n']:,}")
+    context["dropped"] = Markup(f"{data['n_dropped']:,}")
+    context["tables"].append({
+        "title": f"Coefficients (sandwich standard errors, {data['cov_type']})",
+        "header": ("term", "estimate", "std. error", "z", "p"),
+        "body": [(record["term"], Markup(_num(record["estimate"], 4)),
+                  Markup(_num(record["se"], 4)), Markup(_num(record["z"], 2)),
+                  Markup(_pvalue_text(record["p_value"])))
+                 for record in data["coefficients"]]})
+    if data.get("dont_know"):
+        context["notes"].append(f"{data['dont_know']:,} \"don't know\" answers left out")
+    return context
+
+
 def _pvalue_text(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return "-"
@@ -897,6 +917,8 @@ def _model_context(model: ModelFit, level: float) -> dict:
     if result is None:
         return context
     data = result.to_dict(level=level)
+    if "mode" in data:
+        return _linear_context(context, data, model)
     kind = ("Logistic regression of the true answer" if data["model"] == "logistic" else
             f"{'Logistic' if result.family == 'binomial' else 'Linear'} regression with the "
             "true answer as a predictor")

@@ -28,7 +28,7 @@ existing databases.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from sqlalchemy import (
@@ -177,6 +177,8 @@ class _Layout:
     labels: Mapping[int, tuple[str, ...] | None]
     groups: int | None
     definition: str | None
+    # keys of numeric questions: their answers are numbers, never kept per value
+    numeric: frozenset[int] = frozenset()
 
     def problem(self, question: object, group: object, answer: object) -> str | None:
         """Why a cell (question key, group, answer) cannot be one of the survey's, or None.
@@ -192,6 +194,9 @@ class _Layout:
         """
         if question not in self.names:
             return f"question key {_shown(question)} is not a question of the survey"
+        if question in self.numeric:
+            return (f"question {self.names[question]} is numeric: its answers are not kept "
+                    "per value")
         return answer_problem(self.names[question], self.labels[question], self.groups,
                               group, answer)
 
@@ -278,9 +283,11 @@ def layout_of(survey: Survey, rows: Iterable[tuple[int, object]]) -> _Layout:
                    "restore it from a backup")
     by_id = {question.id: question for question in survey.questions}
     names = {k: str(name) for k, name in rows}
-    labels = {k: by_id[name].design.response_labels if name in by_id else None
-              for k, name in rows}
-    return _Layout(names=names, labels=labels, groups=len(survey.groups), definition=problem)
+    numeric = frozenset(k for k, name in rows if name in by_id and by_id[name].numeric)
+    labels = {k: by_id[name].design.response_labels
+              if name in by_id and k not in numeric else None for k, name in rows}
+    return _Layout(names=names, labels=labels, groups=len(survey.groups), definition=problem,
+                   numeric=numeric)
 
 
 # -- reading the kept counts -----------------------------------------------------------------
@@ -314,7 +321,8 @@ def read_kept(conn: Connection, key: int, survey: Survey) -> KeptCounts:
 
     if layout.definition is not None:
         raise StoreError(layout.definition)
-    tables: dict[str, dict[str, dict[str, int]]] = {name: {} for name in layout.names.values()}
+    tables: dict[str, dict[str, dict[str, int]]] = {
+        name: {} for key, name in layout.names.items() if key not in layout.numeric}
     for question, group, answer, n in conn.execute(kept_counts_statement(key).order_by(
             answer_counts.c.question_id, answer_counts.c.group_number, answer_counts.c.answer)):
         problem = layout.problem(question, group, answer)
@@ -472,7 +480,7 @@ def check_counts(engine: Engine, survey_name: str) -> CountsCheck:
     with read_snapshot(engine) as conn:
         key = survey_id(conn, survey_name)
         layout = _layout(conn, key, survey_name)
-        recounted = list(conn.execute(counts_statement(key)))
+        recounted = list(conn.execute(counts_statement(key, skip=layout.numeric)))
         kept_rows = list(conn.execute(kept_counts_statement(key)))
         respondents = conn.execute(known_respondents_statement(key)).scalar_one()
         kept_respondents = conn.execute(kept_respondents_statement(key)).scalar_one()
@@ -569,7 +577,7 @@ def rebuild(conn: Connection, key: int, layout: _Layout) -> None:
     """The kept counts of survey ``key`` recomputed from its answers (inside a transaction):
     the cells of the answers that fit the survey's ``layout``, and every respondent."""
     conn.execute(delete(answer_counts).where(answer_counts.c.survey_id == key))
-    counted, _ = _sort_answers(layout, conn.execute(counts_statement(key)))
+    counted, _ = _sort_answers(layout, conn.execute(counts_statement(key, skip=layout.numeric)))
     if counted:
         conn.execute(insert(answer_counts), [
             {"survey_id": key, "question_id": question, "group_number": group,
@@ -614,15 +622,20 @@ def count_responses(engine: Engine, survey_name: str, *, survey: Survey | None =
             for name, table in kept.tables.items()]
 
 
-def counts_statement(key: int):
+def counts_statement(key: int, *, skip: Collection[int] = ()):
     """The counts recomputed from the answers: one GROUP BY along the primary key of
-    ``responses`` (``surveykit check`` and migration 0005; exposed for EXPLAIN in tests)."""
-    return (
+    ``responses`` (``surveykit check`` and migration 0005; exposed for EXPLAIN in tests).
+    ``skip``: question keys left out (numeric questions, whose answers are not counted per
+    value)."""
+    statement = (
         select(responses.c.question_id, responses.c.group_number, responses.c.answer,
                func.count())
         .where(responses.c.survey_id == key)
         .group_by(responses.c.question_id, responses.c.group_number, responses.c.answer)
     )
+    if skip:
+        statement = statement.where(responses.c.question_id.not_in(sorted(skip)))
+    return statement
 
 
 def known_respondents_statement(key: int):

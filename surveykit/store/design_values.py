@@ -281,7 +281,8 @@ def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = 
     added = {}
     for question in asked:
         rows = answers[question.id]
-        labels, groups = question.design.response_labels, len(survey.groups)
+        labels = None if question.numeric else question.design.response_labels
+        groups = len(survey.groups)
         bad = [problem for _, answer, group in rows
                if (problem := answer_problem(question.id, labels, groups, group, answer))]
         if bad:

@@ -56,7 +56,9 @@ def respondent_frame(engine: Engine, survey_name: str, question: str,
             select(stored.c.respondent_id, stored.c.name, stored.c.value)
             .where(stored.c.survey_id == key,
                    stored.c.name.in_([c.name for c in declared]))).all() if declared else []
-    labels, groups = asked.design.response_labels, len(survey.groups)
+    # a numeric question's answers are numbers as text (or "dont_know"): any text reads
+    labels = None if asked.numeric else asked.design.response_labels
+    groups = len(survey.groups)
     bad = [problem for _, answer, group in answers
            if (problem := answer_problem(asked.id, labels, groups, group, answer))]
     if bad:

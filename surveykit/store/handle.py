@@ -31,10 +31,16 @@ from sqlalchemy import Engine
 
 from surveykit.counts import Counts, QuestionCounts
 from surveykit.definition.survey import Survey
+from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.store.answer_counts import read_kept
 from surveykit.store.engines import display_url, open_engine, read_snapshot
 from surveykit.store.frames import respondent_frame
 from surveykit.store.issued import code_tallies_in, issued_count, record_generation
+from surveykit.store.numeric_answers import (
+    NumericAnswerRows,
+    read_numeric_answers,
+    read_numeric_counts,
+)
 from surveykit.store.schema import init_database, require_schema
 from surveykit.store.surveys import (
     SurveySummary,
@@ -119,13 +125,22 @@ class Database:
 @dataclass(frozen=True)
 class SurveyReading:
     """What one snapshot of a stored survey holds: its current definition, the kept counts
-    per question (survey order), the number of issued ids and, when ids were issued, the
-    instruction totals (question -> group -> code -> count; None otherwise)."""
+    per choice question (survey order), the number of issued ids and, when ids were issued,
+    the instruction totals (question -> group -> code -> count; None otherwise), and the
+    sums of each numeric question's answers (``numeric``, survey order)."""
 
     definition: Survey
     counts: tuple[QuestionCounts, ...]
     issued: int
     code_tallies: Mapping[str, Mapping[int, Mapping[str, int]]] | None
+    numeric: tuple[NumericQuestionCounts, ...] = ()
+    #: The numeric questions' answers (question id -> rows), when asked for.
+    numeric_answers: Mapping[str, NumericAnswerRows] | None = None
+
+    def all_counts(self) -> list[QuestionCounts | NumericQuestionCounts]:
+        """The counts of every question, choice and numeric, in survey order."""
+        by_id = {c.question_id: c for c in (*self.counts, *self.numeric)}
+        return [by_id[q.id] for q in self.definition.questions if q.id in by_id]
 
 
 @dataclass(frozen=True)
@@ -135,11 +150,14 @@ class StoredSurvey:
     database: Database
     name: str
 
-    def read(self, *, survey: Survey | None = None) -> SurveyReading:
+    def read(self, *, survey: Survey | None = None, numeric_answers: int = 0
+             ) -> SurveyReading:
         """The definition, counts, issued ids and instruction totals, from one snapshot.
 
         ``survey``, a definition the caller already parsed, spares parsing the
-        stored one again when it is still the current one.
+        stored one again when it is still the current one. ``numeric_answers``: read,
+        in the same snapshot, the answers of each numeric question that has at most this
+        many (for quantiles and plots; the counts alone give the mean).
         """
         self.database.require_schema()
         with read_snapshot(self.database.engine) as conn:
@@ -148,13 +166,39 @@ class StoredSurvey:
             kept = read_kept(conn, key, definition)
             issued = issued_count(conn, key)
             tallies = code_tallies_in(conn, key) if issued else None
+            numeric = tuple(read_numeric_counts(conn, key, definition))
+            answers = {c.question_id: read_numeric_answers(conn, key, definition,
+                                                           c.question_id)
+                       for c in numeric if c.answered() <= numeric_answers
+                       } if numeric_answers else None
         counts = tuple(
             QuestionCounts(question_id=name, counts=Counts.from_mapping(table),
                            missing=kept.respondents - sum(sum(g.values())
                                                           for g in table.values()))
             for name, table in kept.tables.items())
         return SurveyReading(definition=definition, counts=counts, issued=issued,
-                             code_tallies=tallies)
+                             code_tallies=tallies, numeric=numeric,
+                             numeric_answers=answers)
+
+    def numeric_counts(self, questions: Sequence[str] | None = None
+                       ) -> list[NumericQuestionCounts]:
+        """n, sum, sum of squares and "don't know" per group of each numeric question (or of
+        ``questions``), by one SQL aggregate
+        (:func:`surveykit.store.numeric_answers.read_numeric_counts`)."""
+        self.database.require_schema()
+        with read_snapshot(self.database.engine) as conn:
+            key = survey_id(conn, self.name)
+            return read_numeric_counts(conn, key, stored_definition(conn, key, self.name),
+                                       questions)
+
+    def numeric_answers(self, question: str) -> NumericAnswerRows:
+        """The stored answers to the numeric ``question`` (respondent ids, groups, values),
+        for maximum likelihood, quantiles, regression and complex samples."""
+        self.database.require_schema()
+        with read_snapshot(self.database.engine) as conn:
+            key = survey_id(conn, self.name)
+            return read_numeric_answers(conn, key, stored_definition(conn, key, self.name),
+                                        question)
 
     def definition(self) -> Survey:
         """The survey's current definition."""

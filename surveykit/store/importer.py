@@ -81,6 +81,7 @@ from surveykit.reading.responses import (
     FORMATS,
     MAX_PROBLEMS_KEPT,
     ResponseFile,
+    check_decimal_comma,
     inspect_file,
     neutralize_formula,
     open_responses,
@@ -205,6 +206,8 @@ class _Options:
     dry_run: bool
     rejects: Path | None
     progress: Callable[[int, int], None] | None
+    # numeric answers written with a decimal comma (1234,5)
+    decimal_comma: bool = False
     # the staged writer even where the direct one would do (after an _Overlap)
     staged_only: bool = False
 
@@ -216,7 +219,8 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
                      fmt: str = "auto", skip_invalid: bool = False,
                      rejects_path: str | Path | None = None, replace: bool = False,
                      dry_run: bool = False,
-                     progress: Callable[[int, int], None] | None = None) -> ImportResult:
+                     progress: Callable[[int, int], None] | None = None,
+                     decimal_comma: bool = False) -> ImportResult:
     """Import a response file (CSV, .xlsx, .xls, zipped CSV export) into a survey, all or nothing.
 
     ``fmt`` is "auto" (decided by the header), "long" or "wide". Any bad row
@@ -231,6 +235,8 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
     (respondent, question) is a conflict unless ``replace``. ``dry_run``
     does everything but commit (and writes no rejects file).
     ``progress(done, total)`` is called with bytes read after each chunk.
+    ``decimal_comma``: the numeric answers of this CSV file are written with a decimal comma
+    (1234,5); without it, a dot (:mod:`surveykit.reading.numbers`).
 
     >>> # import_responses(open_engine(), "wave1.csv", "academic_integrity")
     """
@@ -243,12 +249,14 @@ def import_responses(engine: Engine, path: str | Path, survey_name: str, *,
     path = Path(path)
     survey = store.load_survey(engine, survey_name)
     facts = inspect_file(path)
+    if decimal_comma:
+        check_decimal_comma(path, facts.kind)
     rejects = output_file(rejects_path, "--rejects") if rejects_path is not None and not dry_run \
         else None
     if rejects is not None and rejects.resolve() == path.resolve():
         raise ParameterError(f"the rejects file {rejects} would overwrite the file imported")
     options = _Options(fmt=fmt, replace=replace, skip_invalid=skip_invalid, dry_run=dry_run,
-                       rejects=rejects, progress=progress)
+                       rejects=rejects, progress=progress, decimal_comma=decimal_comma)
     excluded: dict[int, tuple[str, str | None]] = {}
     for attempt in range(_ATTEMPTS):
         try:
@@ -363,7 +371,8 @@ def _load(engine: Engine, path: Path, survey: Survey, facts, options: _Options,
                     survey_version=earlier.survey_version)
             version, survey = store.current_survey_version(conn, key, survey)
             with open_responses(path, survey, options.fmt, kind=facts.kind,
-                                size=facts.size) as source, _collector_paused():
+                                size=facts.size, decimal_comma=options.decimal_comma
+                                ) as source, _collector_paused():
                 result = _insert_rows(conn, key, version, source, facts, options, excluded,
                                       partial)
             if options.dry_run:
@@ -471,7 +480,11 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
                        "the rows (or the survey's [import] profile) and import it again")
     # outcome.delta: how this import changes the stored counts per (question, group, answer),
     # final and checked; the kept counts change with it, in this transaction
-    answer_counts.apply_changes(conn, key, outcome.delta, outcome.new_respondents)
+    # (numeric answers are not counted per value: the delta leaves them out)
+    numeric = {question_keys[i] for i, q in enumerate(source.survey.questions) if q.numeric}
+    answer_counts.apply_changes(conn, key, {cell: n for cell, n in outcome.delta.items()
+                                            if cell[0] not in numeric},
+                                outcome.new_respondents)
     conn.execute(store.imports.update().where(store.imports.c.id == import_id).values(
         rows_read=rows_read, imported=imported, replaced=outcome.replaced,
         rejected=rejected, missing=missing))
@@ -494,6 +507,8 @@ def _nested(delta: Delta, survey: Survey, question_keys: list[int]
     nested: dict[str, dict[str, dict[str, int]]] = {}
     groups = sorted({group for _, group, _ in delta})
     for key, question in zip(question_keys, survey.questions, strict=True):
+        if question.numeric:
+            continue  # numbers are not counted per value
         for group in groups:
             for answer in question.design.response_labels:
                 n = delta.get((key, group, answer), 0)
@@ -851,7 +866,8 @@ def _diagnose(engine: Engine, path: Path, survey: Survey, facts, options: _Optio
         stage_covariates = store.BulkStatement(conn, covariate_staging.insert(),
                                                ("line", "respondent_id", "name", "value"))
         with open_responses(path, survey, options.fmt, kind=facts.kind,
-                            size=facts.size) as source, _collector_paused():
+                            size=facts.size, decimal_comma=options.decimal_comma
+                            ) as source, _collector_paused():
             unit = source.unit
             headers = {column.covariate: column.header
                        for column in source.mapping.covariates()}

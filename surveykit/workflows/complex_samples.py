@@ -40,9 +40,12 @@ import numpy as np
 from sqlalchemy import Engine
 
 from surveykit.errors import EstimationError, ParameterError, SurveykitError, printable
+from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.models import ModelFit
+from surveykit.reporting.numeric_section import NumericSection, numeric_section
 from surveykit.reporting.report import REPORT_FORMATS, Report, build_report, render_report
 from surveykit.sampling import VARIANCE_METHODS, SamplingDesign
+from surveykit.store import Database
 from surveykit.store import database as store
 from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
 
@@ -122,6 +125,8 @@ class ComplexSampleReport:
         data = self.report.to_dict()
         data["sampling"] = self.design_dict()
         for question in data["questions"]:
+            if question.get("type") == "number":
+                continue  # weighted already: its section holds the design-based estimate
             estimate = self.estimates.get(question["id"])
             question["srs"] = {key: question.get(key) for key in
                                ("pi_hat", "pi_mle", "se", "ci_low", "ci_high", "ci_method")}
@@ -177,16 +182,25 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
         if sample is None:
             sample = _sample_from_rows(engine, survey, variance, by_name)
         counts = store.count_responses(engine, survey.name, survey=survey)
+        with Database(engine) as database:
+            numeric = database.survey(survey.name).numeric_counts()
         issued = store.issued_respondent_count(engine, survey.name)
         tallies = store.code_tallies(engine, survey.name) if issued else None
         models = tuple(_declared_models(engine, survey))
+        asked = [q for q in survey.questions if q.numeric]
+        # a numeric question's weighted estimate reads its answers with their weights
+        frame = sampling_frame(engine, survey.name)[1] if asked else None
     report = build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
-                          method=method)
+                          method=method, numeric=[
+                              _numeric_section(question, frame, survey.sampling, found, level)
+                              for question, found in zip(asked, numeric, strict=True)])
     if sample.respondents == 0:
         raise ParameterError(f"survey {survey.name!r} has no answers yet: import some first")
     estimates: dict[str, object] = {}
     skipped: dict[str, str] = {}
     for question in survey.questions:
+        if question.numeric:
+            continue  # its weighted estimate is in its numeric section
         try:
             estimate = survey_estimate(question.design, sample.counts(question),
                                        variance=variance, replicates=replicates, rng=rng)
@@ -265,7 +279,9 @@ def _sample_of_cells(survey, cells: Mapping[str, object]) -> _Sample:
                                        design=question.design,
                                        grouped=len(question.design.group_names) > 1,
                                        name=f"question {question.id!r}")
-              for question in survey.questions}
+              for question in survey.questions if not question.numeric}
+    if not counts:  # numeric questions only: their sections read the rows
+        raise ParameterError(f"survey {survey.name!r} has no yes/no or category question")
     # every respondent of the sample is a cell of every question: the largest tells it all
     shape = max(counts.values(), key=lambda c: int(c.count.sum()))
     return _Sample(counts=lambda question: counts[question.id],
@@ -378,6 +394,58 @@ def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> 
     return _Sample(counts=counts, respondents=len(frame), strata=shape.stratum_count,
                    psus=shape.psu_count, sum_weights=float(math.fsum(rows.weight)),
                    df=shape.degrees_of_freedom)
+
+
+def _numeric_section(question, frame, sampling: SamplingDesign,
+                     counts: NumericQuestionCounts, level: float) -> NumericSection:
+    """A numeric question's section with its design-based estimate: the Horvitz-Thompson
+    total sum w r' of the design's unbiased transform r' of each answer, the Hajek mean,
+    and their variance from the stratified, clustered design (Taylor linearization, as
+    ``survey::svytotal``) plus, without replacement (an fpc), the randomization term
+    (:func:`surveykit.estimation.quantitative.estimate_mean_from_answers`). A design without
+    a per-answer transform (``mix_unknown``), or a failure, falls back to the simple-random-
+    sample estimate with the reason as a warning."""
+    from surveykit.estimation.quantitative import SamplingVariance, estimate_mean_from_answers
+    from surveykit.sampling.rows import design_rows
+    from surveykit.sampling.variance import linearized_variance
+
+    answered = frame[frame[question.id].notna()]
+    estimate = None
+    note = None
+    if answered.empty:
+        pass
+    elif not question.design.has_transform:
+        note = (f"the {question.design.model} design has no per-answer unbiased transform, so "
+                "the weighted estimate is not computed; the mean assumes simple random "
+                "sampling")
+    else:
+        rows = design_rows(answered.reset_index(drop=True), sampling, keep_respondents=True)
+        structure = rows.counts
+
+        def of_sum(values: np.ndarray, weights: np.ndarray) -> float:
+            return float(linearized_variance(structure, (weights * values)[:, None])[0, 0])
+
+        text = answered[question.id].astype(str)
+        dont_know = (text == "dont_know").to_numpy()
+        values = np.where(dont_know, np.nan, _numbers_of(text, dont_know))
+        try:
+            estimate = estimate_mean_from_answers(
+                question.design, values, dont_know=dont_know, weights=rows.weight,
+                sampling_variance=SamplingVariance(of_sum=of_sum,
+                                                   with_replacement=not sampling.fpc))
+        except (EstimationError, ParameterError) as exc:
+            note = f"no weighted estimate ({exc}); the mean assumes simple random sampling"
+    section = numeric_section(question, counts.counts, missing=counts.missing, level=level,
+                              estimate=estimate)
+    if note is not None:
+        section = replace(section, warnings=(*section.warnings, note))
+    return section
+
+
+def _numbers_of(text, dont_know: np.ndarray) -> np.ndarray:
+    """Stored numeric answers (text) as floats, "dont_know" as NaN."""
+    return np.array([math.nan if dk else float(value) for value, dk
+                     in zip(text, dont_know, strict=True)], dtype=float)
 
 
 def _domain_key(label: str) -> tuple:

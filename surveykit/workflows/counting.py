@@ -16,8 +16,10 @@ from surveykit.counting.table import read_counts_file, survey_of_counts_file
 from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
+from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.report import build_report
 from surveykit.store import database as store
+from surveykit.workflows.report import numeric_sections
 
 __all__ = ["count_survey_files", "counts_file_survey", "report_for_counts_file",
            "report_for_files", "weighted_cells_of_files", "weighted_cells_of_store"]
@@ -28,7 +30,8 @@ _BATCH = 50_000
 
 def count_survey_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
                        engine_name: str = "duckdb", scheduler: str | None = None,
-                       replace: bool = False) -> tuple[Survey, list[QuestionCounts]]:
+                       replace: bool = False, decimal_comma: bool = False
+                       ) -> tuple[Survey, list[QuestionCounts]]:
     """The stored survey and the counts of its answers in ``data`` (nothing is imported).
 
     When the survey has issued questionnaires, ids are checked against them
@@ -53,7 +56,7 @@ def count_survey_files(engine: Engine, survey_name: str, data: Sequence[str | Pa
 
             issued = IssuedIds(check=check, batches=batches)
         counts = count_files(survey, data, engine=engine_name, scheduler=scheduler,
-                             replace=replace, issued=issued)
+                             replace=replace, issued=issued, decimal_comma=decimal_comma)
     return survey, counts
 
 
@@ -67,16 +70,22 @@ def counts_file_survey(engine: Engine, path: str | Path,
 def _report(engine: Engine, survey: Survey, counts, level: float, method: str | None):
     issued = store.issued_respondent_count(engine, survey.name)
     tallies = store.code_tallies(engine, survey.name) if issued else None
-    return build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
-                        method=method)
+    # numeric questions: their sums (files and counts tables carry no answers to plot)
+    numeric = numeric_sections(survey, [c for c in counts if isinstance(c, NumericQuestionCounts)],
+                               level=level)
+    return build_report(survey, [c for c in counts if not isinstance(c, NumericQuestionCounts)],
+                        code_tallies=tallies, issued=issued, level=level, method=method,
+                        numeric=numeric)
 
 
 def report_for_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
                      engine_name: str = "duckdb", scheduler: str | None = None,
-                     replace: bool = False, level: float = 0.95, method: str | None = None):
+                     replace: bool = False, level: float = 0.95, method: str | None = None,
+                     decimal_comma: bool = False):
     """The report of a stored survey from the answers in ``data``, counted without importing."""
     survey, counts = count_survey_files(engine, survey_name, data, engine_name=engine_name,
-                                        scheduler=scheduler, replace=replace)
+                                        scheduler=scheduler, replace=replace,
+                                        decimal_comma=decimal_comma)
     return _report(engine, survey, counts, level, method)
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from sqlalchemy import Engine
 
+    from surveykit.estimation.quantitative_regression import LinearFit
     from surveykit.estimation.regression_results import RegressionResult
 
 __all__ = ["fit_declared_models", "fit_model", "regress_survey", "survey_regression"]
@@ -91,7 +92,29 @@ def fit_model(engine: Engine, survey: Survey, spec: ModelSpec, *,
                              [c.name for c in survey.covariates if c.name in used])
     if frame.empty:
         raise EstimationError(f"question {spec.question!r} has no stored answers yet")
+    question = survey.question(spec.question)
+    if question.numeric:
+        return _numeric_regression(survey, frame, spec)
     return survey_regression(survey, frame, spec, fixed=fixed, max_iterations=max_iterations)
+
+
+def _numeric_regression(survey: Survey, frame: pd.DataFrame, spec: ModelSpec) -> LinearFit:
+    """Least squares with the numeric question's scrambled answers (outcome or term),
+    :func:`surveykit.estimation.quantitative_regression.fit_linear`; its stored answers are
+    text ("1234.5", "dont_know")."""
+    from surveykit.estimation.quantitative_regression import fit_linear
+
+    design = survey.question(spec.question).design
+    if spec.family is not None or spec.sensitive_formula.replace(" ", "") != "~1":
+        raise ParameterError(
+            f"question {spec.question!r} is numeric: its model is linear least squares on "
+            "the design's unbiased transform; leave out family and sensitive_formula")
+    frame = frame.copy()
+    frame[spec.question] = [value if value == "dont_know" else float(value)
+                            for value in frame[spec.question]]
+    group = GROUP_COLUMN if len(design.group_names) > 1 else None
+    return fit_linear(frame, spec.formula, design=design, scrambled=spec.question,
+                      group=group)
 
 
 def _columns(spec: ModelSpec, survey: Survey) -> set[str]:

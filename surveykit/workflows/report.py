@@ -7,13 +7,23 @@ store in one snapshot (:meth:`surveykit.store.handle.StoredSurvey.read`), the re
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from surveykit.definition.survey import Survey
 from surveykit.errors import SurveykitError
+from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.joint_section import JointSection
+from surveykit.reporting.numeric_section import NumericSection, numeric_section
 from surveykit.reporting.report import Report, build_report
 from surveykit.store import Database
+from surveykit.store.numeric_answers import NumericAnswerRows
 
-__all__ = ["report_for_survey"]
+__all__ = ["PLOTTED_ANSWERS", "numeric_sections", "report_for_survey"]
+
+#: A numeric question with at most this many stored answers has its answers read for the
+#: report's quantiles and plot; one with more is reported from its sums alone (the mean,
+#: total and interval need nothing else), so a report stays quick whatever the survey's size.
+PLOTTED_ANSWERS = 100_000
 
 
 def report_for_survey(database, survey_name: str, *, level: float = 0.95,
@@ -28,7 +38,7 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
     """
     with Database(database) as opened:
         # one snapshot: an import committed meanwhile shows in every number or in none
-        reading = opened.survey(survey_name).read()
+        reading = opened.survey(survey_name).read(numeric_answers=PLOTTED_ANSWERS)
         survey = reading.definition
         models = ()
         if survey.models:
@@ -38,9 +48,32 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
 
             models = fit_declared_models(opened.engine, survey)
         joint = tuple(_declared_joint(opened.engine, survey))
+    numeric = numeric_sections(survey, reading.numeric, reading.numeric_answers or {},
+                               level=level)
     return build_report(survey, list(reading.counts), code_tallies=reading.code_tallies,
                         issued=reading.issued, level=level, method=method, models=models,
-                        joint=joint)
+                        joint=joint, numeric=numeric)
+
+
+def numeric_sections(survey: Survey, counts: Sequence[NumericQuestionCounts],
+                     answers: Mapping[str, NumericAnswerRows] | None = None, *,
+                     level: float = 0.95) -> list[NumericSection]:
+    """The report sections of the numeric questions of ``survey`` from their ``counts``
+    (the store's, or counted in files) and, where given, their ``answers`` (for the
+    quantiles and the plot)."""
+    sections = []
+    for found in counts:
+        question = survey.question(found.question_id)
+        rows = (answers or {}).get(found.question_id)
+        numbers = groups = None
+        if rows is not None:
+            kept = ~rows.dont_know
+            numbers, groups = rows.values[kept], rows.groups[kept]
+            if len(question.design.group_names) == 1:
+                groups = None
+        sections.append(numeric_section(question, found.counts, answers=numbers,
+                                        groups=groups, missing=found.missing, level=level))
+    return sections
 
 
 def _declared_joint(engine, survey: Survey) -> list[JointSection]:
