@@ -387,6 +387,8 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
             if table[label].isna().any():
                 return None
     for question in survey.questions:
+        if question.numeric:
+            continue  # numbers, not labels: their sections read the rows
         mine = table[table["question"] == question.id]
         labels_of, groups = question.design.response_labels, len(survey.groups)
         bad = [problem for group, answer in zip(mine["group"], mine["response"], strict=True)
