@@ -25,7 +25,7 @@ import jinja2
 from markupsafe import Markup
 
 from surveykit.collection.dice import format_faces as faces
-from surveykit.collection.instructions import check_wording_file
+from surveykit.definition.wording import check_wording_file
 from surveykit.errors import ParameterError, SurveykitError
 from surveykit.resources import locate_resource
 
@@ -161,7 +161,7 @@ def load_wording_defaults(environment: jinja2.Environment) -> dict[str, str]:
     A ``--templates`` folder may hold its own ``wording.json`` (e.g. a
     translation); it then replaces the shipped one as a whole. Its texts obey the
     rules of a survey file's ``[wording]``
-    (:func:`surveykit.collection.instructions.check_wording_file`).
+    (:func:`surveykit.definition.wording.check_wording_file`).
 
     >>> load_wording_defaults(make_environment())["answer_yes"]
     'Yes'
