@@ -28,8 +28,6 @@ KNOWN: Mapping[str, set[str]] = {
     # design facts outside designs/ (issue 20 items 3-4, branch arch-designs)
     "surveykit.designs.base": {"privacy"},           # a design's evidential mechanism
     "surveykit.designs.warner": {"estimation"},      # the Warner variance fast paths
-    # the report renders with collection's Jinja environment (templates and filters)
-    "surveykit.reporting.report": {"collection"},
 }
 
 
