@@ -56,6 +56,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Literal
 
 from surveykit.designs.base import as_fraction
+from surveykit.designs.quantitative_steps import Step
 from surveykit.designs.scramblers import (
     Deck,
     Exponential,
@@ -70,7 +71,7 @@ from surveykit.errors import ParameterError
 from surveykit.vocabulary import loss_fields
 
 if TYPE_CHECKING:
-    from surveykit.designs.quantitative import QuantitativeDesign, Step
+    from surveykit.designs.quantitative import QuantitativeDesign
 
 __all__ = ["MAX_ENUMERATION", "QuantitativePrivacy", "answer_bounds", "privacy_loss"]
 
