@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -72,6 +72,7 @@ from surveykit.designs.base import (
     check_probability,
     describe_parameters,
 )
+from surveykit.designs.quantitative_privacy import QuantitativePrivacy, privacy_loss
 from surveykit.designs.quantitative_steps import Step
 from surveykit.designs.scramblers import (
     Deck,
@@ -84,9 +85,6 @@ from surveykit.designs.scramblers import (
     scrambler,
 )
 from surveykit.errors import ParameterError
-
-if TYPE_CHECKING:
-    from surveykit.designs.quantitative_privacy import QuantitativePrivacy
 
 __all__ = [
     "QUANTITATIVE_PRESETS",
@@ -409,8 +407,6 @@ class QuantitativeDesign:
         >>> round(loss.shafer, 4), loss.exact_ratio
         (2.4849, Fraction(12, 1))
         """
-        from surveykit.designs.quantitative_privacy import privacy_loss
-
         return privacy_loss(self, low, high, decimals)
 
     # -- simulation ----------------------------------------------------------------------
