@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from surveykit.definition.joint import JointSpec
+from surveykit.errors import printable
 from surveykit.vocabulary import level_text, loss_fields
 from surveykit.vocabulary import number_text as _num
 
@@ -125,8 +126,6 @@ def joint_context(section: JointSection, level: float) -> dict:
 def joint_text(section: JointSection, level: float) -> list[str]:
     """The section for an 80-column terminal (user text escaped for the terminal)."""
     import textwrap
-
-    from surveykit.errors import printable
 
     def wrap(text: str, indent: str) -> list[str]:
         return textwrap.wrap(text, 80, initial_indent=indent, subsequent_indent=indent + "  ",
