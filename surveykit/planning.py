@@ -47,7 +47,7 @@ from surveykit.designs.registry import design_class, make_design, parse_paramete
 from surveykit.errors import ParameterError
 from surveykit.estimation import binomial
 from surveykit.estimation.likelihood import LikelihoodProblem, covariance
-from surveykit.validation import check_epsilon
+from surveykit.validation import check_epsilon, check_sample_size
 from surveykit.vocabulary import loss_fields
 
 __all__ = ["FreeParameter", "Plan", "Precision", "design_survey", "free_parameter",
@@ -505,8 +505,6 @@ def precision(design: RRDesign, *, n: int, pi: float | Sequence[float] | None = 
     >>> round(precision(sld, n=1000, pi=0.3, nuisance={"t": 0.9}).se, 4)
     0.0404
     """
-    from surveykit.validation import check_sample_size
-
     n = check_sample_size(n)
     shares_per_group = _allocation(design, allocation)
     sizes = group_sizes(n, shares_per_group)

@@ -26,15 +26,8 @@ GUIDE = ROOT / "docs" / "architecture.md"
 #: importing module -> units it imports against the layers today, and why they stay for now.
 KNOWN: Mapping[str, set[str]] = {
     # design facts outside designs/ (issue 20 items 3-4, branch arch-designs)
-    "surveykit.definition.survey": {"collection"},   # instruction placeholders and wording
     "surveykit.designs.base": {"privacy"},           # a design's evidential mechanism
     "surveykit.designs.warner": {"estimation"},      # the Warner variance fast paths
-    # the respondent id format lives in collection/respondent_ids.py, which reading (id
-    # columns) and the web store (typo diagnosis) need too: it belongs below all three
-    "surveykit.reading.responses": {"collection"},
-    "surveykit.store.submissions": {"collection"},
-    # the report renders with collection's Jinja environment (templates and filters)
-    "surveykit.reporting.report": {"collection"},
 }
 
 

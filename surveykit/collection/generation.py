@@ -63,11 +63,11 @@ from surveykit.collection.render import (
     make_environment,
     render_to,
 )
-from surveykit.collection.respondent_ids import new_respondent_ids
 from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import Survey
 from surveykit.errors import OutputError, ParameterError
 from surveykit.files import output_file, output_folder, remove_created
+from surveykit.respondent_ids import new_respondent_ids
 
 __all__ = [
     "DEFAULT_PER_FILE",

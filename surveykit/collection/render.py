@@ -1,33 +1,30 @@
-"""The one Jinja2 environment for questionnaires: strict, escaped, with named filters.
+"""Collection's Jinja2 environment: the shared one (:mod:`surveykit.templating`) with the
+die tables' ``faces`` filter, and the default respondent-facing texts (``wording.json``).
 
-* ``undefined=StrictUndefined``: a misspelled variable fails the render
-  instead of printing nothing.
-* Templates named ``*.html.j2`` are autoescaped for HTML.
-* Templates named ``*.md.j2`` pass every ``{{ value }}`` through
-  :func:`escape_markdown` (through the environment's ``finalize`` hook), so
-  text a user typed (question text, titles, wording) cannot add emphasis,
-  links, tables cells or raw HTML to the Markdown. Markup marked safe on
-  purpose (``|safe``, a ``Markup`` value) is left alone.
-* The loader looks in the user's ``--templates`` folder first and then in the
-  templates shipped with surveykit, so a user may override one file only.
-
-Templates do no arithmetic: they receive plain data and format it with the
-filters registered here (``percent``, ``faces``).
+The environment itself (strict, escaped, Markdown-safe, ``--templates`` first) is
+:func:`surveykit.templating.make_environment`, which reports render with too; its names
+are re-exported here for the questionnaires, the XLSForm and the web page.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import jinja2
-from markupsafe import Markup
 
+from surveykit import templating
 from surveykit.collection.dice import format_faces as faces
-from surveykit.collection.instructions import check_wording_file
-from surveykit.errors import ParameterError, SurveykitError
-from surveykit.resources import locate_resource
+from surveykit.definition.wording import check_wording_file
+from surveykit.errors import ParameterError
+from surveykit.templating import (
+    FORMATS,
+    TemplateRenderError,
+    escape_markdown,
+    get_template,
+    percent,
+    render_to,
+)
 
 __all__ = [
     "FORMATS",
@@ -41,118 +38,16 @@ __all__ = [
     "render_to",
 ]
 
-#: Output format -> file extension (and template suffix).
-FORMATS: dict[str, str] = {"html": "html", "markdown": "md"}
 _WORDING_FILE = "wording.json"
-
-# Characters with a meaning anywhere in a CommonMark line: escaped everywhere.
-_MARKDOWN_INLINE = re.compile(r"([\\`*_{}\[\]<>|~&!])")
-# Block markers that only matter at the start of a line: headings, quotes,
-# list items ("-", "+", "1." or "1)"), thematic breaks and setext underlines.
-_MARKDOWN_LINE_START = re.compile(r"^(\s*)([#>+\-=]|\d+(?=[.)]))")
-
-
-class TemplateRenderError(SurveykitError):
-    """A template failed while rendering (e.g. an undefined variable); names file and line."""
-
-
-def escape_markdown(value: object) -> str:
-    """Text that Markdown shows literally, on one line.
-
-    Backslash-escapes the characters that start emphasis, code, links,
-    tables, raw HTML and entities, and a block marker at the start; folds
-    line breaks into spaces so text cannot end a table row or paragraph.
-
-    >>> escape_markdown("*Did you* <b>cheat</b> | [x](y)?")
-    '\\\\*Did you\\\\* \\\\<b\\\\>cheat\\\\</b\\\\> \\\\| \\\\[x\\\\](y)?'
-    >>> escape_markdown("1. first")
-    '1\\\\. first'
-    """
-    text = " ".join(str(value).split())
-    text = _MARKDOWN_INLINE.sub(r"\\\1", text)
-    match = _MARKDOWN_LINE_START.match(text)
-    if match:
-        marker = match.group(2)
-        if marker[0].isdigit():
-            # "1." -> "1\." : escape the punctuation after the number
-            end = match.end()
-            text = text[:end] + "\\" + text[end:]
-        else:
-            start = match.start(2)
-            text = text[:start] + "\\" + text[start:]
-    return text
-
-
-_MARKDOWN_SUFFIXES = (".md.j2", ".md")
-
-
-@jinja2.pass_context
-def _finalize(context: jinja2.runtime.Context, value: object) -> object:
-    # Runs for every {{ value }} of every page, hence the inline test.
-    # HTML templates are autoescaped by Jinja itself after this hook.
-    name = context.name
-    if name is not None and name.endswith(_MARKDOWN_SUFFIXES) and not isinstance(value, Markup):
-        return escape_markdown(value)
-    return value
-
-
-def _autoescape(name: str | None) -> bool:
-    return name is not None and name.endswith((".html.j2", ".html"))
-
-
-def percent(value: float, digits: int = 0) -> str:
-    """A probability as a percentage: ``percent(0.6)`` -> ``'60%'``.
-
-    >>> percent(0.125, 1)
-    '12.5%'
-    """
-    return f"{100 * float(value):.{digits}f}%"
 
 
 def make_environment(templates_dir: str | Path | None = None) -> jinja2.Environment:
-    """The Jinja2 environment; ``templates_dir`` (``--templates``) is searched first.
+    """The shared environment (:func:`surveykit.templating.make_environment`) with ``faces``.
 
-    >>> env = make_environment()
-    >>> env.from_string("{{ x }}").render(x="<b>")  # from_string: no name, no escaping
-    '<b>'
+    >>> make_environment().from_string("{{ (1, 4) | faces }}").render()
+    '1–4'
     """
-    search_path = [str(locate_resource("templates"))]
-    if templates_dir is not None:
-        user_dir = Path(templates_dir)
-        if not user_dir.is_dir():
-            raise ParameterError(
-                f"--templates {str(templates_dir)!r} is not a folder; give a folder holding "
-                "templates such as slips.html.j2 (copy them from surveykit's templates/)"
-            )
-        search_path.insert(0, str(user_dir))
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(search_path),
-        autoescape=_autoescape,
-        undefined=jinja2.StrictUndefined,
-        finalize=_finalize,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    environment.filters["percent"] = percent
-    environment.filters["faces"] = faces
-    return environment
-
-
-def get_template(environment: jinja2.Environment, part: str, fmt: str) -> jinja2.Template:
-    """The template ``{part}.{html|md}.j2`` for output format ``fmt`` (html, markdown)."""
-    if fmt not in FORMATS:
-        raise ParameterError(f"format ({fmt!r}) must be one of {', '.join(FORMATS)}")
-    name = f"{part}.{FORMATS[fmt]}.j2"
-    try:
-        return environment.get_template(name)
-    except jinja2.TemplateNotFound:
-        raise ParameterError(f"template {name!r} not found in {environment.loader.searchpath}"
-                             ) from None
-    except jinja2.TemplateSyntaxError as exc:
-        raise ParameterError(
-            f"{exc.filename or name}, line {exc.lineno}: template syntax error: {exc.message}"
-        ) from None
+    return templating.make_environment(templates_dir, filters={"faces": faces})
 
 
 def load_wording_defaults(environment: jinja2.Environment) -> dict[str, str]:
@@ -161,7 +56,7 @@ def load_wording_defaults(environment: jinja2.Environment) -> dict[str, str]:
     A ``--templates`` folder may hold its own ``wording.json`` (e.g. a
     translation); it then replaces the shipped one as a whole. Its texts obey the
     rules of a survey file's ``[wording]``
-    (:func:`surveykit.collection.instructions.check_wording_file`).
+    (:func:`surveykit.definition.wording.check_wording_file`).
 
     >>> load_wording_defaults(make_environment())["answer_yes"]
     'Yes'
@@ -177,32 +72,3 @@ def load_wording_defaults(environment: jinja2.Environment) -> dict[str, str]:
         raise ParameterError(f"{filename}: must be one JSON object of \"key\": \"text\" pairs")
     check_wording_file(data, source, filename)
     return data
-
-
-def _template_location(exc: BaseException, fallback: str) -> str:
-    # Jinja rewrites tracebacks so that template frames carry the template's file and line.
-    where = fallback
-    tb = exc.__traceback__
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        if filename.endswith(".j2"):
-            where = f"{filename}, line {tb.tb_lineno}"
-        tb = tb.tb_next
-    return where
-
-
-def render_to(stream, template: jinja2.Template, context: dict) -> None:
-    """Render ``template`` with ``context`` and write the text to ``stream``.
-
-    One batch of pages is rendered as one string (a few MB for 500 pages):
-    Jinja's streaming ``generate`` costs twice the time in tiny writes.
-
-    Errors inside the template become :class:`TemplateRenderError` naming the
-    template file and line, e.g. ``slips.html.j2, line 12: 'x' is undefined``.
-    """
-    try:
-        text = template.render(context)
-    except jinja2.TemplateError as exc:
-        where = _template_location(exc, template.filename or str(template.name))
-        raise TemplateRenderError(f"{where}: {exc.message or exc}") from None
-    stream.write(text)

@@ -7,7 +7,7 @@ tablet or in a browser. The form surveykit writes holds, in this order:
 
 * a note with the introduction and how the rules work;
 * ``respondent_id`` (text, required, checked against the id format of
-  :mod:`surveykit.collection.respondent_ids`, in any case and with or without
+  :mod:`surveykit.respondent_ids`, in any case and with or without
   hyphens, as imports read it);
 * ``group`` (``select_one``, required) when the survey's questions have
   several groups: the form version printed with the id, not a secret;
@@ -123,10 +123,10 @@ from surveykit.collection.randomizer import (
     question_protocols,
 )
 from surveykit.collection.render import load_wording_defaults, make_environment
-from surveykit.collection.respondent_ids import ID_GROUPS, LEGACY_GROUPS
 from surveykit.designs.scramblers import Deck, Unknown
 from surveykit.errors import ParameterError, SurveyDefinitionError
 from surveykit.files import output_file
+from surveykit.respondent_ids import ID_GROUPS, LEGACY_GROUPS
 
 if TYPE_CHECKING:
     from surveykit.definition.survey import Survey
@@ -275,7 +275,7 @@ def id_constraint() -> str:
     is the check symbol), or 14 in groups 4-4-4-2 (ids issued before the check symbol).
 
     Symbols are Crockford base32 in either case, and I, L, O (read as 1, 1, 0,
-    as :func:`surveykit.collection.respondent_ids.normalize_respondent_id`
+    as :func:`surveykit.respondent_ids.normalize_respondent_id`
     does); groups may be joined by a hyphen, a space or nothing. The check
     symbol itself is verified on import (XPath has no arithmetic on 70 bits).
 

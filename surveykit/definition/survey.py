@@ -81,7 +81,6 @@ from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
-from surveykit.collection.instructions import check_placeholders, text_problem
 from surveykit.definition.covariates import (
     Covariate,
     ModelSpec,
@@ -91,6 +90,7 @@ from surveykit.definition.covariates import (
 from surveykit.definition.joint import JointSpec, parse_joint
 from surveykit.definition.profile import ImportProfile, parse_profile
 from surveykit.definition.sampling import read_sampling
+from surveykit.definition.wording import check_placeholders, text_problem
 from surveykit.designs.base import Design, check_identifiable, mechanism_deprecated
 from surveykit.designs.quantitative import QUANTITATIVE_PRESETS, QuantitativeDesign
 from surveykit.designs.registry import (

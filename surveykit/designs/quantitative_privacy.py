@@ -49,13 +49,14 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from surveykit.designs.base import as_fraction
+from surveykit.designs.quantitative_steps import Step
 from surveykit.designs.scramblers import (
     Deck,
     Exponential,
@@ -69,10 +70,8 @@ from surveykit.designs.scramblers import (
 from surveykit.errors import ParameterError
 from surveykit.vocabulary import loss_fields
 
-if TYPE_CHECKING:
-    from surveykit.designs.quantitative import QuantitativeDesign, Step
-
-__all__ = ["MAX_ENUMERATION", "QuantitativePrivacy", "answer_bounds", "privacy_loss"]
+__all__ = ["MAX_ENUMERATION", "NumericDesign", "QuantitativePrivacy", "answer_bounds",
+           "privacy_loss"]
 
 #: Exact enumeration visits at most this many (true value, answer) pairs.
 MAX_ENUMERATION = 2_000_000
@@ -81,6 +80,26 @@ _MAX_DECIMALS = 9
 _RELATIVE_SLACK = 1e-12
 
 Method = Literal["enumeration", "closed form", "unbounded", "not computed", "trivial"]
+
+
+class NumericDesign(Protocol):
+    """What this module reads of a numeric design (:class:`surveykit.designs.quantitative.
+    QuantitativeDesign` has it): the steps each group is told, the scramblers they draw,
+    the designed "don't know" share and the numbers it can report. The design calls this
+    module, not the other way."""
+
+    @property
+    def designed_dont_know(self) -> Fraction: ...
+
+    @property
+    def scramblers(self) -> Mapping[str, Scrambler]: ...
+
+    @property
+    def group_names(self) -> tuple[str, ...]: ...
+
+    def answer_steps(self, group: int = 0) -> tuple[Step, ...]: ...
+
+    def reported_range(self, low: float = ..., high: float = ...) -> tuple[float, float]: ...
 
 
 @dataclass(frozen=True)
@@ -185,7 +204,7 @@ def _check_range(low: object, high: object, decimals: object
     return lo, hi, decimals
 
 
-def privacy_loss(design: QuantitativeDesign, low: float, high: float,
+def privacy_loss(design: NumericDesign, low: float, high: float,
                  decimals: int | None = None) -> QuantitativePrivacy:
     """The Shafer and Walley losses of ``design`` for true values in [``low``, ``high``]
     (multiples of 10^-``decimals``; None: any real number), with an explanation.
@@ -213,7 +232,7 @@ def privacy_loss(design: QuantitativeDesign, low: float, high: float,
     return max(results, key=lambda r: (r.shafer, r.walley))
 
 
-def _used(design: QuantitativeDesign, steps: Iterable[Step]) -> dict[str, Scrambler]:
+def _used(design: NumericDesign, steps: Iterable[Step]) -> dict[str, Scrambler]:
     names = {name for step in steps for name in step.scrambler_names}
     return {name: design.scramblers[name] for name in sorted(names)}
 
@@ -243,7 +262,7 @@ def _infinite(reason: str, lo: float, hi: float, decimals: int | None,
                    "semantics.", lo, hi, decimals)
 
 
-def _group_loss(design: QuantitativeDesign, group: int, lo: float, hi: float,
+def _group_loss(design: NumericDesign, group: int, lo: float, hi: float,
                 decimals: int | None, d: Fraction) -> QuantitativePrivacy:
     steps = design.answer_steps(group)
     used = _used(design, steps)
@@ -286,7 +305,7 @@ def _group_loss(design: QuantitativeDesign, group: int, lo: float, hi: float,
 # -- exact enumeration ----------------------------------------------------------------------
 
 
-def _affine_parts(design: QuantitativeDesign, step: Step) -> dict[tuple[Fraction, Fraction],
+def _affine_parts(design: NumericDesign, step: Step) -> dict[tuple[Fraction, Fraction],
                                                                      Fraction]:
     """For a step with decks only: {(alpha, beta): probability} with answer alpha y + beta."""
     def points(name: str | None, absent: Fraction) -> tuple[tuple[Fraction, Fraction], ...]:
@@ -311,7 +330,7 @@ def _grid(lo: float, hi: float, decimals: int) -> tuple[Fraction, Fraction, int]
     return first, unit, int((last - first) / unit) + 1
 
 
-def _parts(design: QuantitativeDesign, steps: Iterable[Step]
+def _parts(design: NumericDesign, steps: Iterable[Step]
            ) -> dict[tuple[Fraction, Fraction], Fraction]:
     parts: dict[tuple[Fraction, Fraction], Fraction] = {}
     for step in steps:
@@ -370,7 +389,7 @@ def _ruled_out_text(table: _Table, parts, lo: float, hi: float, decimals: int, w
             f"0 when it is {_text(other)}{where}: it rules that true value out.")
 
 
-def _enumerate(design: QuantitativeDesign, steps: tuple[Step, ...], lo: float, hi: float,
+def _enumerate(design: NumericDesign, steps: tuple[Step, ...], lo: float, hi: float,
                decimals: int, d: Fraction, where: str) -> QuantitativePrivacy:
     parts = _parts(design, steps)
     quick = _quickly_ruled_out(parts, lo, hi, decimals)
@@ -460,7 +479,7 @@ def _product(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, flo
     return min(corners), max(corners)
 
 
-def _edges(design: QuantitativeDesign, steps: tuple[Step, ...], y: float
+def _edges(design: NumericDesign, steps: tuple[Step, ...], y: float
            ) -> tuple[float, float]:
     """The smallest and largest answer possible (support edges) at true value ``y``."""
     low, high = math.inf, -math.inf
@@ -477,7 +496,7 @@ def _edges(design: QuantitativeDesign, steps: tuple[Step, ...], y: float
     return low, high
 
 
-def answer_bounds(design: QuantitativeDesign, low: float, high: float,
+def answer_bounds(design: NumericDesign, low: float, high: float,
                   decimals: int | None = None) -> tuple[float, float]:
     """The smallest and largest number a respondent following ``design`` can report when
     the true value lies in [``low``, ``high``] (every group's steps; "don't know" aside),
@@ -500,7 +519,7 @@ def answer_bounds(design: QuantitativeDesign, low: float, high: float,
     return lowest - slack, highest + slack
 
 
-def _continuous(design: QuantitativeDesign, steps: tuple[Step, ...],
+def _continuous(design: NumericDesign, steps: tuple[Step, ...],
                 used: dict[str, Scrambler], lo: float, hi: float, decimals: int | None,
                 d: Fraction, where: str) -> QuantitativePrivacy:
     def is_atomic(step: Step) -> bool:

@@ -46,11 +46,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from surveykit.collection.respondent_ids import (
-    IdDiagnosis,
-    diagnose_unknown_id,
-    normalize_respondent_id,
-)
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey, canonical_spelling
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
@@ -70,6 +65,11 @@ from surveykit.reading.spreadsheets import (
     open_sheet,
     sniff,
     zip_kind,
+)
+from surveykit.respondent_ids import (
+    IdDiagnosis,
+    diagnose_unknown_id,
+    normalize_respondent_id,
 )
 
 __all__ = [

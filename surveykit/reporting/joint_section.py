@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from surveykit.definition.joint import JointSpec
+from surveykit.errors import printable
 from surveykit.vocabulary import level_text, loss_fields
 from surveykit.vocabulary import number_text as _num
 
@@ -126,8 +127,6 @@ def joint_text(section: JointSection, level: float) -> list[str]:
     """The section for an 80-column terminal (user text escaped for the terminal)."""
     import textwrap
 
-    from surveykit.errors import printable
-
     def wrap(text: str, indent: str) -> list[str]:
         return textwrap.wrap(text, 80, initial_indent=indent, subsequent_indent=indent + "  ",
                              break_on_hyphens=False)
@@ -157,9 +156,10 @@ def joint_svg(section: JointSection, level: float) -> str | None:
     """The section's plot as inline SVG, or None when there is no estimate."""
     if section.estimate is None:
         return None
-    from surveykit.reporting.plots import _to_svg
+    # lazy loader: the CLI imports the report for --help; the plots load only for HTML
+    from surveykit.reporting.plots import figure_svg
 
-    return _to_svg(joint_figure(section, level))
+    return figure_svg(joint_figure(section, level))
 
 
 def _plot_rows(estimate: JointEstimate, level: float) -> list[tuple[str, object, bool]]:
@@ -181,11 +181,12 @@ def joint_figure(section: JointSection, level: float):
     among a" beside "b among not a" (the cells for k-category questions)."""
     import numpy as np
 
-    from surveykit.reporting.plots import MIN_TEXT_PT, _figure, _labels
+    # lazy loader: the CLI imports the report for --help; the plots load only for HTML
+    from surveykit.reporting.plots import MIN_TEXT_PT, label_axes, new_figure
 
     assert section.estimate is not None, "no estimate, no plot"
     rows = _plot_rows(section.estimate, level)
-    fig, ax = _figure(7.0, 1.1 + 0.4 * len(rows))
+    fig, ax = new_figure(7.0, 1.1 + 0.4 * len(rows))
     positions = np.arange(len(rows))[::-1]
     for position, (_, q, conditional) in zip(positions, rows, strict=True):
         color = "#b0572b" if conditional else "#1f5f8b"
@@ -199,7 +200,7 @@ def joint_figure(section: JointSection, level: float):
     ax.set_yticks(positions, [label for label, _, _ in rows])
     ax.set_xlim(0, 1)
     ax.grid(axis="x", color="0.9")
-    _labels(ax, x=f"estimated share and its {level_text(level)} interval\n"
-                  "blue: joint shares; orange: shares among a group",
-            title=section.spec.heading)
+    label_axes(ax, x=f"estimated share and its {level_text(level)} interval\n"
+                     "blue: joint shares; orange: shares among a group",
+               title=section.spec.heading)
     return fig

@@ -285,20 +285,20 @@ def numeric_svg(section: NumericSection) -> str | None:
     """The section's plot as inline SVG, or None without reported answers to draw."""
     if section.answers is None or section.answers.size == 0:
         return None
-    from surveykit.reporting.plots import _to_svg
+    from surveykit.reporting.plots import figure_svg
 
-    return _to_svg(numeric_figure(section))
+    return figure_svg(numeric_figure(section))
 
 
 def numeric_figure(section: NumericSection):
     """The distribution function of the reported answers beside the estimated one of the
     true values (with its pointwise interval where it has one), or the reported answers
     alone with the estimated mean where the design identifies only the mean."""
-    from surveykit.reporting.plots import LABEL_PT, MIN_TEXT_PT, _figure, _labels
+    from surveykit.reporting.plots import LABEL_PT, MIN_TEXT_PT, label_axes, new_figure
 
     assert section.answers is not None, "no answers, no plot"
     z = np.sort(section.answers)
-    fig, ax = _figure(7.0, 3.6)
+    fig, ax = new_figure(7.0, 3.6)
     ax.step(z, np.arange(1, z.size + 1) / z.size, where="post", color="0.55", lw=1.5,
             label="reported answers")
     d = section.distribution
@@ -319,6 +319,6 @@ def numeric_figure(section: NumericSection):
     ax.set_ylim(0, 1)
     ax.grid(color="0.9")
     ax.legend(fontsize=MIN_TEXT_PT, loc="lower right", framealpha=0.85)
-    _labels(ax, x=f"value{unit}", y="share at or below", title=section.question.id)
+    label_axes(ax, x=f"value{unit}", y="share at or below", title=section.question.id)
     ax.title.set_fontsize(LABEL_PT)
     return fig

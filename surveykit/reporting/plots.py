@@ -38,11 +38,15 @@ LABEL_PT = 10.0
 
 __all__ = [
     "MIN_TEXT_PT",
+    "add_legend",
     "design_figure",
     "design_trade_off_figure",
+    "figure_svg",
     "forest_figure",
     "forest_plot_svg",
     "frontier",
+    "label_axes",
+    "new_figure",
     "plan_figure",
     "privacy_accuracy_figure",
     "plot_privacy_accuracy",
@@ -55,7 +59,10 @@ __all__ = [
 _XML_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
 
 
-def _figure(width: float, height: float):
+def new_figure(width: float, height: float):
+    """An empty figure ``width`` x ``height`` inches (matplotlib, Agg) and its axes, with tick
+    labels at :data:`MIN_TEXT_PT`: every plot of the reports and ``--plot`` starts here."""
+    # lazy loader: matplotlib loads only when a plot is drawn
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -67,13 +74,14 @@ def _figure(width: float, height: float):
     return fig, ax
 
 
-def _legend(ax) -> None:
+def add_legend(ax) -> None:
     """A legend readable at the figure's size, outside the curves when they fill the plot."""
     ax.legend(fontsize=MIN_TEXT_PT, frameon=True, framealpha=0.85, edgecolor="0.85",
               loc="best")
 
 
-def _labels(ax, *, x: str, y: str | None = None, title: str | None = None) -> None:
+def label_axes(ax, *, x: str, y: str | None = None, title: str | None = None) -> None:
+    """The axis labels and title at the plots' label size."""
     ax.set_xlabel(x, fontsize=LABEL_PT)
     if y is not None:
         ax.set_ylabel(y, fontsize=LABEL_PT)
@@ -81,7 +89,9 @@ def _labels(ax, *, x: str, y: str | None = None, title: str | None = None) -> No
         ax.set_title(title, fontsize=LABEL_PT)
 
 
-def _to_svg(fig) -> str:
+def figure_svg(fig) -> str:
+    """``fig`` as an SVG element to put inside an HTML page (no prologue, no date: the same
+    report gives the same bytes); the figure is closed."""
     import matplotlib.pyplot as plt
 
     buffer = io.StringIO()
@@ -110,13 +120,13 @@ def _forest_rows(report) -> list[tuple[str, float | None, tuple[float, float] | 
 def forest_plot_svg(report) -> str:
     """Each question's estimate with its confidence interval, one row per question (one per
     category for k-category designs)."""
-    return _to_svg(forest_figure(report))
+    return figure_svg(forest_figure(report))
 
 
 def forest_figure(report):
     """The figure of :func:`forest_plot_svg`."""
     rows = _forest_rows(report)
-    fig, ax = _figure(7.0, 1.1 + 0.45 * max(1, len(rows)))
+    fig, ax = new_figure(7.0, 1.1 + 0.45 * max(1, len(rows)))
     positions = np.arange(len(rows))[::-1]
     for position, (_, value, interval) in zip(positions, rows, strict=True):
         if value is None:
@@ -130,9 +140,9 @@ def forest_figure(report):
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.grid(axis="x", color="0.9")
     estimated = sum(q.estimate is not None for q in report.questions)
-    _labels(ax, x=f"estimated share (maximum likelihood, {report.level:.0%} interval)",
-            title=f"Estimates for {estimated} of {len(report.questions)} question"
-                  f"{'' if len(report.questions) == 1 else 's'}")
+    label_axes(ax, x=f"estimated share (maximum likelihood, {report.level:.0%} interval)",
+               title=f"Estimates for {estimated} of {len(report.questions)} question"
+                     f"{'' if len(report.questions) == 1 else 's'}")
     return fig
 
 
@@ -175,7 +185,7 @@ def plot_privacy_accuracy(design: GeneralizedWarner, *, n: int, pi: float, title
     top = max(4.0, 1.25 * loss(design)) if np.isfinite(loss(design)) else 4.0
     # Shafer losses along the family; a design's Walley loss is never below its Shafer loss
     epsilons = np.linspace(0.1, top, 60)
-    fig, ax = _figure(*size)
+    fig, ax = new_figure(*size)
     e, se = privacy_accuracy_curve(dont_know=design.dont_know, n=n, pi=pi, epsilons=epsilons,
                                    semantics=semantics)
     ax.plot(e, se, color="#1f5f8b", lw=2,
@@ -199,10 +209,10 @@ def plot_privacy_accuracy(design: GeneralizedWarner, *, n: int, pi: float, title
     ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_minor_locator(LogLocator(subs=()))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
-    _labels(ax, x=f"privacy loss epsilon ({semantics.capitalize()}, nats)",
-            y="standard error of pi", title=title)
+    label_axes(ax, x=f"privacy loss epsilon ({semantics.capitalize()}, nats)",
+               y="standard error of pi", title=title)
     ax.grid(color="0.92")
-    _legend(ax)
+    add_legend(ax)
     return fig
 
 
@@ -210,7 +220,7 @@ def privacy_accuracy_svg(question, *, pi: float = 0.5) -> str:
     """The privacy-accuracy trade-off of a question's design, as inline SVG (empty for a
     question without answers): :func:`privacy_accuracy_figure`."""
     fig = privacy_accuracy_figure(question, pi=pi)
-    return "" if fig is None else _to_svg(fig)
+    return "" if fig is None else figure_svg(fig)
 
 
 def privacy_accuracy_figure(question, *, pi: float = 0.5):
@@ -297,7 +307,7 @@ def design_trade_off_figure(design, *, n: int, title: str):
     losses = {semantics: design.privacy_loss(semantics, at) for semantics in _SEMANTICS_STYLE}
     finite = [v for v in losses.values() if np.isfinite(v)]
     drawn = [x for branches in curves.values() for x, _ in branches]
-    fig, ax = _figure(5.6, 3.8)
+    fig, ax = new_figure(5.6, 3.8)
     for semantics, (color, style, _) in _SEMANTICS_STYLE.items():
         for i, (x, y) in enumerate(curves.get(semantics, [])):
             ax.plot(x, y, color=color, lw=2 if semantics == "shafer" else 1.5, ls=style,
@@ -327,10 +337,10 @@ def design_trade_off_figure(design, *, n: int, title: str):
     if drawn:
         lowest = min(float(np.min(y)) for branches in curves.values() for _, y in branches)
         ax.set_ylim(min(lowest, se) / 1.3, max(se * 20, lowest * 2))
-    _labels(ax, x="privacy loss epsilon (nats)", y="standard error",
-            title=f"{title}, {design.model}" + (f"\n{caption}" if caption else ""))
+    label_axes(ax, x="privacy loss epsilon (nats)", y="standard error",
+               title=f"{title}, {design.model}" + (f"\n{caption}" if caption else ""))
     ax.grid(color="0.92")
-    _legend(ax)
+    add_legend(ax)
     return fig
 
 
@@ -388,7 +398,7 @@ def plan_figure(plan):
     spent = plan.budget if plan.budget is not None else float("nan")
     se = precision(plan.design, n=n, pi=plan.pi, nuisance=plan.nuisance,
                    allocation=plan.allocation).se
-    fig, ax = _figure(6.4, 4.2)
+    fig, ax = new_figure(6.4, 4.2)
     # each branch as its frontier: in parameter order the SLD's loss turns back and the
     # polyline crossed itself (issue 22)
     curves = [frontier(losses, ses) for losses, ses in trade_off_curve(plan, n=n)]
@@ -408,10 +418,10 @@ def plan_figure(plan):
     ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_minor_locator(LogLocator(subs=()))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
-    _labels(ax, x=f"privacy loss epsilon ({plan.semantics.capitalize()}, nats)",
-            y="standard error",
-            title=f"{plan.design.model}, {plan.semantics.capitalize()} budget "
-                  f"{plan.budget:g}: n = {n:,}")
+    label_axes(ax, x=f"privacy loss epsilon ({plan.semantics.capitalize()}, nats)",
+               y="standard error",
+               title=f"{plan.design.model}, {plan.semantics.capitalize()} budget "
+                     f"{plan.budget:g}: n = {n:,}")
     ax.grid(color="0.92")
-    _legend(ax)
+    add_legend(ax)
     return fig

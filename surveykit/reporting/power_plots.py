@@ -11,7 +11,7 @@ from pathlib import Path
 
 from surveykit.files import output_file
 from surveykit.power_analysis.analytic import power_curve
-from surveykit.reporting.plots import PLOT_SUFFIXES, _figure, _labels, _legend
+from surveykit.reporting.plots import PLOT_SUFFIXES, add_legend, label_axes, new_figure
 
 __all__ = ["power_figure", "save_power_plot"]
 
@@ -20,7 +20,7 @@ def power_figure(result):
     """The figure: the design's power and a direct question's against n, the result's n
     marked, the target power (or the result's power) as a dotted line."""
     curve = power_curve(result)
-    fig, ax = _figure(6.4, 4.2)
+    fig, ax = new_figure(6.4, 4.2)
     ax.plot(curve.n, curve.power, color="#1f5f8b", lw=2, label=f"{result.design.model}")
     ax.plot(curve.n, curve.power_direct, color="#b55d1a", lw=1.5, ls="--",
             label="direct question")
@@ -38,10 +38,10 @@ def power_figure(result):
         what = f"pi {result.pi} vs {result.pi2}"
     else:
         what = f"pi {result.pi} vs null {result.null}"
-    _labels(ax, x="respondents n" + (" (both samples)" if result.test == "two-sample" else ""),
-            y="power", title=f"{result.alternative} test at alpha {result.alpha:g}: {what}")
+    label_axes(ax, x="respondents n" + (" (both samples)" if result.test == "two-sample" else ""),
+               y="power", title=f"{result.alternative} test at alpha {result.alpha:g}: {what}")
     ax.grid(color="0.92")
-    _legend(ax)
+    add_legend(ax)
     return fig
 
 

@@ -805,8 +805,8 @@ def render_report(report: Report, fmt: str = "text", *, templates_dir=None) -> s
     if fmt in ("markdown", "html"):
         # lazy loaders: the CLI imports this module for --help (REPORT_FORMATS); Jinja and the
         # plots load only for a Markdown or HTML report
-        from surveykit.collection.render import get_template, make_environment
         from surveykit.reporting.plots import forest_plot_svg, privacy_accuracy_svg
+        from surveykit.templating import get_template, make_environment
 
         environment = make_environment(templates_dir)
         context = {"report": report_context(report)}

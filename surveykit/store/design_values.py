@@ -136,6 +136,7 @@ def check_design(conn: Connection, key: int, survey: Survey, file_name: str,
     """Refuse (a one-line ParameterError naming the file, line, column and value) design
     values that make no sampling design; ``first_lines`` maps the respondents of the file
     being imported to their first line; ``action`` ends the message ("nothing was ...")."""
+    # lazy loader: a sample's rows bring pandas, loaded only when design values are checked
     from surveykit.sampling.rows import design_rows
 
     frame = design_values(conn, key, survey)

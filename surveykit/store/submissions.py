@@ -63,12 +63,12 @@ from decimal import Decimal
 from sqlalchemy import Connection, Engine, bindparam, literal_column, select
 from sqlalchemy import exc as sa_exc
 
-from surveykit.collection.respondent_ids import diagnose_unknown_id
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Question, Survey
 from surveykit.designs.quantitative_privacy import answer_bounds
 from surveykit.errors import ParameterError, StoreError
 from surveykit.reading.responses import canonical_respondent_id
+from surveykit.respondent_ids import diagnose_unknown_id
 from surveykit.store import answer_counts
 from surveykit.store import database as store
 from surveykit.vocabulary import decimal_text

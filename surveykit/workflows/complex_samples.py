@@ -166,6 +166,8 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
 
     >>> # complex_report_for_survey("surveykit.db", "api_strat", by="stype").to_dict()
     """
+    # lazy loaders: a sample's estimates bring pandas, which the CLI's report does not load
+    # for a survey without a sampling design (it asks sampling_declared first)
     from surveykit.sampling import survey_estimate
 
     if variance not in VARIANCE_METHODS:
@@ -625,6 +627,7 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
 
     >>> # complex_regress_for_survey("surveykit.db", "api_strat", "warner ~ api00")
     """
+    # lazy loaders: formulas and the survey regression bring pandas, as above
     from surveykit.estimation.formulas import parse_formula
     from surveykit.sampling import survey_regress
 
