@@ -23,6 +23,8 @@ TOPICS: dict[str, str] = {
     "web-collection": "serve: web collection, TLS, deployment",
     "estimation": "estimate and report: the estimate, the variance, intervals, coverage",
     "scale": "counts --data and counts tables: files counted where they lie, DuckDB, Dask",
+    "numeric-questions": "numeric questions (income, partners): scrambled and mixture "
+                         "designs from the survey file to the report",
     "regression": "regress: randomized-response regression on covariates",
     "power": "power: the power of a test, the respondents it needs, simulated power",
     "joint": "joint analysis of several questions, and correlate (RRcor)",
