@@ -40,7 +40,8 @@ from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError, printable
 from surveykit.sampling.counts import design_keys
 from surveykit.sampling.design import SamplingDesign, natural_order
-from surveykit.store import database as store
+from surveykit.store import surveys as stored_surveys
+from surveykit.store import tables
 from surveykit.store.answer_counts import answer_problem
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def stored_replicate_columns(conn: Connection, key: int, survey: Survey) -> list
     replicates = survey.sampling.replicate_weights if survey.sampling else None
     if replicates is None or replicates.pattern is None:
         return []
-    stored = store.covariates
+    stored = tables.covariates
     names = conn.execute(select(stored.c.name).distinct()
                          .where(stored.c.survey_id == key)).scalars().all()
     return natural_order([name for name in names if replicates.matches(name)])
@@ -115,7 +116,7 @@ def design_values(conn: Connection, key: int, survey: Survey, extra: Sequence[st
     import pandas as pd
 
     columns = list(dict.fromkeys([*design_columns(conn, key, survey), *extra]))
-    responses, stored = store.responses, store.covariates
+    responses, stored = tables.responses, tables.covariates
     answered = conn.execute(select(responses.c.respondent_id).distinct()
                             .where(responses.c.survey_id == key)).scalars().all()
     values = conn.execute(select(stored.c.respondent_id, stored.c.name, stored.c.value)
@@ -180,7 +181,7 @@ class FrameValues:
 
 def frame_used(conn: Connection, key: int) -> tuple[str, str, datetime, int] | None:
     """(file name, sha256, date, units) of the sample frame survey ``key`` was given, or None."""
-    imports = store.imports
+    imports = tables.imports
     row = conn.execute(select(imports.c.file_name, imports.c.sha256, imports.c.imported_at,
                               imports.c.rows_read)
                        .where(imports.c.survey_id == key,
@@ -223,7 +224,7 @@ def store_frame_values(conn: Connection, key: int, survey: Survey, frame: FrameV
     refuse_second_frame(conn, key, survey.name, frame)
     check_replicate_columns(conn, key, survey, frame.file_name, frame.columns,
                             action="issued")
-    import_id = conn.execute(store.imports.insert().values(
+    import_id = conn.execute(tables.imports.insert().values(
         survey_id=key, survey_version=None, file_name=frame.file_name, sha256=frame.sha256,
         file_format=FRAME_FORMAT, rows_read=len(frame.values), imported=0, replaced=0,
         rejected=0, missing=0, imported_at=datetime.now(UTC))).inserted_primary_key[0]
@@ -232,7 +233,7 @@ def store_frame_values(conn: Connection, key: int, survey: Survey, frame: FrameV
             for respondent, values in zip(respondent_ids, frame.values, strict=True)
             for name, value in zip(frame.columns, values, strict=True) if value is not None]
     for start in range(0, len(rows), 5000):
-        conn.execute(store.covariates.insert(), rows[start:start + 5000])
+        conn.execute(tables.covariates.insert(), rows[start:start + 5000])
     first_lines = dict(zip(respondent_ids, frame.lines, strict=True))
     check_design(conn, key, survey, frame.file_name, first_lines, frame.unit,
                  action="issued")
@@ -262,16 +263,16 @@ def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = 
     group number (column ``<id>__group``). Every question when ``questions`` is empty."""
     import pandas as pd
 
-    survey = store.load_survey(engine, survey_name)
+    survey = stored_surveys.load_survey(engine, survey_name)
     if survey.sampling is None:
         raise ParameterError(f"survey {survey.name!r} has no [sampling] section")
     asked = [survey.question(q) for q in questions] or list(survey.questions)
     extra = [survey.covariate(name).name for name in covariates]
-    responses = store.responses
+    responses = tables.responses
     with engine.connect() as conn, conn.begin():  # one snapshot for every read
-        key = store.survey_id(conn, survey.name)
+        key = stored_surveys.survey_id(conn, survey.name)
         frame = design_values(conn, key, survey, extra)
-        question_keys = store.question_ids(conn, key)
+        question_keys = stored_surveys.question_ids(conn, key)
         answers = {q.id: conn.execute(
             select(responses.c.respondent_id, responses.c.answer, responses.c.group_number)
             .where(responses.c.survey_id == key,
@@ -320,7 +321,7 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
     """
     import pandas as pd
 
-    survey = store.load_survey(engine, survey_name)
+    survey = stored_surveys.load_survey(engine, survey_name)
     sampling = survey.sampling
     if sampling is None:
         raise ParameterError(f"survey {survey.name!r} has no [sampling] section")
@@ -328,9 +329,9 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
              survey.covariate(domain).name if domain is not None else None]
     keys = [name for name in names if name is not None]
     design_columns = list(dict.fromkeys([*sampling.columns, *keys]))
-    responses, stored, questions = store.responses, store.covariates, store.questions
+    responses, stored, questions = tables.responses, tables.covariates, tables.questions
     with engine.connect() as conn, conn.begin():  # one snapshot
-        key = store.survey_id(conn, survey.name)
+        key = stored_surveys.survey_id(conn, survey.name)
         # the respondents of the design: those with an answer or a design value
         respondents = select(responses.c.respondent_id).where(
             responses.c.survey_id == key).union(
