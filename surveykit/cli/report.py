@@ -42,8 +42,8 @@ from surveykit.sampling.design import VARIANCE_METHODS
 @click.option("--counts-file", "counts_file", type=click.Path(dir_okay=False), default=None,
               help="Report on a counts table (CSV: survey, question, group, response, count; "
                    "or counts JSON) made anywhere; 'surveykit docs scale'. A survey with "
-                   "[sampling] reads weighted counts too (stratum, psu, fpc, group, "
-                   "response, weight, n, weight2: 'surveykit docs complex-samples').")
+                   "[sampling] reads weighted counts too: 'surveykit docs complex-samples' "
+                   "(stratum, psu, fpc, group, response, weight, n, weight2).")
 @click.option("--variance", type=click.Choice(VARIANCE_METHODS), default=None,
               help="A survey with [sampling]: the design-based variance (default "
                    "linearization; 'surveykit docs complex-samples').")
