@@ -276,11 +276,8 @@ def _amount(value: float | None) -> str:
 def _parse_sums(ctx: click.Context, param: click.Parameter, text: str
                 ) -> tuple[str | None, dict[str, float]]:
     """``"2:n=50,sum=210.5,sum_squares=1200"`` -> ``("2", {"n": 50, "sum": 210.5, ...})``."""
-    group: str | None = None
-    body = text
-    colon, equals = text.find(":"), text.find("=")
-    if colon != -1 and (equals == -1 or colon < equals):
-        group, body = text[:colon].strip(), text[colon + 1:]
+    group, body = _group_prefix(ctx, param, text, "GROUP:n=N,sum=S,sum_squares=Q (e.g. "
+                                                  "2:n=50,sum=210.5,sum_squares=1200)")
     row: dict[str, float] = {}
     for item in body.split(","):
         key, sep, number = item.partition("=")
@@ -427,18 +424,23 @@ def _design_counts(ctx: click.Context, design, count_texts: tuple[str, ...]
     return table
 
 
+def _group_prefix(ctx: click.Context, param: click.Parameter, text: str, form: str
+                  ) -> tuple[str | None, str]:
+    """``"2:yes=35"`` -> ``("2", "yes=35")``; without a group before ':', ``(None, text)``."""
+    colon, equals = text.find(":"), text.find("=")
+    if colon == -1 or (equals != -1 and equals < colon):
+        return None, text
+    group = text[:colon].strip()
+    if not group:
+        raise click.BadParameter(f"{text!r}: the group before ':' is empty; write {form}",
+                                 ctx=ctx, param=param)
+    return group, text[colon + 1:]
+
+
 def _parse_counts(ctx: click.Context, param: click.Parameter, text: str
                   ) -> tuple[str | None, dict[str, int]]:
     """``"2:yes=35,no=65"`` -> ``("2", {"yes": 35, "no": 65})``."""
-    group: str | None = None
-    body = text
-    colon, equals = text.find(":"), text.find("=")
-    if colon != -1 and (equals == -1 or colon < equals):
-        group, body = text[:colon].strip(), text[colon + 1:]
-        if not group:
-            raise click.BadParameter(f"{text!r}: the group before ':' is empty; write "
-                                     "GROUP:LABEL=N,... (e.g. 2:yes=35,no=65)", ctx=ctx,
-                                     param=param)
+    group, body = _group_prefix(ctx, param, text, "GROUP:LABEL=N,... (e.g. 2:yes=35,no=65)")
     row: dict[str, int] = {}
     for item in body.split(","):
         label, sep, number = item.partition("=")

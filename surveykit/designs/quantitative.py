@@ -333,12 +333,7 @@ class QuantitativeDesign:
         >>> round(d.transform_variance(2.6, "plug_in").item(), 12)   # RRTCS's first answer
         17.12
         """
-        m = self._known_moments()
-        if m.variance_coefficients is None:
-            raise ParameterError(
-                f"{self.describe()}: the variance of an answer needs every scrambler's sd; "
-                "give sigma")
-        A, B, C = m.variance_coefficients
+        m, (A, B, C) = self._variance_coefficients()
         r = np.asarray(r, dtype=float)
         numerator = A * r ** 2 + B * r + C
         if method == "unbiased":
@@ -346,6 +341,16 @@ class QuantitativeDesign:
         if method == "plug_in":
             return numerator / m.b ** 2
         raise ParameterError(f"method ({method!r}) must be 'unbiased' or 'plug_in'")
+
+    def _variance_coefficients(self) -> tuple[AnswerMoments, tuple[float, float, float]]:
+        """The moments and Var(Z | y) = A y^2 + B y + C's (A, B, C), which need every
+        scrambler's sd."""
+        m = self._known_moments()
+        if m.variance_coefficients is None:
+            raise ParameterError(
+                f"{self.describe()}: the variance of an answer needs every scrambler's sd; "
+                "give sigma")
+        return m, m.variance_coefficients
 
     def answer_variance(self, *, mean: float, sd: float) -> float:
         """Var(r) of one answer's unbiased transform r when the true values have ``mean``
@@ -355,12 +360,7 @@ class QuantitativeDesign:
         >>> round(Eriksson(p=0.5, scrambler=[0, 1, 3, 5, 8]).answer_variance(mean=4, sd=2), 6)
         24.84
         """
-        m = self._known_moments()
-        if m.variance_coefficients is None:
-            raise ParameterError(
-                f"{self.describe()}: the variance of an answer needs every scrambler's sd; "
-                "give sigma")
-        A, B, C = m.variance_coefficients
+        m, (A, B, C) = self._variance_coefficients()
         return sd ** 2 + (A * (sd ** 2 + mean ** 2) + B * mean + C) / m.b ** 2
 
     # -- what respondents can report ------------------------------------------------------
