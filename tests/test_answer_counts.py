@@ -368,7 +368,7 @@ def test_a_0004_database_gets_its_counts_from_its_answers(database_url, tmp_path
         conn.execute(text("INSERT INTO responses (survey_id, question_id, respondent_id, "
                           "answer, group_number, import_id) VALUES (:survey, :question, "
                           ":respondent, :answer, :group, :survey)"), rows)
-    migrate.upgrade(engine, "0005")
+    migrate.upgrade(engine, "head")  # 0005 builds the counts; 0006 leaves them alone
     migrate.check(engine)
     for name in (SURVEY, "twin"):
         assert check_counts(engine, name).ok

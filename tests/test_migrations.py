@@ -69,7 +69,7 @@ def test_an_outdated_database_asks_for_init(sqlite_url):
     store.init_database(engine)
     migrate.downgrade(engine, "0002")
     with pytest.raises(store.StoreError, match=r"is at schema revision 0002, this surveykit "
-                                               r"needs 0005: run 'surveykit init'"):
+                                               r"needs 0006: run 'surveykit init'"):
         store.list_surveys(engine)
     engine.dispose()
 
@@ -120,7 +120,7 @@ def test_init_works_from_any_directory_with_a_non_editable_wheel(tmp_path):
                             text=True, env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
                             timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "schema revision 0005" in result.stdout
+    assert "schema revision 0006" in result.stdout
     assert '"id": "exam_cheating"' in result.stdout
     assert (elsewhere / "surveykit.db").exists()
 
@@ -179,6 +179,11 @@ def test_a_0_1_database_upgrades_in_place_with_every_answer_and_count(database_u
     engine = store.open_engine(database_url)
     migrate.upgrade(engine, "0001")
     expected = _fill_a_0_1_database(engine, sample_survey)
+    migrate.upgrade(engine, "0005")  # 0002 turned (p, q) into questions.design, 0006 drops it
+    with engine.connect() as conn:
+        designs = conn.execute(text("SELECT name, design FROM questions ORDER BY position")).all()
+    assert designs[1] == ("plagiarism", '{"name": "generalized_warner", "parameters": '
+                                        '{"p": 0.7, "q": 0.15}}')
     assert store.init_database(engine) == migrate.head_revision()
     migrate.check(engine)
     counts = {c.question_id: c for c in store.count_responses(engine, sample_survey.name)}
@@ -188,10 +193,7 @@ def test_a_0_1_database_upgrades_in_place_with_every_answer_and_count(database_u
     assert tallies["exam_cheating"] == {1: {"truthful": 30, "opposite": 10, "dont_know": 9}}
     assert tallies["fabricated_data"][1]["truthful"] == 33
     with engine.connect() as conn:
-        designs = conn.execute(text("SELECT name, design FROM questions ORDER BY position")).all()
         group = conn.execute(text("SELECT group_number FROM respondents")).scalar_one()
-    assert designs[1] == ("plagiarism", '{"name": "generalized_warner", "parameters": '
-                                        '{"p": 0.7, "q": 0.15}}')
     assert group is None
     assert store.load_survey(engine, sample_survey.name) == sample_survey
     # the upgraded database takes new answers and reports them with the old ones
@@ -277,3 +279,73 @@ def test_responses_refer_to_a_question_of_their_own_survey(survey_engine):
         with survey_engine.begin() as conn:
             conn.execute(text("INSERT INTO responses (survey_id, question_id, respondent_id, "
                               "answer, group_number, import_id) VALUES (1, 5, 'r', 'yes', 1, 1)"))
+
+
+# -- 0005 -> 0006: the design column goes, the source is the one record of a design -----------
+
+MIXED = REPOSITORY / "tests" / "surveys" / "mixed.toml"
+# what surveykit at 0005 wrote in questions.design (json.dumps of each design's spec)
+DESIGNS_AT_0005 = {
+    ("academic_integrity", "exam_cheating"):
+        '{"name": "generalized_warner", "parameters": {"p": 0.6, "q": 0.2}}',
+    ("academic_integrity", "plagiarism"):
+        '{"name": "generalized_warner", "parameters": {"p": 0.7, "q": 0.15}}',
+    ("academic_integrity", "contract_cheating"):
+        '{"name": "generalized_warner", "parameters": {"p": 0.5, "q": 0.25}}',
+    ("academic_integrity", "fabricated_data"):
+        '{"name": "generalized_warner", "parameters": {"p": 0.65, "q": 0.15}}',
+    ("mixed", "doping"): '{"name": "sld", "parameters": {"p": [0.1667, 0.8333], '
+                         '"dont_know": 0.0, "groups": ["short", "long"]}}',
+    ("mixed", "tax"): '{"name": "crosswise", "parameters": {"p": 0.25, "dont_know": 0.0}}',
+    ("mixed", "drinks"): '{"name": "fr", "parameters": {"p": [0.1, 0.1, 0.1], '
+                         '"categories": ["never", "once", "often"], "dont_know": 0.1}}',
+    ("mixed", "cards"): '{"name": "kuk", "parameters": {"p": [0.7, 0.3], "repetitions": 3, '
+                        '"dont_know": 0.0}}',
+    ("mixed", "cheat"): '{"name": "cdm", "parameters": {"p": [0.3, 0.7], "dont_know": 0.0, '
+                        '"groups": ["short", "long"]}}',
+}
+
+
+def _stored_designs(engine) -> dict:
+    with engine.connect() as conn:
+        return {(survey, question): design for survey, question, design in conn.execute(text(
+            "SELECT s.name, q.name, q.design FROM questions q JOIN surveys s "
+            "ON s.id = q.survey_id")).all()}
+
+
+def test_0006_drops_the_design_column_and_its_downgrade_restores_it(database_url,
+                                                                    sample_survey):
+    from surveykit.definition.survey import parse_survey
+    from surveykit.store.importer import import_responses
+
+    engine = store.open_engine(database_url)
+    store.init_database(engine)
+    mixed = parse_survey(MIXED.read_text("utf-8"))
+    store.add_survey(engine, sample_survey)
+    store.add_survey(engine, mixed)
+    # a second version: the downgrade reads the current one (questions never change)
+    newer = parse_survey(sample_survey.source + '\n[import]\nrespondent_id = "Id"\n')
+    assert store.update_survey(engine, newer).version == 2
+    import_responses(engine, REPOSITORY / "sample_data" / "responses_long.csv",
+                     sample_survey.name)
+    before = [c.counts.to_dict() for c in store.count_responses(engine, sample_survey.name)]
+    assert sum(sum(c["1"].values()) for c in before) > 0
+
+    migrate.downgrade(engine, "0005")
+    assert migrate.current_revision(engine) == "0005"
+    assert _stored_designs(engine) == DESIGNS_AT_0005
+    with engine.connect() as conn:
+        nullable = {c["name"]: c["nullable"] for c in inspect(engine).get_columns("questions")}
+        answers = conn.execute(text("SELECT count(*) FROM responses")).scalar_one()
+    assert nullable["design"] is False
+    assert answers == sum(sum(c["1"].values()) for c in before)
+
+    # and up again from a 0005 database with data: the column goes, every survey loads
+    assert store.init_database(engine) == "0006"
+    migrate.check(engine)
+    assert "design" not in {c["name"] for c in inspect(engine).get_columns("questions")}
+    assert store.load_survey(engine, sample_survey.name) == newer
+    assert store.load_survey(engine, "mixed") == mixed
+    assert [c.counts.to_dict()
+            for c in store.count_responses(engine, sample_survey.name)] == before
+    engine.dispose()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 import pytest
@@ -72,22 +71,28 @@ def test_store_commands_on_an_empty_database_say_to_run_init(database_url):
 
 
 def test_init_database_is_idempotent(engine):
-    assert store.init_database(engine) == "0005"
-    assert store.init_database(engine) == "0005"
+    assert store.init_database(engine) == "0006"
+    assert store.init_database(engine) == "0006"
     assert store.list_surveys(engine) == []
 
 
-def test_add_survey_stores_questions_and_their_designs(engine, sample_survey):
+def test_add_survey_stores_questions_and_their_source_not_a_copy_of_their_designs(
+        engine, sample_survey):
     assert store.add_survey(engine, sample_survey) is True
     with engine.connect() as conn:
         rows = conn.execute(text(
-            "SELECT q.position, q.name, q.design FROM questions q JOIN surveys s "
+            "SELECT q.position, q.name FROM questions q JOIN surveys s "
             "ON s.id = q.survey_id WHERE s.name = :n ORDER BY q.position"), {"n": SURVEY}).all()
-    assert [(position, name, json.loads(design)) for position, name, design in rows] == [
-        (position, name, {"name": "generalized_warner", "parameters": {"p": p, "q": q}})
-        for position, name, p, q in [
-            (0, "exam_cheating", 0.6, 0.2), (1, "plagiarism", 0.7, 0.15),
-            (2, "contract_cheating", 0.5, 0.25), (3, "fabricated_data", 0.65, 0.15)]]
+        source = conn.execute(text("SELECT source FROM survey_versions")).scalar_one()
+    assert [tuple(row) for row in rows] == [
+        (0, "exam_cheating"), (1, "plagiarism"), (2, "contract_cheating"), (3, "fabricated_data")]
+    # the designs live in the stored source only (migration 0006 dropped questions.design)
+    assert {c["name"] for c in inspect(engine).get_columns("questions")} == {
+        "id", "survey_id", "position", "name", "text"}
+    assert source == sample_survey.source
+    assert [q.design.spec() for q in store.load_survey(engine, SURVEY).questions] == [
+        {"name": "generalized_warner", "parameters": {"p": p, "q": q}}
+        for p, q in [(0.6, 0.2), (0.7, 0.15), (0.5, 0.25), (0.65, 0.15)]]
 
 
 def test_load_survey_rebuilds_the_full_definition(survey_engine, sample_survey):

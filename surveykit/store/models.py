@@ -81,7 +81,11 @@ class SurveyVersionRecord(Base):
 
 
 class QuestionRecord(Base):
-    """A question of a survey; ``design`` is its design as JSON ({"name", "parameters"})."""
+    """A question of a survey: its position, id and wording.
+
+    Its design is not copied here: the survey's TOML source (survey_versions)
+    is the one record of it, parsed at every load.
+    """
 
     __tablename__ = "questions"
     __table_args__ = (
@@ -96,7 +100,6 @@ class QuestionRecord(Base):
     position: Mapped[int] = mapped_column(Integer)
     name: Mapped[str] = mapped_column(String(64))
     text: Mapped[str] = mapped_column(Text)
-    design: Mapped[str] = mapped_column(Text)
 
 
 class RespondentRecord(Base):

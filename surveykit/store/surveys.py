@@ -1,12 +1,12 @@
 """Stored survey definitions: add, update (a new version of the import profile), load, list.
 
 A stored survey never changes its questions or designs; its TOML source is
-kept per version and is what a load parses.
+kept per version and is what a load parses: the one record of its designs
+(the questions table holds positions, ids and wording, no copy of a design).
 """
 
 from __future__ import annotations
 
-import json
 import tomllib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -105,7 +105,7 @@ def add_survey(engine: Engine, survey: Survey) -> bool:
             survey_id=survey_id, version=1, source=survey.source, created_at=now))
         conn.execute(questions.insert(), [
             {"survey_id": survey_id, "position": position, "name": question.id,
-             "text": question.text, "design": json.dumps(question.design.spec())}
+             "text": question.text}
             for position, question in enumerate(survey.questions)
         ])
     return True
