@@ -3,7 +3,8 @@
 survey_linear_regress is svyglm(r ~ ell + meals, family = gaussian()) on the design's
 unbiased transform r = (z - a) / b of Eriksson answers on the api samples (stratified with
 fpc, one-stage and two-stage clusters with fpc), "don't know" answers left out as svyglm's
-subset design leaves them: coefficients, the sandwich and df.residual to 1e-6
+subset design leaves them: coefficients, the sandwich, df.residual and regTermTest's Wald and
+working-Wald (Rao-Scott) tests to 1e-6
 (tests/reference/survey_api/numeric_regression.json, tools/r_reference/
 survey_api_numeric_regression.R).
 """
@@ -64,6 +65,22 @@ def test_equals_svyglm_gaussian_on_the_transform(sample):
     assert (fit.n, fit.dont_know) == (case["n"], case["dont_know"])
     assert fit.notes == (f"{case['dont_know']} \"don't know\" answer(s) left out: they carry "
                          "no value",)
+
+
+@pytest.mark.parametrize("sample", sorted(SAMPLINGS))
+def test_term_tests_equal_reg_term_test(sample):
+    expected = CASES[sample]["reg_term_test"]
+    fit = survey_linear_regress(answers(sample), "answer ~ ell + meals", scrambled="answer",
+                                design=design(), sampling=SAMPLINGS[sample])
+    wald = fit.wald_test(expected["terms"])
+    assert (wald.df, wald.ddf) == (expected["wald"]["df"], expected["wald"]["ddf"])
+    assert [wald.statistic, wald.p_value] == pytest.approx(
+        [expected["wald"]["F"], expected["wald"]["p"]], rel=1e-6)
+    working = fit.rao_scott(expected["terms"])
+    assert working.ddf == expected["working_wald"]["ddf"]
+    assert [working.statistic, working.p_value, *working.lambdas] == pytest.approx(
+        [expected["working_wald"]["chisq"], expected["working_wald"]["p"],
+         *expected["working_wald"]["lambda"]], rel=1e-6)
 
 
 def test_the_weights_and_clusters_matter():

@@ -10,6 +10,7 @@
 # keeps every PSU and stratum for the variance.
 #
 # Run from the repository root:  Rscript tools/r_reference/survey_api_numeric_regression.R
+# Also regTermTest's design-based Wald and working-Wald (Rao-Scott) tests of ell and meals.
 # Writes tests/reference/survey_api/numeric_answers_<sample>.csv and numeric_regression.json.
 
 source(file.path("tools", "r_reference", "common.R"))
@@ -56,6 +57,8 @@ for (name in names(samples)) {
                        family = gaussian()))
   fit <- eval(call)
   V <- vcov(fit)
+  wald <- regTermTest(fit, ~ell + meals)
+  working <- regTermTest(fit, ~ell + meals, method = "WorkingWald")
   cases[[name]] <- list(
     sample = name,
     setup = c(paste0("frame <- ", name, "  # with answer, r and answered as above"),
@@ -65,7 +68,14 @@ for (name in names(samples)) {
     coefficients = named(coef(fit)),
     se = named(sqrt(diag(V))),
     vcov = matrix_json(V),
-    df_residual = fit$df.residual
+    df_residual = fit$df.residual,
+    reg_term_test = list(
+      terms = c("ell", "meals"),
+      wald = list(call = "regTermTest(fit, ~ell + meals)", F = as.numeric(wald$Ftest),
+                  df = wald$df, ddf = wald$ddf, p = as.numeric(wald$p)),
+      working_wald = list(call = "regTermTest(fit, ~ell + meals, method = \"WorkingWald\")",
+                          chisq = as.numeric(working$chisq), lambda = as.numeric(working$lambda),
+                          ddf = working$ddf, p = as.numeric(working$p)))
   )
 }
 
