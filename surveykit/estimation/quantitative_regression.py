@@ -45,7 +45,7 @@ from surveykit.estimation.binomial import check_level, z_value
 from surveykit.estimation.formulas import build_matrix, drop_missing, parse_formula
 from surveykit.estimation.quantitative import numeric_answers
 
-__all__ = ["COV_TYPES", "LinearFit", "fit_linear"]
+__all__ = ["COV_TYPES", "LeastSquares", "LinearFit", "fit_linear", "weighted_least_squares"]
 
 #: Sandwich variances: HC0 (White's), HC1 (HC0 times n / (n - k), the default).
 COV_TYPES = ("HC1", "HC0")
@@ -201,6 +201,37 @@ def fit_linear(data: pd.DataFrame, formula: str, *, design: QuantitativeDesign,
                       dont_know, weights is not None)
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
+class LeastSquares:
+    """Weighted least squares of y on X: ``coefficients`` solve X'W X beta = X'W y;
+    ``bread`` is X'W X (minus the derivative of the estimating equations) and ``scores``
+    the rows' terms w_i x_i (y_i - x_i'beta), whose sum is 0 at the solution."""
+
+    coefficients: np.ndarray
+    bread: np.ndarray
+    scores: np.ndarray
+
+
+def weighted_least_squares(X: np.ndarray, y: np.ndarray, w: np.ndarray, *,
+                           formula: str = "") -> LeastSquares:
+    """Solve the weighted normal equations; the bread and scores are what a sandwich
+    variance (White's here, the design-based one of
+    :func:`surveykit.sampling.regression.survey_linear_regress`) needs.
+
+    >>> X = np.column_stack([np.ones(4), [0.0, 1.0, 2.0, 3.0]])
+    >>> weighted_least_squares(X, np.array([1.0, 3.0, 5.0, 7.0]), np.ones(4)).coefficients
+    array([1., 2.])
+    """
+    bread = X.T @ (w[:, None] * X)
+    try:
+        coefficients = np.linalg.solve(bread, X.T @ (w * y))
+    except np.linalg.LinAlgError:
+        raise EstimationError(f"formula {formula!r}: the columns are collinear") from None
+    residuals = y - X @ coefficients
+    return LeastSquares(coefficients=coefficients, bread=bread,
+                        scores=(w * residuals)[:, None] * X)
+
+
 def _sandwich(bread: np.ndarray, scores: np.ndarray, cov_type: str) -> np.ndarray:
     n, k = scores.shape
     inverse = np.linalg.inv(bread)
@@ -223,14 +254,9 @@ def _outcome(formula, scrambled, design, terms, X, z, g, w, cov_type, dropped, d
     n, k = columns.shape
     if n <= k:
         raise EstimationError(f"{n} answers for {k} coefficients: too few to fit")
-    target = z - a
-    bread = columns.T @ (w[:, None] * columns)
-    try:
-        coefficients = np.linalg.solve(bread, columns.T @ (w * target))
-    except np.linalg.LinAlgError:
-        raise EstimationError(f"formula {formula!r}: the columns are collinear") from None
-    residuals = target - columns @ coefficients
-    cov = _sandwich(bread, (w * residuals)[:, None] * columns, cov_type)
+    fit = weighted_least_squares(columns, z - a, w, formula=formula)
+    coefficients = fit.coefficients
+    cov = _sandwich(fit.bread, fit.scores, cov_type)
     theta = theta_se = None
     if len(names) > len(terms):
         theta, theta_se = float(coefficients[-1]), math.sqrt(max(float(cov[-1, -1]), 0.0))

@@ -19,7 +19,8 @@ from storage, rendering or the CLI:
   pseudo-maximum-likelihood estimate of every design with design-based
   variances, totals, domains, design effects and intervals;
 * :mod:`~surveykit.sampling.regression`: :func:`survey_regress`, regression
-  under a complex sample with a design-based sandwich, Wald and Rao-Scott tests.
+  under a complex sample with a design-based sandwich, Wald and Rao-Scott tests, and
+  :func:`survey_linear_regress`, least squares of a numeric question's unbiased transform.
 
 The estimation modules are imported on first use, so that importing the
 declaration and the counts stays cheap for the store.
@@ -36,12 +37,13 @@ from surveykit.sampling.design import (
 
 __all__ = ["LONELY_PSU", "REPLICATE_TYPES", "UNANSWERED", "VARIANCE_METHODS",
            "ReplicateWeights", "SamplingDesign", "SurveyEstimate", "WeightedCounts",
-           "survey_estimate", "survey_regress", "weighted_counts"]
+           "survey_estimate", "survey_linear_regress", "survey_regress", "weighted_counts"]
 
 _LAZY = {"SurveyEstimate": "surveykit.sampling.estimate",
          "survey_estimate": "surveykit.sampling.estimate",
          "weighted_counts": "surveykit.sampling.rows",
-         "survey_regress": "surveykit.sampling.regression"}
+         "survey_regress": "surveykit.sampling.regression",
+         "survey_linear_regress": "surveykit.sampling.regression"}
 
 
 def __getattr__(name: str):

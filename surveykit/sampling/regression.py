@@ -45,9 +45,12 @@ import numpy as np
 import pandas as pd
 
 from surveykit.designs.base import Design
+from surveykit.designs.quantitative import QuantitativeDesign
 from surveykit.errors import EstimationError, ParameterError
-from surveykit.estimation.formulas import drop_missing, parse_formula
+from surveykit.estimation.formulas import build_matrix, drop_missing, parse_formula
 from surveykit.estimation.latent import LatentModel, maximize
+from surveykit.estimation.quantitative import numeric_answers
+from surveykit.estimation.quantitative_regression import weighted_least_squares
 from surveykit.estimation.regression import regress
 from surveykit.estimation.regression_results import Parameter
 from surveykit.sampling.counts import WeightedCounts
@@ -56,7 +59,8 @@ from surveykit.sampling.replicates import bootstrap, brr, jackknife, replicate_v
 from surveykit.sampling.rows import design_rows
 from surveykit.sampling.variance import linearized_variance
 
-__all__ = ["SurveyRegressionResult", "TermTest", "f_sum_upper", "survey_regress"]
+__all__ = ["SurveyRegressionResult", "TermTest", "f_sum_upper", "survey_linear_regress",
+           "survey_regress"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,14 @@ class SurveyRegressionResult:
     converged: bool
     replicates: int = 0
     warnings: tuple[str, ...] = ()
+    dont_know: int = 0
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the fit left out that a reader should know (not warnings)."""
+        if not self.dont_know:
+            return ()
+        return (f"{self.dont_know:,} \"don't know\" answer(s) left out: they carry no value",)
 
     @property
     def df_residual(self) -> int:
@@ -237,6 +249,7 @@ class SurveyRegressionResult:
                 "sum_weights": self.sum_weights, "df_residual": self.df_residual,
                 "converged": self.converged,
                 "coefficients": frame.replace({np.nan: None}).to_dict(orient="records"),
+                "dont_know": self.dont_know, "notes": list(self.notes),
                 "warnings": list(self.warnings)}
 
 
@@ -372,9 +385,7 @@ def survey_regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: 
         influence = scores @ bread
         covariance = linearized_variance(counts, influence)
         method, count = "linearization", 0
-        in_fit = counts.units[kept, 0]
-        strata_in_fit = counts.stratum[kept]
-        design_df = int(np.unique(in_fit).size - np.unique(strata_in_fit).size)
+        design_df = _fit_degrees_of_freedom(counts, kept)
     else:
         replicate_weights, scale, rscales, mse, method, design_df = _replicate_weights(
             counts, variance, replicates, rng, rho)
@@ -402,6 +413,91 @@ def survey_regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: 
         held=held, parameters=unweighted.parameters, n=int(kept.size),
         sum_weights=float(weights.sum()), design_df=design_df, converged=fit.converged,
         replicates=count, warnings=tuple(warnings))
+
+
+def _fit_degrees_of_freedom(counts: WeightedCounts, kept: np.ndarray) -> int:
+    """PSUs - strata among the rows in the fit (survey's degf of svyglm's subset design)."""
+    return int(np.unique(counts.units[kept, 0]).size - np.unique(counts.stratum[kept]).size)
+
+
+def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
+                          design: QuantitativeDesign, sampling: SamplingDesign,
+                          variance: str = "linearization") -> SurveyRegressionResult:
+    """Linear regression of a numeric question's scrambled answers under a complex sample:
+    weighted least squares of the design's unbiased transform r = (z - a) / b
+    (``design.transform``) on the formula's terms, with the design-based sandwich
+    linearized over PSUs within strata with fpc, as
+    ``svyglm(r ~ ..., family = gaussian())``: A = X'WX (:func:`~surveykit.estimation.
+    quantitative_regression.weighted_least_squares`), influence values
+    w_i x_i (r_i - x_i'beta) A^-1, their total's variance by
+    :func:`~surveykit.sampling.variance.linearized_variance`. E[r | y] = y, so the fit is
+    unbiased for the model of the true value; the randomization's extra variance is part
+    of each PSU's total and so of the sandwich.
+
+    "Don't know" answers (``"dont_know"``) carry no value and leave the fit, as rows with
+    a missing value do; their PSUs stay in the design (svyglm's subset design), and the
+    result counts them (``dont_know``). ``data`` has one row per sampled respondent with
+    the design columns of ``sampling``; only ``variance="linearization"`` is offered.
+
+    >>> from surveykit.designs.quantitative import Eriksson
+    >>> rng = np.random.default_rng(3)
+    >>> design = Eriksson(p=0.7, scrambler=[0, 1, 3, 5, 8])
+    >>> x = rng.uniform(0, 4, 2000)
+    >>> frame = pd.DataFrame({"x": x, "psu": np.repeat(np.arange(200), 10),
+    ...                       "w": np.repeat(rng.uniform(1, 3, 200), 10),
+    ...                       "y": design.simulate(10 + 2 * x, rng=rng).answers})
+    >>> fit = survey_linear_regress(frame, "y ~ x", scrambled="y", design=design,
+    ...                             sampling=SamplingDesign(weight="w", clusters=("psu",)))
+    >>> fit.params.round(1).tolist(), fit.df_residual
+    ([10.0, 1.9], 198)
+    """
+    if variance != "linearization":
+        raise ParameterError(f"variance ({variance!r}): a numeric question's regression under "
+                             "[sampling] has the linearization variance only; leave it out")
+    if not isinstance(design, QuantitativeDesign):
+        raise ParameterError(f"design ({design!r}) must be a numeric-answer design")
+    if not isinstance(data, pd.DataFrame) or not data.index.is_unique:
+        raise ParameterError("data must be a pandas DataFrame with a unique index")
+    parsed = parse_formula(formula, [str(c) for c in data.columns])
+    if parsed.response != scrambled:
+        raise ParameterError(
+            f"formula ({formula!r}): under [sampling] the numeric question {scrambled!r} must "
+            f"be the outcome ({scrambled} ~ ...); as a predictor it is fitted under simple "
+            "random sampling only")
+    if not design.has_transform or len(design.group_names) > 1:
+        raise ParameterError(
+            f"question {scrambled!r}: the {design.model} design has no per-answer unbiased "
+            "transform, so its regression under [sampling] is not available")
+    frame, _ = drop_missing(data, [parsed.response, *parsed.columns])
+    answers = numeric_answers(design, frame[scrambled].tolist())
+    frame = frame.loc[answers.answered]
+    matrix = build_matrix(parsed, frame)
+    matrix.check_rank()
+    X = matrix.values
+    if X.shape[0] <= X.shape[1]:
+        raise EstimationError(f"{X.shape[0]} answers for {X.shape[1]} coefficients: too few "
+                              "to fit")
+    rows = design_rows(data, sampling, keep_respondents=True)
+    kept = data.index.get_indexer(frame.index)
+    weights = rows.weight[kept]
+    fit = weighted_least_squares(X, design.transform(answers.values[answers.answered]),
+                                 weights, formula=formula)
+    size = X.shape[1]
+    held = np.zeros(size, dtype=bool)
+    bread = _inverse(fit.bread, held)
+    counts = rows.counts
+    influence = np.zeros((counts.weight.size, size))
+    influence[kept] = fit.scores @ bread
+    parameters = [Parameter(part="coefficients", name=term, category=None, index=j, null=0.0)
+                  for j, term in enumerate(matrix.terms)]
+    return SurveyRegressionResult(
+        formula=formula, sensitive=scrambled, design=design, sampling=sampling,
+        variance_method="linearization", x=fit.coefficients,
+        covariance=linearized_variance(counts, influence),
+        naive_covariance=bread * (weights.sum() / weights.size), held=held,
+        parameters=parameters, n=int(kept.size), sum_weights=float(weights.sum()),
+        design_df=_fit_degrees_of_freedom(counts, kept), converged=True,
+        dont_know=int(answers.dont_know.sum()))
 
 
 def _general_model(result, design: Design) -> LatentModel:

@@ -555,7 +555,8 @@ def _model_lines(model: ModelFit) -> list[str]:
             f"({result.design.describe()}): n {result.n:,}, sum of weights "
             f"{result.sum_weights:,.2f}, variance {result.variance_method}, residual df "
             f"{result.df_residual:,}; Wald t tests with sandwich standard errors (a "
-            "pseudo-likelihood has no likelihood-ratio test).", *result.warnings]
+            "pseudo-likelihood has no likelihood-ratio test).", *result.notes,
+            *result.warnings]
 
 
 def _markdown_section(report: ComplexSampleReport) -> str:
@@ -623,7 +624,10 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
     """``regress`` on a survey with ``[sampling]``: the weighted pseudo-likelihood fit of
     ``formula`` (its sensitive question is the one of the survey's questions it names) with
     design-based (sandwich) standard errors, as ``survey::svyglm``
-    (:func:`surveykit.sampling.survey_regress`).
+    (:func:`surveykit.sampling.survey_regress`). With a numeric question as the outcome,
+    weighted least squares of its design's unbiased transform with the same sandwich, as
+    ``svyglm(family = gaussian())`` (:func:`surveykit.sampling.survey_linear_regress`;
+    "don't know" answers left out and counted).
 
     >>> # complex_regress_for_survey("surveykit.db", "api_strat", "warner ~ api00")
     """
@@ -650,6 +654,19 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
         covariates = [c for c in dict.fromkeys(used) if c not in ids]
         survey, frame = sampling_frame(engine, survey.name, [asked[0]], covariates)
     question = survey.question(asked[0])
+    if question.numeric:
+        # least squares of the design's unbiased transform, svyglm(family = gaussian())
+        from surveykit.sampling import survey_linear_regress
+        from surveykit.workflows.regress import numeric_model_frame
+
+        if fixed:
+            raise ParameterError(f"--fix: question {question.id!r} is numeric; its least "
+                                 "squares has no parameters to hold")
+        frame = numeric_model_frame(frame, question.id, family=family,
+                                    sensitive_formula=sensitive_formula)
+        return survey_linear_regress(frame, formula, scrambled=question.id,
+                                     design=question.design, sampling=survey.sampling,
+                                     variance=variance)
     group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
     return survey_regress(frame, formula, sensitive=question.id, design=question.design,
                           sampling=survey.sampling, group=group, family=family,
@@ -669,5 +686,6 @@ def complex_regress_text(result) -> str:
              "Wald t tests with sandwich (design-based) standard errors; a pseudo-likelihood "
              "has no likelihood-ratio test.",
              "", frame.to_string(index=False, float_format=lambda v: f"{v:.6g}")]
+    lines += [f"Note: {printable(n)}" for n in result.notes]
     lines += [f"Warning: {printable(w)}" for w in result.warnings]
     return "\n".join(lines) + "\n"

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from surveykit.estimation.quantitative_regression import LinearFit
     from surveykit.estimation.regression_results import RegressionResult
 
-__all__ = ["fit_declared_models", "fit_model", "regress_survey", "survey_regression"]
+__all__ = ["fit_declared_models", "fit_model", "numeric_model_frame", "regress_survey",
+           "survey_regression"]
 
 
 def survey_regression(survey: Survey, frame: pd.DataFrame, spec: ModelSpec, *,
@@ -105,16 +106,26 @@ def _numeric_regression(survey: Survey, frame: pd.DataFrame, spec: ModelSpec) ->
     from surveykit.estimation.quantitative_regression import fit_linear
 
     design = survey.question(spec.question).design
-    if spec.family is not None or spec.sensitive_formula.replace(" ", "") != "~1":
-        raise ParameterError(
-            f"question {spec.question!r} is numeric: its model is linear least squares on "
-            "the design's unbiased transform; leave out family and sensitive_formula")
-    frame = frame.copy()
-    frame[spec.question] = [value if value == "dont_know" else float(value)
-                            for value in frame[spec.question]]
+    frame = numeric_model_frame(frame, spec.question, family=spec.family,
+                                sensitive_formula=spec.sensitive_formula)
     group = GROUP_COLUMN if len(design.group_names) > 1 else None
     return fit_linear(frame, spec.formula, design=design, scrambled=spec.question,
                       group=group)
+
+
+def numeric_model_frame(frame: pd.DataFrame, question: str, *, family: str | None,
+                        sensitive_formula: str) -> pd.DataFrame:
+    """``frame`` with numeric question ``question``'s stored answers ("1234.5", "dont_know",
+    missing) as numbers and "dont_know", for a least-squares fit; a family or sensitive
+    formula (the likelihood models' options) is refused."""
+    if family is not None or sensitive_formula.replace(" ", "") != "~1":
+        raise ParameterError(
+            f"question {question!r} is numeric: its model is linear least squares on "
+            "the design's unbiased transform; leave out family and sensitive_formula")
+    frame = frame.copy()
+    frame[question] = [value if value == "dont_know" or not isinstance(value, str)
+                       else float(value) for value in frame[question]]
+    return frame
 
 
 def _columns(spec: ModelSpec, survey: Survey) -> set[str]:
