@@ -22,10 +22,10 @@ from surveykit.designs.registry import (
     EXAMPLES,
     PRESETS,
     QUANTITATIVE_PRESETS,
+    is_quantitative,
     make_design,
     parameter_names,
     parse_parameters,
-    quantitative_design_class,
 )
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
@@ -670,7 +670,7 @@ def design_command(ctx, design_name, params, epsilon, dont_know, n, target_se, p
     numeric_options = [name for name, value in (
         ("--range", value_range), ("--decimals", decimals), ("--mean", value_mean),
         ("--sd", value_sd)) if value is not None]
-    if design_name is not None and _numeric_design_name(design_name):
+    if design_name is not None and is_quantitative(design_name):
         _design_numeric(ctx, design_name, params, epsilon, dont_know, n, target_se, pi,
                         nuisance_texts, allocation, plot_file, value_range, decimals,
                         value_mean, value_sd, fmt)
@@ -698,14 +698,6 @@ def design_command(ctx, design_name, params, epsilon, dont_know, n, target_se, p
         return
     for line in _plan_lines(plan):
         click.echo(line)
-
-
-def _numeric_design_name(name: str) -> bool:
-    try:
-        quantitative_design_class(name)
-    except ParameterError:
-        return False
-    return True
 
 
 def _design_numeric(ctx, design_name, params, epsilon, dont_know, n, target_se, pi,

@@ -100,6 +100,7 @@ from surveykit.designs.registry import (
     RR_NAMES,
     accepted_parameters,
     design_class,
+    is_quantitative,
     make_design,
     parameter_names,
     quantitative_design_class,
@@ -161,15 +162,6 @@ MAX_DEPTH = 12
 MIN_PROBABILITY = Fraction(1, 10**6)
 #: Longest label (answers, categories, groups) a response file and the database hold.
 MAX_LABEL = 64
-
-
-def _numeric_model(name: str) -> bool:
-    """True when ``name`` is a design for numeric answers (any spelling the registry takes)."""
-    try:
-        quantitative_design_class(name.strip())
-    except ParameterError:
-        return False
-    return True
 
 
 @lru_cache(maxsize=1)
@@ -690,7 +682,7 @@ class _Validator:
         model = value["model"]
         if not isinstance(model, str):
             raise self.fail(f"{where}.model", f"{model!r} must be a design name in quotes")
-        if _numeric_model(model):
+        if is_quantitative(model.strip()):
             return self.numeric_design(value, where, model)
         try:
             cls = design_class(model)

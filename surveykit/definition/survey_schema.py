@@ -232,13 +232,14 @@ def table_keys(table: str) -> frozenset[str]:
 
 def model_names(preset: str) -> list[str]:
     """Every lower-case spelling the reader takes for ``preset``: its name, its long
-    aliases and rr's names, with ``_`` or ``-`` (the reader also takes any case).
+    aliases and rr's names (RRreg's and RRTCS's for a numeric design), with ``_`` or ``-``
+    (the reader also takes any case).
 
     >>> model_names("fr")
     ['fr', 'forced_response', 'forced-response', 'forced_known', 'forced-known']
     """
-    names = [preset, *(a for a, target in ALIASES.items() if target == preset),
-             *(r for r, target in RR_NAMES.items() if target == preset)]
+    names = [preset, *(a for aliases in (ALIASES, RR_NAMES, QUANTITATIVE_ALIASES)
+                       for a, target in aliases.items() if target == preset)]
     spelled = []
     for name in names:
         for variant in (name, name.replace("_", "-")):
@@ -253,17 +254,6 @@ def _parameters(preset: str) -> dict[str, bool]:
     signature = inspect.signature(cls)
     return {name: signature.parameters[name].default is inspect.Parameter.empty
             for name in parameter_names(cls)}
-
-
-def _numeric_names(preset: str) -> list[str]:
-    """Every lower-case spelling of a design for numeric answers."""
-    names = [preset, *(a for a, target in QUANTITATIVE_ALIASES.items() if target == preset)]
-    spelled: list[str] = []
-    for name in names:
-        for variant in (name, name.replace("_", "-")):
-            if variant not in spelled:
-                spelled.append(variant)
-    return spelled
 
 
 _NUMBERS = {"type": "array", "items": {"type": "number"}, "minItems": 1}
@@ -313,7 +303,7 @@ def _design_schema() -> dict:
     properties = {"model": {"type": "string", "description": described["model"],
                             "enum": [*(n for preset in PRESETS for n in model_names(preset)),
                                      *(n for preset in QUANTITATIVE_PRESETS
-                                       for n in _numeric_names(preset))]},
+                                       for n in model_names(preset))]},
                   "innocuous": {"type": "string", "minLength": 1,
                                 "description": described["innocuous"]},
                   **{name: _PARAMETER_SCHEMAS[name] for name in every}}
@@ -337,7 +327,7 @@ def _design_schema() -> dict:
     for preset in QUANTITATIVE_PRESETS:
         parameters = _parameters(preset)
         extra = ["innocuous"] if preset in UNRELATED_NUMERIC_DESIGNS else []
-        rules.append(_rule(_numeric_names(preset), ["model", *parameters, *extra],
+        rules.append(_rule(model_names(preset), ["model", *parameters, *extra],
                            ["model", *(n for n, needed in parameters.items() if needed)]))
     return {"type": "object", "description": "a design: model = NAME and its parameters",
             "required": ["model"], "properties": properties, "additionalProperties": False,
@@ -508,8 +498,7 @@ def design_parameters_markdown() -> str:
         optional = [n for n, required in parameters.items() if not required]
         if preset in UNRELATED_NUMERIC_DESIGNS:
             optional.append("innocuous")
-        names = model_names(preset) if preset in PRESETS else _numeric_names(preset)
-        others = [n for n in names[1:] if "-" not in n]
+        others = [n for n in model_names(preset)[1:] if "-" not in n]
         rows.append(f"| `{preset}` | {', '.join(f'`{n}`' for n in others) or '-'} | "
                     f"{', '.join(f'`{n}`' for n in needed) or '-'} | "
                     f"{', '.join(f'`{n}`' for n in optional) or '-'} |")

@@ -47,9 +47,9 @@ from surveykit.designs.warner import GeneralizedWarner, Kuk, Warner
 from surveykit.errors import ParameterError
 
 __all__ = ["ALIASES", "EXAMPLES", "PRESETS", "QUANTITATIVE_ALIASES", "QUANTITATIVE_PRESETS",
-           "RR_NAMES", "accepted_parameters", "design_class", "design_names", "make_design",
-           "parameter_names", "parse_parameters", "quantitative_design_class", "register_design",
-           "unregister_design"]
+           "RR_NAMES", "accepted_parameters", "design_class", "design_names", "is_quantitative",
+           "make_design", "parameter_names", "parse_parameters", "quantitative_design_class",
+           "register_design", "unregister_design"]
 
 #: Presets by their RRreg name (lower case), in the order docs list them (then the ones
 #: :func:`register_design` added).
@@ -209,6 +209,15 @@ def design_class(name: str) -> type[Design]:
             f"unknown design {name!r}; the designs are {', '.join(PRESETS)} "
             f"(long names: {', '.join(sorted(ALIASES))})")
     return PRESETS[key]
+
+
+def is_quantitative(name: str) -> bool:
+    """Whether ``name`` (any spelling the registry takes) is a design for numeric answers.
+
+    >>> is_quantitative("mix.norm"), is_quantitative("Eriksson"), is_quantitative("sld")
+    (True, True, False)
+    """
+    return _quantitative_key(name) is not None
 
 
 def _quantitative_key(name: str) -> str | None:
