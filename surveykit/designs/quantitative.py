@@ -378,21 +378,10 @@ class QuantitativeDesign:
         >>> EichhornHayre(scrambler=[0.5, 1, 1.5]).reported_range(-10, 100)
         (-15.0, 150.0)
         """
-        lowest, highest = math.inf, -math.inf
-        for steps in self.protocol.groups:
-            for step in steps:
-                if step.kind == "dont_know":
-                    continue
-                span = _scaled_span(float(step.coefficient), (low, high))
-                if step.inner:
-                    span = _sum_span(span, _scaled_span(float(step.inner_coefficient),
-                                                        self.scramblers[step.inner].support()))
-                if step.multiplier:
-                    span = _product_span(self.scramblers[step.multiplier].support(), span)
-                if step.offset:
-                    span = _sum_span(span, self.scramblers[step.offset].support())
-                lowest, highest = min(lowest, span[0]), max(highest, span[1])
-        return (float(lowest), float(highest))
+        supports = {name: s.support() for name, s in self.scramblers.items()}
+        spans = [step.span(supports, (low, high)) for steps in self.protocol.groups
+                 for step in steps if step.kind != "dont_know"]
+        return (float(min(lo for lo, _ in spans)), float(max(hi for _, hi in spans)))
 
     # -- privacy -------------------------------------------------------------------------
 
@@ -491,24 +480,6 @@ class QuantitativeDesign:
 
 
 # -- interval arithmetic for reported_range (0 * inf is 0: a variable that is 0 adds nothing)
-
-
-def _times(a: float, b: float) -> float:
-    return 0.0 if a == 0 or b == 0 else a * b
-
-
-def _scaled_span(factor: float, span: tuple[float, float]) -> tuple[float, float]:
-    ends = (_times(factor, span[0]), _times(factor, span[1]))
-    return (min(ends), max(ends))
-
-
-def _sum_span(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
-    return (a[0] + b[0], a[1] + b[1])
-
-
-def _product_span(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
-    ends = [_times(x, y) for x in a for y in b]
-    return (min(ends), max(ends))
 
 
 # -- parameters ---------------------------------------------------------------------------

@@ -467,33 +467,12 @@ def _value_without(parts, z: Fraction, first: Fraction, unit: Fraction, size: in
 # -- continuous scramblers ------------------------------------------------------------------
 
 
-def _support(s: Scrambler | None, absent: float) -> tuple[float, float]:
-    return (absent, absent) if s is None else s.support()
-
-
-def _product(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
-    corners = []
-    for x in a:
-        for y in b:
-            corners.append(0.0 if x == 0 or y == 0 else x * y)
-    return min(corners), max(corners)
-
-
 def _edges(design: NumericDesign, steps: tuple[Step, ...], y: float
            ) -> tuple[float, float]:
     """The smallest and largest answer possible (support edges) at true value ``y``."""
-    low, high = math.inf, -math.inf
-    for step in steps:
-        W = design.scramblers[step.multiplier] if step.multiplier else None
-        U = design.scramblers[step.inner] if step.inner else None
-        V = design.scramblers[step.offset] if step.offset else None
-        cy = float(step.coefficient) * y
-        u = _product(_support(U, 0.0), (float(step.inner_coefficient),) * 2)
-        inner = (cy + u[0], cy + u[1])
-        lo_, hi_ = _product(_support(W, 1.0), inner)
-        v = _support(V, 0.0)
-        low, high = min(low, lo_ + v[0]), max(high, hi_ + v[1])
-    return low, high
+    supports = {name: s.support() for name, s in design.scramblers.items()}
+    spans = [step.span(supports, (y, y)) for step in steps]
+    return min(lo for lo, _ in spans), max(hi for _, hi in spans)
 
 
 def answer_bounds(design: NumericDesign, low: float, high: float,

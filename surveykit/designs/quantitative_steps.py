@@ -112,3 +112,36 @@ class Step:
         if self.offset:
             value = value + draws[self.offset]
         return value
+
+    def span(self, supports: Mapping[str, tuple[float, float]], values: tuple[float, float]
+             ) -> tuple[float, float]:
+        """The smallest and largest number this step's answer W (c y + k U) + V can take for
+        true values y in ``values`` (low, high), with each scrambler over its support
+        (``supports``: name -> (lowest, highest)): interval arithmetic, exact because each
+        variable appears once; 0 times an infinite end is 0 (a scrambler that is 0 never
+        scales to infinity).
+
+        >>> Step("scramble", Fraction(1), Fraction(1), multiplier="S").span(
+        ...     {"S": (0.5, 1.5)}, (-10.0, 100.0))
+        (-15.0, 150.0)
+        """
+        span = _scaled(float(self.coefficient), values)
+        if self.inner:
+            inner = _scaled(float(self.inner_coefficient), supports[self.inner])
+            span = (span[0] + inner[0], span[1] + inner[1])
+        if self.multiplier:
+            ends = [_times(x, y) for x in supports[self.multiplier] for y in span]
+            span = (min(ends), max(ends))
+        if self.offset:
+            offset = supports[self.offset]
+            span = (span[0] + offset[0], span[1] + offset[1])
+        return span
+
+
+def _times(a: float, b: float) -> float:
+    return 0.0 if a == 0 or b == 0 else a * b
+
+
+def _scaled(factor: float, span: tuple[float, float]) -> tuple[float, float]:
+    ends = (_times(factor, span[0]), _times(factor, span[1]))
+    return (min(ends), max(ends))
