@@ -253,3 +253,15 @@ def test_a_wide_range_with_a_truthful_branch_is_infinite_at_once_and_says_why():
     # a deck covering the range leaves the shortcut nothing: the table decides
     covering = make_design("eriksson", p=0.5, scrambler=[0, 1, 2])
     assert qp._quickly_ruled_out(qp._parts(covering, covering.answer_steps(0)), 0, 2, 0) is None
+
+
+def test_the_loss_is_kept_per_design_and_range_and_bad_ranges_still_fail():
+    """A second ask (survey add's checks, then the report) reuses the first result; a range
+    that equals a kept one only by value (True == 1) or cannot be a key still gets its error."""
+    design = make_design("eriksson", p=0.5, scrambler=[0, 1, 2])
+    first = design.privacy_loss(0, 2, 1)
+    assert make_design("eriksson", p=0.5, scrambler=[0, 1, 2]).privacy_loss(0, 2, 1) is first
+    with pytest.raises(ParameterError, match="decimals"):
+        design.privacy_loss(0, 2, True)
+    with pytest.raises(ParameterError, match="must be a number"):
+        design.privacy_loss([0], 2, 1)

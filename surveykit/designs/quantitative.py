@@ -60,7 +60,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 from typing import ClassVar
 
@@ -395,8 +395,14 @@ class QuantitativeDesign:
         >>> loss = Eriksson(p=0.5, scrambler=range(11)).privacy_loss(0, 10, decimals=0)
         >>> round(loss.shafer, 4), loss.exact_ratio
         (2.4849, Fraction(12, 1))
+
+        The result is kept for the design and range (designs are frozen): an exact
+        enumeration can take seconds, and ``survey add``'s checks and the report ask again.
         """
-        return privacy_loss(self, low, high, decimals)
+        try:
+            return _kept_privacy_loss(self, low, high, decimals)
+        except TypeError:  # an argument that cannot be a key: the checks say what is wrong
+            return privacy_loss(self, low, high, decimals)
 
     # -- simulation ----------------------------------------------------------------------
 
@@ -480,6 +486,12 @@ class QuantitativeDesign:
 
 
 # -- interval arithmetic for reported_range (0 * inf is 0: a variable that is 0 adds nothing)
+
+
+@lru_cache(maxsize=128, typed=True)
+def _kept_privacy_loss(design: QuantitativeDesign, low: float, high: float,
+                       decimals: int | None) -> QuantitativePrivacy:
+    return privacy_loss(design, low, high, decimals)
 
 
 # -- parameters ---------------------------------------------------------------------------
