@@ -75,6 +75,12 @@ class NumericSums:
         object.__setattr__(self, "dont_know", _count("dont_know", self.dont_know))
         if self.n == 0 and (self.total != 0 or self.sum_squares != 0):
             raise ParameterError("a group without answers must have sum and sum of squares 0")
+        if not (math.isfinite(self.total * self.total)
+                and math.isfinite(self.n * self.sum_squares)):
+            raise ParameterError(
+                f"sum ({self.total:g}) and sum of squares ({self.sum_squares:g}) of {self.n} "
+                "answers are too large to estimate from (their squares leave floating "
+                "point); give the answers in a larger unit (thousands, millions)")
         # Cauchy-Schwarz: sum^2 <= n * sum of squares, up to rounding
         if self.sum_squares < 0 or self.total ** 2 > self.n * self.sum_squares * (1 + 1e-9) \
                 + 1e-300:

@@ -159,3 +159,16 @@ def test_design_prints_the_numeric_plan_and_refuses_mixed_options():
 
 def run_design(*args):
     return CliRunner().invoke(main, ["design", *args])
+
+
+@pytest.mark.parametrize(("counts", "words"), [
+    ("n=5,sum=nan,sum_squares=3", "sum (nan) must be finite"),
+    ("n=5,sum=1e308,sum_squares=1e308", "too large to estimate from"),
+    ("n=5,sum=-3,sum_squares=1", "are inconsistent"),
+])
+def test_hostile_sums_are_one_line_errors(counts, words):
+    result = CliRunner().invoke(main, ["estimate", "--design", "eriksson", "--param", "p=0.6",
+                                       "--param", "scrambler=0,1,2", "--counts", counts])
+    assert result.exit_code == 2, result.output   # a parameter error, as every bad --counts
+    assert result.output.startswith("Error: ") and words in result.output
+    assert result.output.count("\n") == 1
