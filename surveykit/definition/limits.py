@@ -4,11 +4,15 @@ readers refuse longer values with the line and column before anything is written
 
 from __future__ import annotations
 
-__all__ = ["ANSWER_LENGTH", "AUDIT_MINIMUM_PER_GROUP", "CODE_LENGTH", "RESPONDENT_ID_LENGTH"]
+__all__ = ["ANSWER_LENGTH", "AUDIT_MINIMUM_PER_GROUP", "CODE_LENGTH", "MAX_DIGITS",
+           "RESPONDENT_ID_LENGTH"]
 
 RESPONDENT_ID_LENGTH = 200
 # Response labels of every design (yes, no, "3", category names, dont_know) fit in this.
 ANSWER_LENGTH = 64
+#: The most significant digits a stored number has (a float holds 15 exactly); numbers are
+#: below 10^MAX_DIGITS in size, so sums in a float stay exact to the unit.
+MAX_DIGITS = 15
 # Instruction codes: truthful, opposite, dont_know, say:LABEL, innocuous, table:...
 CODE_LENGTH = 200
 

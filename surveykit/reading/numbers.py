@@ -45,14 +45,13 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from surveykit.definition.limits import MAX_DIGITS
 from surveykit.designs.quantitative_privacy import answer_bounds
 from surveykit.errors import printable
 from surveykit.vocabulary import decimal_text
 
 __all__ = ["MAX_DIGITS", "NumberReader", "number_reader"]
 
-#: The most significant digits a stored number has (a float holds 15 exactly).
-MAX_DIGITS = 15
 _LIMIT = Decimal(10) ** MAX_DIGITS
 
 _POINT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\Z")
