@@ -118,6 +118,8 @@ MISTAKES = {
                                     "questions[1].range", "must be below high"),
     "a range of one number": (("range = [0, 100000]", "range = [5]"), "questions[1].range",
                               "must be two numbers"),
+    "a range beyond stored numbers": (("range = [0, 100000]", "range = [0, 1e300]"),
+                                      "questions[1].range", "below 10^15"),
     "a range with decimals": (("range = [0, 100000]", "range = [0, 0.5]"),
                               "questions[1].range", "more decimals than decimals = 0"),
     "too many decimals": (("decimals = 0", "decimals = 9"), "questions[1].decimals",

@@ -88,6 +88,7 @@ from surveykit.definition.covariates import (
     parse_models,
 )
 from surveykit.definition.joint import JointSpec, parse_joint
+from surveykit.definition.limits import MAX_DIGITS
 from surveykit.definition.profile import ImportProfile, parse_profile
 from surveykit.definition.sampling import read_sampling
 from surveykit.definition.wording import check_placeholders, text_problem
@@ -644,6 +645,10 @@ class _Validator:
         low, high = (float(v) for v in value)
         if not (math.isfinite(low) and math.isfinite(high)):
             raise self.fail(where, f"{value!r} must be finite numbers")
+        if max(abs(low), abs(high)) >= 10.0 ** MAX_DIGITS:
+            raise self.fail(where, f"{value!r}: numbers are stored below 10^{MAX_DIGITS} in "
+                                   "size; state the range in a larger unit (thousands, "
+                                   "millions)")
         if not low < high:
             raise self.fail(where, f"{value!r}: low ({value[0]}) must be below high "
                                    f"({value[1]})")
