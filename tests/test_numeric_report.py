@@ -192,3 +192,19 @@ def test_a_question_without_a_range_states_no_loss_and_says_how_to_get_one():
     report = build_report(survey, [], numeric=[section])
     assert report.epsilon_total_shafer is None
     assert "Shafer -, Walley -" in render_report(report, "text")
+
+
+def test_a_range_too_fine_to_enumerate_states_why_its_loss_is_not_computed():
+    """Cards covering [0, 2] with 6 decimals: 2,000,001 true values are too many to enumerate
+    exactly; the report says so and how to fix it, and still estimates the mean."""
+    text = SURVEY.replace("range = [0, 20]\ndecimals = 0", "range = [0, 2]\ndecimals = 6")
+    text = text.replace("scrambler = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
+                        "17, 18, 19, 20]", "scrambler = [0, 1, 2]")
+    partners = parse_survey(text, "tax.toml").question("partners")
+    assert partners.range == (0.0, 2.0) and partners.decimals == 6
+    section = numeric_section(partners, NumericCounts.from_answers([0.0, 1.0, 2.0, 1.5]))
+    record = section.to_dict()
+    assert record["mean"] is not None
+    assert record["epsilon_shafer"] is None and record["privacy"] is None
+    assert record["privacy_text"].startswith("not computed: the range [0, 2] with decimals = 6")
+    assert "state a narrower range or fewer decimals" in record["privacy_text"]

@@ -59,9 +59,11 @@ class NumericSection:
 
     ``estimate`` is None when no mean could be estimated (``error`` says why);
     ``privacy`` is None when the question declares no range (the loss is stated for a
-    range of true values); ``distribution`` is the estimated distribution of the true
-    values where the design identifies it and the answers were given; ``answers`` the
-    reported numbers (for the plot), ``missing`` the respondents who left it blank.
+    range of true values) or when it cannot be computed for it (``privacy_error`` says why:
+    a range and decimals too fine to enumerate); ``distribution`` is the estimated
+    distribution of the true values where the design identifies it and the answers were
+    given; ``answers`` the reported numbers (for the plot), ``missing`` the respondents who
+    left it blank.
     """
 
     question: Question
@@ -74,6 +76,7 @@ class NumericSection:
     answers: np.ndarray | None = None
     error: str | None = None
     warnings: tuple[str, ...] = ()
+    privacy_error: str | None = None
 
     @property
     def id(self) -> str:
@@ -91,6 +94,8 @@ class NumericSection:
     @property
     def privacy_text(self) -> str:
         """Where the privacy loss comes from, in plain words."""
+        if self.privacy_error is not None:
+            return f"not computed: {self.privacy_error}"
         if self.privacy is None:
             return ("not stated: the question declares no range of true values; add range = "
                     "[low, high] to the question (an unbounded answer with a truthful branch "
@@ -177,9 +182,13 @@ def numeric_section(question: Question, counts: NumericCounts, *,
                 f"The estimated mean ({estimate.mean:.6g}) lies outside the question's range "
                 f"[{question.range[0]:g}, {question.range[1]:g}]: this happens by chance "
                 "with few answers, or when respondents did not follow the design.")
-    privacy = None
+    privacy = privacy_error = None
     if question.range is not None:
-        privacy = design.privacy_loss(question.range[0], question.range[1], question.decimals)
+        try:
+            privacy = design.privacy_loss(question.range[0], question.range[1],
+                                          question.decimals)
+        except ParameterError as exc:  # too many true values to enumerate: say so, go on
+            privacy_error = str(exc)
     values = None
     distribution = None
     if answers is not None:
@@ -191,7 +200,7 @@ def numeric_section(question: Question, counts: NumericCounts, *,
     return NumericSection(question=question, counts=counts, estimate=estimate,
                           privacy=privacy, level=level, missing=missing,
                           distribution=distribution, answers=values, error=error,
-                          warnings=tuple(warnings))
+                          warnings=tuple(warnings), privacy_error=privacy_error)
 
 
 def _amount(value: float | None, unit: str | None, digits: int = 4) -> str:
