@@ -225,10 +225,20 @@ class Question:
         >>> q.answer_spellings()["si"], q.answer_spellings()["dk"]
         ('yes', 'dont_know')
 
-        A numeric question's answers are numbers; its only label is "don't know".
+        A numeric question's answers are numbers; its only label is "don't know", and only
+        when its design has that branch (``dont_know > 0``), as the web page, the paper sheet
+        and the XLSForm offer it only then.
+
+        >>> from surveykit.designs.quantitative import Eriksson
+        >>> def income(dont_know):
+        ...     return Question("income", "Income?", Eriksson(p=0.6, scrambler=[0, 1000],
+        ...                     dont_know=dont_know), type="number")
+        >>> income(0.1).answer_spellings()["dk"], income(0.0).answer_spellings()
+        ('dont_know', {})
         """
         if isinstance(self.design, QuantitativeDesign):
-            return response_spellings(("dont_know",))
+            return (response_spellings(("dont_know",)) if self.design.designed_dont_know > 0
+                    else {})
         return {**response_spellings(self.design.response_labels), **self.aliases}
 
 

@@ -7,7 +7,9 @@ rules, the same for every reader (import, file counting, web submissions):
 * a cell that is empty (or only spaces) is *missing* (callers check that
   first); ``0`` is the number zero, never missing;
 * "don't know" and its spellings are read by the caller
-  (:meth:`surveykit.definition.survey.Question.answer_spellings`);
+  (:meth:`surveykit.definition.survey.Question.answer_spellings`), for a question whose
+  design has the "don't know" branch; without it (``dont_know = 0``, so the web page, the
+  paper sheet and the XLSForm offer no "don't know") they are refused, saying so;
 * a number is digits with an optional sign, a decimal point and (as
   spreadsheets write very large or small numbers) an exponent: ``1234``,
   ``-3``, ``1234.5``, ``1.5e-05``. A file whose numbers are written with a
@@ -48,7 +50,7 @@ from decimal import Decimal, InvalidOperation
 from surveykit.definition.limits import MAX_DIGITS
 from surveykit.designs.quantitative_privacy import answer_bounds
 from surveykit.errors import printable
-from surveykit.vocabulary import decimal_text
+from surveykit.vocabulary import DONT_KNOW_SPELLINGS, canonical_spelling, decimal_text
 
 __all__ = ["MAX_DIGITS", "NumberReader", "number_reader"]
 
@@ -77,7 +79,9 @@ def _number_words(value: float) -> str:
 class NumberReader:
     """The rules of one numeric question's cells: ``decimals`` (None: any), the smallest and
     largest answer the design can give (``low``, ``high``; None: unbounded), what they come
-    from (``range_text``, for messages), and whether the file writes decimal commas.
+    from (``range_text``, for messages), whether the file writes decimal commas, and whether
+    the question takes "don't know" (``dont_know``: its design has the branch; the caller
+    reads it, and without it a "don't know" cell is refused as such).
 
     :meth:`read` returns ``(canonical text, None)`` or ``(None, (kind, reason))``; ``kind``
     is the short reason import summaries count by.
@@ -86,6 +90,8 @@ class NumberReader:
     ('1234.5', None)
     >>> NumberReader(decimals=0).read("12.5")[1][1][:50]
     '12.5 has 1 decimal; this question takes whole numb'
+    >>> NumberReader(dont_know=False).read("Don't know")[1][0]
+    "no don't know branch"
     """
 
     decimals: int | None = None
@@ -93,6 +99,7 @@ class NumberReader:
     high: float | None = None
     range_text: str = ""
     decimal_comma: bool = False
+    dont_know: bool = True
 
     def read(self, raw: str) -> tuple[str | None, tuple[str, str] | None]:
         text = raw.strip()
@@ -138,6 +145,12 @@ class NumberReader:
 
     def _why_not(self, text: str) -> tuple[str, str]:
         shown = self._shown(text)
+        if not self.dont_know and canonical_spelling(text) in DONT_KNOW_SPELLINGS:
+            return "no don't know branch", (
+                "\"don't know\" is not an answer to this question: its design "
+                "has no \"don't know\" branch (dont_know = 0 in [questions.design], so no "
+                "questionnaire offers it); write the number the respondent reported, or leave "
+                "the cell empty if the answer is missing")
         grouped = _GROUPED.match(text)
         if grouped is not None:
             sep, dec = grouped.group("sep"), grouped.group("dec")
@@ -187,9 +200,10 @@ class NumberReader:
                 f"{shown} has text beside the number; write the number only (the unit is in "
                 "the survey file)")
         sign = "a comma" if self.decimal_comma else "a dot"
+        dont_know = ", \"don't know\"," if self.dont_know else ""
         return "not a number", (
             f"{shown} is not a number: write the reported number (digits, with {sign} for "
-            "decimals), \"don't know\", or leave the cell empty if the answer is missing")
+            f"decimals){dont_know} or leave the cell empty if the answer is missing")
 
 
 def number_reader(question, *, decimal_comma: bool = False) -> NumberReader:
@@ -217,4 +231,5 @@ def number_reader(question, *, decimal_comma: bool = False) -> NumberReader:
                 f"in range = [{_number_words(question.range[0])}, "
                 f"{_number_words(question.range[1])}]")
     return NumberReader(decimals=question.decimals, low=low, high=high, range_text=text,
-                        decimal_comma=decimal_comma)
+                        decimal_comma=decimal_comma,
+                        dont_know=question.design.designed_dont_know > 0)
