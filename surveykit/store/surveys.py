@@ -13,8 +13,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import (
+    BigInteger,
     Connection,
     Engine,
+    cast,
+    exists,
     func,
     select,
 )
@@ -30,6 +33,7 @@ from surveykit.store.tables import (
     imports,
     questions,
     respondents,
+    responses,
     survey_versions,
     surveys,
 )
@@ -307,7 +311,12 @@ def stored_definition(conn: Connection, key: int, name: str, known: Survey | Non
 
 
 def list_surveys(engine: Engine) -> list[SurveySummary]:
-    """Every stored survey with its numbers of questions, issued ids, respondents and answers."""
+    """Every stored survey with its numbers of questions, issued ids, respondents and answers.
+
+    ``answers`` counts every stored answer, of choice and numeric questions alike: the
+    choice answers from the kept counts (a few rows per survey, whatever the number of
+    answers), the numeric ones from ``responses`` (:func:`unkept_answers`).
+    """
     require_schema(engine)
     q_count = (select(func.count()).select_from(questions)
                .where(questions.c.survey_id == surveys.c.id).scalar_subquery())
@@ -315,8 +324,10 @@ def list_surveys(engine: Engine) -> list[SurveySummary]:
               .where(respondents.c.survey_id == surveys.c.id).scalar_subquery())
     # kept counts: a few rows per survey, whatever the number of answers
     known = surveys.c.known_respondents
-    answers = (select(func.coalesce(func.sum(answer_counts.c.count), 0))
-               .where(answer_counts.c.survey_id == surveys.c.id).scalar_subquery())
+    kept = (select(func.coalesce(func.sum(answer_counts.c.count), 0))
+            .where(answer_counts.c.survey_id == surveys.c.id).scalar_subquery())
+    # cast: PostgreSQL's sum of a bigint is a numeric (a Decimal in Python)
+    answers = cast(kept + unkept_answers(), BigInteger)
     n_imports = (select(func.count()).select_from(imports)
                  .where(imports.c.survey_id == surveys.c.id).scalar_subquery())
     stmt = select(surveys.c.name, surveys.c.title, surveys.c.language, q_count, issued, known,
@@ -324,4 +335,29 @@ def list_surveys(engine: Engine) -> list[SurveySummary]:
     with engine.connect() as conn:
         return [SurveySummary(*row[:-1], created_at=as_utc(row[-1]))
                 for row in conn.execute(stmt)]
+
+
+def unkept_answers():
+    """The stored answers of the survey of the enclosing query (``surveys.id``) that the kept
+    counts do not hold: those of its questions without a row in ``answer_counts``, a scalar
+    subquery.
+
+    The kept counts hold every answer to a choice question and none to a numeric one
+    (numbers are not counted per value; :mod:`surveykit.store.numeric_answers`), so the
+    questions without kept rows are the numeric ones and the choice questions nobody has
+    answered (which add 0). Counting by that rule needs no parsing of the stored
+    definitions; it reads the questions table and, along the primary key of ``responses``
+    (survey, question, ...), only the answers of those questions.
+    """
+    # per question, a count along the primary key (survey_id, question_id, ...): a plan
+    # the database cannot turn into a scan of the survey's choice answers
+    answered = (select(func.count()).select_from(responses)
+                .where(responses.c.survey_id == questions.c.survey_id,
+                       responses.c.question_id == questions.c.id)
+                .correlate(questions).scalar_subquery())
+    return (select(func.coalesce(func.sum(answered), 0))
+            .where(questions.c.survey_id == surveys.c.id,
+                   ~exists().where(answer_counts.c.survey_id == questions.c.survey_id,
+                                   answer_counts.c.question_id == questions.c.id))
+            .correlate(surveys).scalar_subquery())
 
