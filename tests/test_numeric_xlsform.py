@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 from field_clients import JavaRosa, WebForms, convert, leaves
 
+from surveykit.collection.numeric import number_rules
 from surveykit.collection.randomizer import GRID_BITS, instruction_thresholds
 from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.collection.xlsform import build_xlsform, export_survey_xlsform
@@ -147,11 +148,14 @@ def test_a_self_randomized_numeric_question_is_a_die_note_and_a_typed_number():
     rows = _rows(build_xlsform(_survey()))
     note = _label(rows["income_die"])
     assert note.startswith("Question 2 (d100): How much income")
-    # 0.6 * 0.9 = 54%, 0.4 * 0.9 = 36%, 10% "don't know", and the cards
-    assert "Roll 1–54: Report your true value." in note
-    assert "Roll 55–90: Report the number you drew (S), whatever your true value." in note
+    # 0.6 * 0.9 = 54%, 0.4 * 0.9 = 36%, 10% "don't know", and the cards: the die-mode
+    # paper form's rules and device (the survey's wording), as for choice questions
+    assert "Roll 1–54: Write your true value." in note
+    assert "Roll 55–90: Write your number S, whatever your true value." in note
     assert "Roll 91–100: Answer \"don't know\", whatever the truth is." in note
-    assert "S: a card from a well-shuffled deck of 4 cards numbered 0, 1000, 5000, 20000" in note
+    assert note.endswith("Your number S: roll in private and find your roll below.\n"
+                         "Roll (d4) 1: 0\nRoll (d4) 2: 1000\nRoll (d4) 3: 5000\n"
+                         "Roll (d4) 4: 20000")
     value = rows["income_value"]
     assert value["type"] == "integer" and "required" not in value
     assert _label(value) == ("Question 2. How much income did you leave out of your last "
@@ -170,9 +174,11 @@ def test_a_self_randomized_numeric_question_is_a_die_note_and_a_typed_number():
     assert "\ny; y \\* S\nUnit: hours" in _label({"label": hours["hint"]})
     assert "Decimals at most: 1." in _label({"label": hours["constraint_message"]})
     # Eichhorn and Hayre: one step, nothing to roll, two dice give S
-    assert _label(rows["partners_die"]).splitlines()[2:] == [
-        "Report y \\* S, where y is your true value.", "",
-        "S: the sum of 2 fair 6-sided dice. Roll in private and show the result to no one."]
+    assert _label(rows["partners_die"]).splitlines() == [
+        "Question 4: How many sexual partners have you had?", "",
+        "Multiply your true value by your number S and write the result. Round it to a "
+        "whole number.", "",
+        "Your number S: roll two d6 in private and add up the faces shown."]
     assert rows["partners"]["constraint"] == ". >= 0 and . <= 600"
     # nothing random on a self-randomized form
     assert not [row for row in rows.values() if "random" in str(row.get("calculation", ""))
@@ -204,8 +210,8 @@ def test_a_design_no_card_or_die_realizes_is_refused_in_one_line(tmp_path, desig
 
 def test_probabilities_no_die_gives_are_refused_naming_the_way_out():
     text = SURVEY.replace("p = 0.6\nscrambler", "p = 0.613\nscrambler")
-    with pytest.raises(ParameterError, match=r"^question 'income': no die in d2, .* gives the "
-                       r"eriksson design's steps their probabilities \(0\.5517 .*export with "
+    with pytest.raises(ParameterError, match=r"^question 'income': no die in d2, .* realizes "
+                       r"the steps of eriksson \(truthful 0\.5517 .*export with "
                        r"--randomize device"):
         build_xlsform(_survey(text))
     # the device draws any probability
@@ -290,7 +296,8 @@ def _expected_note(question_id: str, number: int, draws: dict[str, str]) -> str:
     question = _survey().question(question_id)
     steps = question.design.protocol.groups[0]
     step = steps[_picked(steps, draws[f"{question_id}_draw"])] if len(steps) > 1 else steps[0]
-    text = (WORDING["rule_dont_know"] if step.kind == "dont_know" else step.text())
+    rule = next(rule for rule in number_rules(question, WORDING)[0] if rule.step == step)
+    text = rule.device_text(WORDING)
     note = f"Question {number}. Your rule: {text}"
     for name in step.scrambler_names:
         points = question.design.scramblers[name].points()
@@ -332,7 +339,8 @@ def test_each_client_takes_the_reported_number_refuses_impossible_ones_and_store
     assert refused == REFUSED
     shown = fill.shown("fill")
     if randomize == "self":
-        assert "Roll 55–90: Report the number you drew (S)" in shown["income_die"]
+        assert "Roll 55–90: Write your number S, whatever your true value." in \
+            _plain_text(shown["income_die"])
         assert not [name for name in leaves(fill.start) if "draw" in name]
     else:
         # one rule per question, the one the slips' thresholds give for the draws the

@@ -45,10 +45,13 @@ Two ways to randomize (``randomize``):
   acknowledges them.
 
 Numeric questions (``type = "number"``, issue 23) are asked for the number the
-respondent's rule gives: with ``"self"`` a note holds the die table of the design's steps
-(:class:`surveykit.designs.quantitative.Step`, their ``text()``) and the cards or dice of
-its scrambling numbers; with ``"device"`` the form draws the step and each card with the
-same thresholds, relevant only while the answer is empty. The answer is an ``integer``
+respondent's rule gives: with ``"self"`` a note holds what the die-mode paper form prints
+(the die table of the design's steps and how to roll or draw its scrambling numbers:
+:func:`surveykit.collection.dice.numeric_die_plan`, worded by
+:class:`surveykit.collection.numeric.NumberRule` from the survey's wording, as choice
+questions' rules are); with ``"device"`` the form draws the step and each card with the
+same thresholds, relevant only while the answer is empty, and its note says the same rule
+with the drawn card. The answer is an ``integer``
 (``decimals = 0``) or ``decimal`` field constrained to the numbers the design can report
 (:meth:`~surveykit.designs.quantitative.QuantitativeDesign.reported_range`, not the true
 range) and to the question's decimals; with a "don't know" step, the typed number is
@@ -83,7 +86,6 @@ a spreadsheet cell can be (:data:`MAX_CELL`).
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -99,23 +101,19 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from surveykit.collection.dice import (
-    SINGLE_DICE,
     DieDesignError,
     die_plan,
-    die_table,
     format_faces,
-    format_probability,
-    smallest_dice,
+    numeric_die_plan,
 )
 from surveykit.collection.instructions import instruction_text, wording_text
+from surveykit.collection.numeric import NumberRule
 from surveykit.collection.questionnaire import (
     AnswerOption,
     DieRowView,
-    DieRule,
     DieView,
     QuestionView,
     build_layout,
-    merge_wording,
 )
 from surveykit.collection.randomizer import (
     GRID_BITS,
@@ -434,18 +432,19 @@ def build_xlsform(survey, *, randomize: str = "self",
     for question in survey.questions:
         if question.numeric:
             _check_numeric_devices(question)
-        elif randomize == "self":
+        if randomize == "self":
             try:
-                die_plan(question.design, otherwise=_WITHOUT_DICE)
+                if question.numeric:
+                    numeric_die_plan(question.design, otherwise=_WITHOUT_DICE)
+                else:
+                    die_plan(question.design, otherwise=_WITHOUT_DICE)
             except DieDesignError as exc:
                 exc.args = (f"question {question.id!r}: {exc.args[0]} (--randomize device "
                             "has two limits: 'surveykit docs field-collection')",) + exc.args[1:]
                 raise
-    # The layout of the choice questions (numeric ones get their rows below); views are
-    # renumbered to their place in the whole survey.
-    choices = tuple(q for q in survey.questions if not q.numeric)
-    layout = build_layout(dataclasses.replace(survey, questions=choices),
-                          mode="die" if randomize == "self" else "slips",
+    # The layout of the paper forms: every text from the survey's wording (the shipped
+    # defaults, its [wording], each question's wording), numeric questions' rules included.
+    layout = build_layout(survey, mode="die" if randomize == "self" else "slips",
                           wording_defaults=wording_defaults)
     languages = (language_column(survey.language),)
     wording = layout.wording
@@ -471,20 +470,17 @@ def build_xlsform(survey, *, randomize: str = "self",
         for number, name in enumerate(groups, start=1):
             builder.choices.append({"list_name": "groups", "name": str(number),
                                     "label": builder.texts(name)})
-    k = 0  # index of the next choice question in the layout
-    for number, question in enumerate(survey.questions, start=1):
-        if question.numeric:
-            wording_q = merge_wording(wording, (f"question {question.id!r} wording",
-                                                question.wording))
-            if randomize == "self":
-                _numeric_self_rows(builder, question, number, wording_q, len(groups))
-            else:
-                _numeric_device_rows(builder, question, number, wording_q, len(groups))
-            _numeric_answer_rows(builder, question, number, wording_q)
-            continue
-        view = dataclasses.replace(layout.questions[k], number=number)
+    for k, question in enumerate(survey.questions):
+        view = layout.questions[k]
         dice = tuple(form.questions[k].die for form in layout.forms)
-        k += 1
+        if question.numeric:
+            if randomize == "self":
+                _self_rows(builder, view, dice)
+            else:
+                _numeric_device_rows(builder, question, view, layout.number_rules[k],
+                                     len(groups))
+            _numeric_answer_rows(builder, question, view.number, view.wording)
+            continue
         if randomize == "self":
             _self_rows(builder, view, dice)
         else:
@@ -545,34 +541,40 @@ def _question_label(view: QuestionView) -> str:
     return label
 
 
-def _die_lines(rows: tuple[DieRowView, ...], two_dice: bool, wording: Mapping[str, str]
-               ) -> list[str]:
+def _die_lines(rows: tuple[DieRowView, ...], two_dice: bool, wording: Mapping[str, str],
+               own_dice: tuple[int, ...] = ()) -> list[str]:
+    """A table's rows as lines; ``own_dice``: the dice of a numeric question's number table,
+    named on each line (its note's heading names the dice that pick the rule)."""
     none = wording_text(wording, "die_none")
+    named = [f" (d{d})" for d in own_dice] if own_dice else ["", ""]
     lines = []
     for row in rows:
         for rule in row.rules:
             shown = format_faces(rule.faces, none)
             if two_dice:
-                lines.append(f"{wording_text(wording, 'die_first_label')} {row.first}, "
-                             f"{wording_text(wording, 'die_second_label')} {shown}: "
-                             f"{rule.instruction}")
+                lines.append(f"{wording_text(wording, 'die_first_label')}{named[0]} "
+                             f"{row.first}, {wording_text(wording, 'die_second_label')}"
+                             f"{named[-1]} {shown}: {rule.instruction}")
             else:
-                lines.append(f"{wording_text(wording, 'die_roll_label')} {shown}: "
+                lines.append(f"{wording_text(wording, 'die_roll_label')}{named[0]} {shown}: "
                              f"{rule.instruction}")
     return lines
 
 
 def _die_label(view: QuestionView, die: DieView) -> str:
-    """A die note: the question, its dice, and the die-mode form's tables as lines."""
+    """A die note: the question, its dice, and the die-mode form's tables as lines (a
+    numeric question with one rule rolls nothing for it: no dice in its heading)."""
     dice = " + ".join(f"d{d}" for d in die.dice)
-    lines = [f"{wording_text(view.wording, 'question_label')} {view.number} ({dice}): "
-             f"{view.text}"]
+    lines = [f"{wording_text(view.wording, 'question_label')} {view.number}"
+             + (f" ({dice})" if dice else "") + f": {view.text}"]
     for table in die.tables:
         lines.append("")
         if table.heading:
             lines.append(table.heading)
         if table.count:
             lines.append(table.count)
+        elif table.dice:
+            lines += _die_lines(table.rows, len(table.dice) == 2, view.wording, table.dice)
         else:
             lines += _die_lines(table.rows, die.two_dice, view.wording)
     return "\n".join(lines)
@@ -724,14 +726,6 @@ def _check_numeric_devices(question) -> None:
                 "on the web (surveykit serve), where the browser draws it")
 
 
-def _step_text(step, wording: Mapping[str, str]) -> str:
-    """What a step tells the respondent: the design's words (Step.text), the wording's
-    "don't know" rule."""
-    if step.kind == "dont_know":
-        return wording_text(wording, "rule_dont_know")
-    return step.text()
-
-
 def _step_groups(question, group_count: int) -> list[tuple]:
     """The steps of each of the survey's ``group_count`` groups (one-group designs: the same
     steps for every group)."""
@@ -746,76 +740,28 @@ def _scrambler_names(steps) -> list[str]:
     return names
 
 
-def _numeric_die_label(question, number: int, steps, wording: Mapping[str, str]) -> str:
-    """The self-randomized note: the die that picks the step (none for a single step), the
-    step texts, and the devices that give the scrambling numbers."""
-    design = question.design
-    texts = [_step_text(step, wording) for step in steps]
-    head = f"{wording_text(wording, 'question_label')} {number}"
-    if len(steps) > 1:
-        probabilities = [step.probability for step in steps]
-        dice = smallest_dice([probabilities])
-        if dice is None:
-            shown = ", ".join(format_probability(p) for p in probabilities)
-            raise ParameterError(
-                f"question {question.id!r}: no die in d{', d'.join(map(str, SINGLE_DICE))} "
-                f"or pair of dice gives the {design.model} design's steps their "
-                f"probabilities ({shown}) exactly; make each a multiple of 1/10, 1/12, 1/20 or "
-                f"1/100 in the survey file, or {_WITHOUT_DICE} (--randomize device has two "
-                "limits: 'surveykit docs field-collection')")
-        table = die_table(probabilities, dice)
-        rows = tuple(DieRowView(first=row.first, rules=tuple(
-            DieRule(rule=step.kind, faces=span, instruction=text)
-            for step, text, span in zip(steps, texts, row.spans, strict=True)
-            if span is not None)) for row in table.rows())
-        head += " (" + " + ".join(f"d{d}" for d in dice) + ")"
-        lines = _die_lines(rows, len(dice) == 2, wording)
-    else:
-        lines = texts
-    devices = []
-    for name in _scrambler_names(steps):
-        deck = design.scramblers[name]
-        private = "number_draw_private" if deck.name == "deck" else "number_roll_private"
-        devices.append(f"{name}: {deck.device()}. {wording_text(wording, private)}")
-    return "\n".join([f"{head}: {question.text}", "", *lines,
-                      *([""] + devices if devices else [])])
-
-
-def _numeric_self_rows(builder: _Builder, question, number: int, wording: Mapping[str, str],
-                       group_count: int) -> None:
-    """The note of a numeric question: one for everybody, or one per group when the groups
-    follow different steps (relevant on the group question, as for choice questions)."""
-    labels = [_numeric_die_label(question, number, steps, wording)
-              for steps in _step_groups(question, group_count)]
-    if len(set(labels)) == 1:
-        builder.add(question.id, type="note", name=f"{question.id}_die",
-                    label=builder.texts(labels[0]))
-        return
-    for group, label in enumerate(labels, start=1):
-        builder.add(question.id, type="note", name=f"{question.id}_die_{group}",
-                    relevant=f"{_ref('group')} = '{group}'", label=builder.texts(label))
-
-
-def _numeric_device_rows(builder: _Builder, question, number: int,
-                         wording: Mapping[str, str], group_count: int) -> None:
+def _numeric_device_rows(builder: _Builder, question, view: QuestionView,
+                         rules: tuple[tuple[NumberRule, ...], ...], group_count: int) -> None:
     """The device draws the step (as for choice questions) and each scrambling number (a card
-    of its deck, with the slips' exact thresholds); the note of the drawn step shows the
-    numbers it uses. Every draw is relevant only while the answer is empty, so no finalized
-    submission holds one."""
-    qid, design = question.id, question.design
+    of its deck, with the slips' exact thresholds); the note of the drawn step says the rule
+    as the die-mode form words it (``rules``: the layout's, per design group, from the
+    survey's wording) and shows the numbers it uses. Every draw is relevant only while the
+    answer is empty, so no finalized submission holds one."""
+    qid, design, wording = question.id, question.design, view.wording
     unanswered = f"{_ref(qid)} = ''"
     groups = _step_groups(question, group_count)
-    rules: list[tuple[str, tuple[str, ...]]] = []   # (step text, scramblers it uses)
+    texts = {rule.step: rule.device_text(wording) for group in rules for rule in group}
+    shown_rules: list[tuple[str, tuple[str, ...]]] = []   # (rule text, scramblers it uses)
     per_group: list[str] = []
     draws = any(len(steps) > 1 for steps in groups)
     draw = f"{qid}_draw"
     for steps in groups:
         codes = []
         for step in steps:
-            rule = (_step_text(step, wording), step.scrambler_names)
-            if rule not in rules:
-                rules.append(rule)
-            codes.append(str(rules.index(rule) + 1))
+            rule = (texts[step], step.scrambler_names)
+            if rule not in shown_rules:
+                shown_rules.append(rule)
+            codes.append(str(shown_rules.index(rule) + 1))
         per_group.append(_choose(draw, instruction_thresholds(steps), codes)
                          if len(steps) > 1 else f"'{codes[0]}'")
     choose = _by_group(per_group)
@@ -838,9 +784,9 @@ def _numeric_device_rows(builder: _Builder, question, number: int,
         builder.add(qid, type="calculate", name=card, relevant=unanswered,
                     calculation=f"if({_ref(card_draw)} = '', '', {pick})")
         shown[name] = _ref(card)
-    prefix = (f"{wording_text(wording, 'question_label')} {number}. "
+    prefix = (f"{wording_text(wording, 'question_label')} {view.number}. "
               f"{wording_text(wording, 'rule_label')}: ")
-    for n, (text, names) in enumerate(rules, start=1):
+    for n, (text, names) in enumerate(shown_rules, start=1):
         # the drawn numbers are references (outputs): appended after the escaped text
         label = form_text(prefix + text) + "".join(
             f" {form_text(name)} = {shown[name]}." for name in names)
