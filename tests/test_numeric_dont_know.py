@@ -13,11 +13,8 @@ stored. Before this rule, import and counts --data took "dont_know" for any nume
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import Engine, select
 
@@ -25,11 +22,10 @@ from surveykit import store
 from surveykit.collection.xlsform import build_xlsform
 from surveykit.definition.survey import parse_survey
 from surveykit.store import database
-from surveykit.web.app import create_app
 from tests.store_support import run_cli
 from tests.test_numeric_store import dump
 from tests.test_web_app import page_token, post
-from tests.web_support import serving
+from tests.test_web_numeric import client
 
 SURVEY = '''name = "tax"
 title = "Tax"
@@ -215,16 +211,9 @@ def test_counts_of_a_file_follow_the_same_rule(stored, tmp_path):
 # -- the web server, over HTTP, on SQLite and PostgreSQL ---------------------------------------
 
 
-@contextmanager
-def _client(engine: Engine) -> Iterator[httpx.Client]:
-    with serving(create_app(engine, "tax", rate_limit=0)) as url, \
-            httpx.Client(base_url=url, timeout=30) as http:
-        yield http
-
-
 def test_the_web_page_offers_and_the_server_takes_dont_know_by_the_same_rule(engine: Engine):
     store.add_survey(engine, _survey())
-    with _client(engine) as http:
+    with client(engine) as http:
         token = page_token(http)
         served = {q["id"]: q for q in http.get("/survey.json").json()["questions"]}
         offered = {q: any(a[0] == "dont_know" if isinstance(a, list) else
