@@ -193,8 +193,9 @@ def import_command(file, survey_name, file_format, old_layout, skip_invalid, rej
     no/n/0/false, dont_know/don't know/dk (any case), the design's other
     answers, or the survey's aliases; a numeric question's answers are numbers
     (1234.5, or 1234,5 with --decimal-comma; no thousands separators; within
-    its decimals and the answers its design gives for its range) or "don't
-    know"; an empty cell is a missing answer, never 0. A
+    its decimals and the answers its design gives for its range) or, when its
+    design has the "don't know" branch, "don't know"; an empty cell is a
+    missing answer, never 0. A
     file with any bad row imports nothing and lists every bad row (line,
     column, value, reason) after a one-line summary by reason; importing the
     same file twice changes nothing. A cumulative export (every submission so
