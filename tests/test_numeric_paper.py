@@ -282,8 +282,8 @@ def test_die_mode_prints_the_step_table_and_a_device_that_realizes_the_deck(tmp_
 
 
 @pytest.mark.parametrize(("scrambler", "device"), [
-    ("\"dice\"", "Your number S: roll two d6 in private and add up the faces shown."),
-    ("\"die\"", "Your number S: roll one d6 in private; it is the face shown."),
+    ("\"dice\"", "Your number S: roll d6 + d6 in private and add up the faces shown."),
+    ("\"die\"", "Your number S: roll d6 in private; it is the face shown."),
     ("[1, 2, 3, 4, 5, 6, 7]", "Your number S: make 7 cards showing 1, 2, 3, 4, 5, 6, 7, "
                               "shuffle them, draw one in private and put it back."),
 ])

@@ -178,7 +178,7 @@ def test_a_self_randomized_numeric_question_is_a_die_note_and_a_typed_number():
         "Question 4: How many sexual partners have you had?", "",
         "Multiply your true value by your number S and write the result. Round it to a "
         "whole number.", "",
-        "Your number S: roll two d6 in private and add up the faces shown."]
+        "Your number S: roll d6 + d6 in private and add up the faces shown."]
     assert rows["partners"]["constraint"] == ". >= 0 and . <= 600"
     # nothing random on a self-randomized form
     assert not [row for row in rows.values() if "random" in str(row.get("calculation", ""))

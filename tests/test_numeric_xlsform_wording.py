@@ -131,7 +131,7 @@ def test_numeric_notes_are_in_the_surveys_language_and_wording(tmp_path, randomi
         assert "Dé 1–54: Écrivez votre vraie valeur." in income
         assert "Votre nombre S : lancez le dé en privé et lisez votre résultat ci-dessous." \
             in income and "Dé (d4) 2: 1000" in income
-        assert "Votre nombre S : lancez two d6 en privé et additionnez les faces." in partners
+        assert "Votre nombre S : lancez d6 + d6 en privé et additionnez les faces." in partners
     else:
         assert "Question 2. Votre règle: Écrivez votre nombre S, quelle que soit votre " \
                "vraie valeur. S = ${revenu_code_1}." in income

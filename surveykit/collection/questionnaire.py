@@ -34,7 +34,6 @@ from typing import Literal
 from surveykit.collection.dice import (
     GroupDie,
     NumberDevice,
-    describe_dice,
     die_plan,
     format_faces,
     numeric_die_plan,
@@ -367,9 +366,9 @@ def _numeric_die_view(question, wording: Mapping[str, str], step_die: GroupDie |
     for device in devices:
         if device.kind == "dice":
             key = "number_device_die" if len(device.dice) == 1 else "number_device_dice"
+            # "d6 + d6", as die tables name dice: no English words inside a translated text
             count = fill(wording, key, name=device.name,
-                         dice=describe_dice(device.dice) if len(device.dice) <= 2
-                         else f"{len(device.dice)} d{device.dice[0]}")
+                         dice=" + ".join(f"d{sides}" for sides in device.dice))
             tables.append(DieTableView(heading="", rows=(), count=count))
         elif device.kind == "cards":
             count = fill(wording, "number_device_cards", name=device.name,
