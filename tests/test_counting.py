@@ -576,6 +576,28 @@ def test_files_of_a_survey_with_issued_ids_take_the_ids_groups_as_their_import(
     assert {g for q in reference for g in q.counts.groups} == {"1", "2"}
 
 
+@pytest.mark.parametrize("fanout", [True, False])
+def test_with_issued_ids_a_repeated_answer_and_an_unknown_id_each_make_a_respondent_suspicious(
+        mixed, tmp_path, fanout):
+    """With issued ids the one scan keeps a count per respondent (a row of an id not issued
+    counts without a bit): both forms of the query vouch for clean files and doubt these."""
+    ids = [f"M-{number:05d}" for number in range(30)]
+    path = write_without_groups(tmp_path / "issued.csv", mixed, answers(mixed, range(30), 81,
+                                                                        skip=0))
+
+    def tally():
+        with open_sources([path], mixed) as sources, duckdb_engine.connect() as con:
+            duckdb_engine.load_issued(con, [[(i, 1 + n % 2) for n, i in enumerate(ids)]])
+            return duckdb_engine.fast_tally(con, sources, mixed, issued=True, fanout=fanout)
+
+    clean = tally()
+    assert (clean.suspicious, clean.respondents) == (0, 30)
+    assert sum(n for *_, n, _ in clean.cells) == 30 * len(mixed.questions)
+    with path.open("a", encoding="utf-8", newline="") as handle:  # the csv module's line ends
+        handle.write("M-00003,doping,no\r\nX-1,doping,yes\r\n")
+    assert tally().suspicious == 2
+
+
 def test_an_id_that_was_not_issued_is_refused_with_its_line(engine, mixed, tmp_path):
     from surveykit.workflows.counting import count_survey_files
 

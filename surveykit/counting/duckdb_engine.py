@@ -261,13 +261,25 @@ def tally_sql(sources: Sequence[ResponseSource], survey: Survey, issued: bool = 
     issued_join = "LEFT JOIN issued ON issued.id = rows.r" if issued else ""
     coded = (f"SELECT rows.*, {issued_columns}, a IS NOT NULL AND a <> '' AS answered "
              f"FROM rows {issued_join}")
-    per_respondent = ("count(*) FILTER (WHERE answered OR unknown) AS counted, "
-                      + ", ".join(f"bit_or({_bits_sql(survey, w)}) AS w{w}"
-                                  for w in range(words)))
+    # without issued ids no id is unknown: the plain test spares each row a second one
+    has_bit = "answered AND NOT unknown" if issued else "answered"
+    bits = ", ".join(f"bit_or({_bits_sql(survey, w, has_bit)}) AS w{w}" for w in range(words))
     one_bits = " + ".join(f"bit_count(w{w})::BIGINT" for w in range(words))
-    suspicious = (f"counted <> {one_bits} OR r IS NULL "
-                  f"OR CASE WHEN {near_space} THEN sk_strip(r) <> r OR r = '' "
-                  f"OR length(r) > {RESPONDENT_ID_LENGTH} ELSE false END")
+    odd_id = (f"r IS NULL OR CASE WHEN {near_space} THEN sk_strip(r) <> r OR r = '' "
+              f"OR length(r) > {RESPONDENT_ID_LENGTH} ELSE false END")
+    if issued:
+        # a row whose id was not issued counts without a bit: its respondent is suspicious
+        per_respondent = f"count(*) FILTER (WHERE answered OR unknown) AS counted, {bits}"
+        answering, suspicious = "counted > 0", f"counted <> {one_bits} OR {odd_id}"
+        ones = grouped_ones = "NULL::HUGEINT"
+    else:
+        # No count per respondent (a second aggregate costs every row as much as the bits):
+        # the one-bits of all respondents are compared with the answered rows of the cells
+        # instead (fast_tally), which they equal exactly when every respondent's do.
+        per_respondent = bits
+        answering = " OR ".join(f"w{w} <> 0" for w in range(words))
+        suspicious, ones = odd_id, f"sum({one_bits})"
+        grouped_ones = f"{ones} FILTER (WHERE by_cell = 0)"
     if fanout:
         # cells are grouped only by the keys that vary: every key costs each row
         several_files = len(sources) > 1
@@ -281,11 +293,11 @@ WITH rows AS ({union}),
 coded AS MATERIALIZED ({coded}),
 ids AS (SELECT r, {per_respondent} FROM coded GROUP BY r)
 SELECT 1 AS by_cell, {", ".join(cell.values())}, count(*) AS n,
-       NULL::BIGINT AS respondents, NULL::BIGINT AS suspicious
+       NULL::BIGINT AS respondents, NULL::BIGINT AS suspicious, NULL::HUGEINT AS ones
 FROM coded GROUP BY {keys}
 UNION ALL
-SELECT 0, NULL, NULL, NULL, NULL, NULL, NULL, count(*) FILTER (WHERE counted > 0),
-       count(*) FILTER (WHERE {suspicious})
+SELECT 0, NULL, NULL, NULL, NULL, NULL, NULL, count(*) FILTER (WHERE {answering}),
+       count(*) FILTER (WHERE {suspicious}), {ones}
 FROM ids
 """
     return f"""
@@ -295,13 +307,14 @@ agg AS (
     FROM ({coded})
     GROUP BY GROUPING SETS ((f, q, g, a, ig), (r)))
 SELECT by_cell, f, q, g, a, ig, sum(n) AS n,
-       count(*) FILTER (WHERE by_cell = 0 AND counted > 0) AS respondents,
-       count(*) FILTER (WHERE by_cell = 0 AND ({suspicious})) AS suspicious
+       count(*) FILTER (WHERE by_cell = 0 AND ({answering})) AS respondents,
+       count(*) FILTER (WHERE by_cell = 0 AND ({suspicious})) AS suspicious,
+       {grouped_ones} AS ones
 FROM agg GROUP BY by_cell, f, q, g, a, ig
 """
 
 
-def _bits_sql(survey: Survey, word: int) -> str:
+def _bits_sql(survey: Survey, word: int, has_bit: str = "answered AND NOT unknown") -> str:
     """A row's bit in its respondent's word ``word``: bit i % 32 for an answered row of
     question i, when ``word * 32 <= i < word * 32 + 32``; none for a row without an
     answer, one whose question cell does not code, or one whose id was not issued.
@@ -309,7 +322,9 @@ def _bits_sql(survey: Survey, word: int) -> str:
     A respondent's counted rows (answered, or with an id not issued) then show as
     many one-bits in the OR of their bits as there are rows exactly when every
     one codes and no question is answered twice: anything else leaves fewer
-    one-bits than rows, and the respondent suspicious.
+    one-bits than rows, and the respondent suspicious. ``has_bit``: the SQL that tells a
+    row that sets a bit (an answered row whose id was issued, or any answered row when no
+    ids are checked).
     """
     questions = list(enumerate(survey.questions))[word * BITS_PER_WORD:
                                                   (word + 1) * BITS_PER_WORD]
@@ -318,7 +333,7 @@ def _bits_sql(survey: Survey, word: int) -> str:
     folded = " ".join(f"WHEN {quote_text(name)} THEN {1 << (index % BITS_PER_WORD)}"
                       for name, index in question_codes(survey).items()
                       if index // BITS_PER_WORD == word)
-    return (f"CASE WHEN answered AND NOT unknown THEN (CASE q {exact} ELSE CASE lower(trim(q)) "
+    return (f"CASE WHEN {has_bit} THEN (CASE q {exact} ELSE CASE lower(trim(q)) "
             f"{folded} ELSE 0 END END)::UBIGINT ELSE 0 END")
 
 
@@ -337,6 +352,9 @@ def fast_tally(con, sources: Sequence[ResponseSource], survey: Survey, *,
     except duckdb.Error:
         return None  # the exact path reads the file row by row and says where
     cells = [(f, q, g, a, int(n), ig) for by_cell, f, q, g, a, ig, n, *_ in result if by_cell]
-    respondents, suspicious = next(((int(r), int(s)) for by_cell, *_, r, s in result
-                                    if not by_cell), (0, 0))
+    respondents, suspicious, ones = next(((int(r), int(s), o) for by_cell, *_, r, s, o in result
+                                          if not by_cell), (0, 0, None))
+    if ones is not None:
+        # answered rows that set no bit of their own: a repeated or uncoded question
+        suspicious += sum(n for _, _, _, a, n, _ in cells if a) - int(ones)
     return RawTally(cells=cells, respondents=respondents, suspicious=suspicious)

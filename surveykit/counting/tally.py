@@ -10,7 +10,11 @@ the files, in one scan:
   one-bits for n rows exactly when the n bits differ), from which the engine
   returns how many respondents answered at least one question and how many
   are *suspicious*: they may repeat a question, their id is empty, too long
-  or needs trimming, or a question cell of theirs could not be coded.
+  or needs trimming, or a question cell of theirs could not be coded. (DuckDB,
+  without issued ids, keeps only the OR per respondent: the one-bits of all
+  respondents fall short of the answered rows of the cells by the rows that
+  repeat a question or do not code, and those rows are what it counts as
+  suspicious, besides the respondents whose id needs a look.)
 
 The distinct cells are few, so each is read here with the importer's own
 rules (:mod:`surveykit.reading.cells`). When every cell reads and no
@@ -60,7 +64,8 @@ class RawTally:
     group of the issued ids of these rows: None when the ids were issued
     without a group or no ids are checked);
     ``respondents``: respondents with at least one answer; ``suspicious``:
-    respondents that need the exact path (see the module docstring).
+    respondents (or, for DuckDB, rows) that need the exact path, 0 when none
+    does (see the module docstring).
     """
 
     cells: Sequence[tuple[int, str | None, str | None, str | None, int, int | None]]
