@@ -56,6 +56,7 @@ from surveykit.privacy.bounds import (
     tradeoff_u2,
 )
 from surveykit.simulation import simulate_many
+from surveykit.vocabulary import MISSING
 
 __all__ = [
     "FIGURE_FILES",
@@ -746,7 +747,7 @@ def reproduce(
 
 def _fmt(value: float, digits: int = 4) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
+        return MISSING
     if isinstance(value, float) and (abs(value) >= 1e4 or (0 < abs(value) < 1e-3)):
         return f"{value:.{digits - 1}e}"
     return f"{value:.{digits}f}"
