@@ -21,7 +21,7 @@ from surveykit.cli.app import (
 )
 from surveykit.errors import ParameterError, printable
 from surveykit.reporting.joint_section import PAIR_LINES
-from surveykit.vocabulary import level_text, number_text
+from surveykit.vocabulary import level_text, number_text, p_value_text
 
 
 @main.command("correlate")
@@ -169,12 +169,12 @@ def _echo_joint(result, level: float) -> None:
             echo_table(("", "estimate", "se", f"{level_text(level)} interval"), lines)
         test = pair.independence
         click.echo(f"  independence: LR = {test.lr:.2f}, df = {test.df}, "
-                   f"p = {test.p_value:.3g}")
+                   f"p = {p_value_text(test.p_value)}")
     if len(estimate.questions) > 2:
         test = estimate.independence
         click.echo("")
         click.echo(f"Independence of all {len(estimate.questions)}: LR = {test.lr:.2f}, "
-                   f"df = {test.df}, p = {test.p_value:.3g}")
+                   f"df = {test.df}, p = {p_value_text(test.p_value)}")
     if estimate.nuisance:
         click.echo("")
         click.echo("Estimated with them: " + ", ".join(
