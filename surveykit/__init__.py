@@ -19,6 +19,7 @@ from surveykit.errors import EstimationError, ParameterError, SurveykitError
 from surveykit.estimation import (
     ConfidenceInterval,
     Estimate,
+    conditional_variance,
     estimate,
     estimate_from_labels,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "Warner",
     "__version__",
     "compose",
+    "conditional_variance",
     "correlate",
     "design_names",
     "estimate",

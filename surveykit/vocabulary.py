@@ -7,9 +7,11 @@ usual spellings of a yes/no design's answers. An empty cell is *missing*,
 never "don't know".
 
 Numbers in reports, tables and messages are written by :func:`number_text`
-and :func:`percent_text`, so that every table says "no value" and "no
-protection" the same way; a numeric answer is stored as :func:`decimal_text` writes
-it. A privacy budget is stated in one of
+(fixed decimals), :func:`amount_text` (significant digits: means and totals of
+numeric answers), :func:`p_value_text` and :func:`percent_text`, so that every
+table says "no value" and "no protection" the same way: a number that is not
+there is :data:`MISSING` in text, Markdown and HTML, and null in JSON. A
+numeric answer is stored as :func:`decimal_text` writes it. A privacy budget is stated in one of
 :data:`BUDGET_SEMANTICS`, checked by :func:`check_semantics`.
 """
 
@@ -28,13 +30,17 @@ __all__ = [
     "BUILTIN_SPELLINGS",
     "DONT_KNOW_SPELLINGS",
     "INFINITE_LOSS",
+    "MISSING",
+    "P_VALUE_FLOOR",
     "Semantics",
+    "amount_text",
     "canonical_spelling",
     "check_semantics",
     "decimal_text",
     "level_text",
     "loss_fields",
     "number_text",
+    "p_value_text",
     "percent_text",
     "response_spellings",
 ]
@@ -50,6 +56,14 @@ BUILTIN_SPELLINGS: Mapping[str, str] = MappingProxyType({
     **dict.fromkeys(("no", "n", "0", "false"), "no"),
     **dict.fromkeys(DONT_KNOW_SPELLINGS, "dont_know"),
 })
+
+#: How text, Markdown and HTML show a number that is not there (not computed, not
+#: estimable, not a number); JSON writes null.
+MISSING = "-"
+
+#: Below this a p-value prints as "< 2e-16": the machine epsilon, R's floor in
+#: ``format.pval`` (smaller p-values are not told apart in floating point).
+P_VALUE_FLOOR = 2.220446049250313e-16
 
 #: How JSON writes an unbounded privacy loss (a design that protects some answer not at all):
 #: a string, which no JSON parser reads as null (unknown) or 0 (perfect protection);
@@ -102,24 +116,64 @@ def response_spellings(responses: Sequence[str]) -> dict[str, str]:
     return spellings
 
 
-def number_text(value: float | None, digits: int = 3, *, missing: str = "-",
+def number_text(value: float | str | None, digits: int = 3, *, missing: str = MISSING,
                 infinite: str = "inf") -> str:
     """``value`` with ``digits`` decimals, as text tables print numbers.
 
-    ``missing`` stands for None (no value), ``infinite`` for an infinite value
-    (a privacy loss without protection); a value that rounds to zero prints
-    without a minus sign.
+    ``missing`` stands for None or NaN (no value), ``infinite`` for an infinite
+    value (a privacy loss without protection; also JSON's :data:`INFINITE_LOSS`, so
+    that a loss read back from JSON output prints alike); a value that rounds to
+    zero prints without a minus sign.
 
     >>> number_text(0.25), number_text(None), number_text(float("inf"), 2), number_text(-1e-17)
     ('0.250', '-', 'inf', '0.000')
+    >>> number_text(INFINITE_LOSS), number_text(float("nan"))
+    ('inf', '-')
     """
-    if value is None:
+    if value == INFINITE_LOSS:
+        value = math.inf
+    if value is None or math.isnan(value):
         return missing
     if math.isinf(value):
-        return infinite
+        return infinite if value > 0 else f"-{infinite}"
     text = f"{value:.{digits}f}"
     # -1e-17 is zero at this precision: print 0.000, not -0.000
     return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def amount_text(value: float | None, digits: int = 4, *, unit: str | None = None) -> str:
+    """An amount (a mean, a total, their standard errors) to ``digits`` significant digits
+    with thousands separators; from 10^digits on in full, not in exponent form (a total
+    of 28,700,000 is not 2.87e+07); ``unit`` follows when given. None and NaN are
+    :data:`MISSING`, as in :func:`number_text`.
+
+    >>> amount_text(12.34567), amount_text(28_712_345.6), amount_text(1234.5, 6, unit="EUR")
+    ('12.35', '28,712,346', '1,234.5 EUR')
+    >>> amount_text(None), amount_text(float("inf"))
+    ('-', 'inf')
+    """
+    if value is None or math.isnan(value):
+        return MISSING
+    if math.isinf(value):
+        text = "inf" if value > 0 else "-inf"
+    else:
+        text = f"{value:,.{digits}g}" if abs(value) < 10 ** digits else f"{value:,.0f}"
+    return f"{text} {unit}" if unit else text
+
+
+def p_value_text(p: float | None) -> str:
+    """A p-value to 3 significant digits, trailing zeros kept so that a column lines up
+    (0.200, not 0.2), "< 2e-16" below :data:`P_VALUE_FLOOR` (R's ``format.pval``),
+    :data:`MISSING` where there is none.
+
+    >>> p_value_text(0.22649), p_value_text(0.2), p_value_text(6.5e-05), p_value_text(1e-300)
+    ('0.226', '0.200', '6.50e-05', '< 2e-16')
+    >>> p_value_text(None)
+    '-'
+    """
+    if p is None or math.isnan(p):
+        return MISSING
+    return "< 2e-16" if p < P_VALUE_FLOOR else f"{p:#.3g}"
 
 
 def decimal_text(value: Decimal) -> str:

@@ -124,7 +124,7 @@ def test_text_markdown_and_html_reports_show_every_pair_s_numbers(stored, fmt):
                 assert f"{quantity.se:.4f}" in shown, (pair.a, pair.b, key)
                 assert f"[{quantity.low:.4f}, {quantity.high:.4f}]" in shown
             test = pair.independence
-            assert f"LR = {test.lr:.2f}, df = {test.df}, p = {test.p_value:.3g}" in shown
+            assert f"LR = {test.lr:.2f}, df = {test.df}, p = {test.p_value:#.3g}" in shown
         assert f"Independence of all 3: LR = {estimate.independence.lr:.2f}" in shown \
             or len(questions) == 2
     if fmt == "html":

@@ -24,11 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "architecture.md"
 
 #: importing module -> units it imports against the layers today, and why they stay for now.
-KNOWN: Mapping[str, set[str]] = {
-    # design facts outside designs/ (issue 20 items 3-4, branch arch-designs)
-    "surveykit.designs.base": {"privacy"},           # a design's evidential mechanism
-    "surveykit.designs.warner": {"estimation"},      # the Warner variance fast paths
-}
+KNOWN: Mapping[str, set[str]] = {}
 
 
 def read_layers(text: str) -> list[tuple[str, ...]]:

@@ -43,9 +43,9 @@ def test_eriksson_mean_total_and_se_are_the_closed_form():
                "scrambler=0,1000,5000,20000", "--counts", _sums(z), "--population-size", "5000")
     assert text.exit_code == 0
     mean_line = next(line for line in text.output.splitlines() if line.startswith("mean"))
-    assert f"{mean:.6g}" in mean_line
+    assert f"{mean:,.6g}" in mean_line  # amount_text: thousands separated, as the report
     total_line = next(line for line in text.output.splitlines() if line.startswith("total"))
-    assert f"{5000 * mean:.0f}" in total_line and "e+" not in total_line
+    assert f"{5000 * mean:,.0f}" in total_line and "e+" not in total_line
 
 
 def test_mix_unknown_solves_the_two_groups_as_rreg():

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from exact import enumerate_conditional_moments as oracle_moments
 
-from surveykit import GeneralizedWarner, Warner, compose
+from surveykit import GeneralizedWarner, Warner, compose, conditional_variance
 from surveykit.cli import main
 from surveykit.paper.reproduction import (
     FIGURE_FILES,
@@ -218,9 +218,9 @@ def test_optimistic_tradeoff_with_sup_as_defined_is_one_everywhere():
 def test_corollary_3_11_fails_for_the_grab_savage_approximation_near_its_pole():
     """Erratum: f(q) decreases for small q when (n + 1) p < 4/3, e.g. n = 3, p = 0.3, pi = 0.5:
     f'(0) = (N'D - N D')/D^2 = (0.2/0.3 - 0.25 * 4)/0.04 = -8.33. The exact variance rises."""
-    approx = [GeneralizedWarner(p=0.3, q=q).conditional_variance(pi=0.5, n=3, method="grab-savage")
+    approx = [conditional_variance(GeneralizedWarner(p=0.3, q=q), pi=0.5, n=3, method="grab-savage")
               for q in (0.0, 0.01)]
-    exact = [GeneralizedWarner(p=0.3, q=q).conditional_variance(pi=0.5, n=3) for q in (0.0, 0.01)]
+    exact = [conditional_variance(GeneralizedWarner(p=0.3, q=q), pi=0.5, n=3) for q in (0.0, 0.01)]
     assert approx[1] < approx[0] == pytest.approx(1.25)
     assert exact[1] > exact[0]
     results = {m.claim: m for m in check_monotonicity()}

@@ -11,7 +11,6 @@ from surveykit.cli.app import (
     count,
     db_option,
     echo_table,
-    format_number,
     main,
     open_store,
     print_json,
@@ -33,7 +32,13 @@ from surveykit.estimation import CI_METHODS, estimate
 from surveykit.estimation.quantitative import estimate_mean
 from surveykit.numeric_counts import NumericCounts
 from surveykit.planning import design_survey, parse_free_parameters, plan_design, plan_numeric
-from surveykit.vocabulary import canonical_spelling, loss_fields, response_spellings
+from surveykit.vocabulary import (
+    amount_text,
+    canonical_spelling,
+    loss_fields,
+    number_text,
+    response_spellings,
+)
 
 
 def _designs_epilog() -> str:
@@ -254,23 +259,16 @@ def _estimate_numeric(ctx, design: QuantitativeDesign, count_texts: tuple[str, .
     if data.get("unrelated_mean") is not None:
         rows.append(("unrelated mean", data["unrelated_mean"], data["unrelated_se"], None, None))
     for label, value, se, low, high in rows:
-        interval = "" if low is None else f"[{_amount(low)}, {_amount(high)}]"
-        lines.append(f"{label:<14}  {_amount(value):>12}  {_amount(se):>12}  {interval}"
-                     .rstrip())
+        interval = "" if low is None else f"[{amount_text(low, 6)}, {amount_text(high, 6)}]"
+        lines.append(f"{label:<14}  {amount_text(value, 6):>12}  {amount_text(se, 6):>12}  "
+                     f"{interval}".rstrip())
     for name, alternative in data["alternatives"].items():
         if alternative["se"] is not None:
-            field("also", f"std. error {_amount(alternative['se'])} under {name}")
+            field("also", f"std. error {amount_text(alternative['se'], 6)} under {name}")
     if data.get("dont_know_warning"):
         field("check", data["dont_know_warning"])
     for line in lines:
         click.echo(line)
-
-
-def _amount(value: float | None) -> str:
-    """Six significant digits, and large numbers (totals) in full rather than 2.87e+07."""
-    if value is None:
-        return "-"
-    return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.0f}"
 
 
 def _parse_sums(ctx: click.Context, param: click.Parameter, text: str
@@ -343,13 +341,13 @@ def _estimate_generalized_warner(ctx, params, count_texts, dont_know, dont_know_
         ("answers", f"yes {yes}, no {no}, don't know {dont_know} (n = {data['n']})"),
         ("mechanism", f"p = {p:g} truthful, q = {q:g} opposite, "
                       f"{result.design.dont_know:.4g} don't know"),
-        ("pi_hat (Eq. 2)", format_number(data["pi_hat"])),
-        ("pi_mle on [0, 1]", format_number(data["pi_mle"])),
-        ("standard error", format_number(data["se"])),
+        ("pi_hat (Eq. 2)", number_text(data["pi_hat"], 4)),
+        ("pi_mle on [0, 1]", number_text(data["pi_mle"], 4)),
+        ("standard error", number_text(data["se"], 4)),
         (f"{level:.0%} CI ({method})",
-         f"[{format_number(data['ci_low'])}, {format_number(data['ci_high'])}]"),
-        ("privacy loss", f"Shafer {format_number(data['epsilon_shafer'])}, "
-                         f"Walley {format_number(data['epsilon_walley'])}"),
+         f"[{number_text(data['ci_low'], 4)}, {number_text(data['ci_high'], 4)}]"),
+        ("privacy loss", f"Shafer {number_text(data['epsilon_shafer'], 4)}, "
+                         f"Walley {number_text(data['epsilon_walley'], 4)}"),
     ]
     if _dont_know_text(data):
         rows.append(("don't know", _dont_know_text(data)))
@@ -487,11 +485,11 @@ def _estimate_lines(result, data: dict) -> list[str]:
     for entry in data["estimates"][:1] if plain else data["estimates"]:
         label = "pi (yes)" if entry["category"] == "yes" and design.is_binary \
             else entry["category"]
-        lines.append(f"{label[:14]:<14}  {format_number(entry['estimate']):>9}  "
-                     f"{_se(entry['se']):>10}  [{format_number(entry['ci_low'])}, "
-                     f"{format_number(entry['ci_high'])}]")
+        lines.append(f"{label[:14]:<14}  {number_text(entry['estimate'], 4):>9}  "
+                     f"{_se(entry['se']):>10}  [{number_text(entry['ci_low'], 4)}, "
+                     f"{number_text(entry['ci_high'], 4)}]")
     for name, values in data["parameters"].items():
-        estimate_text = "n/a" if values["estimate"] is None else format_number(values["estimate"])
+        estimate_text = number_text(values["estimate"], 4)
         note = textwrap.wrap(_parameter_note(design, name), 80 - 39) or [""]
         lines.append(f"{name[:14]:<14}  {estimate_text:>9}  {_se(values['se']):>10}  "
                      f"{note[0]}".rstrip())
@@ -508,16 +506,16 @@ def _estimate_lines(result, data: dict) -> list[str]:
                      f"p = {fit['p_value']:.3g}")
     else:
         field("fit", "no test (df = 0: as many parameters as free answer shares)")
-    losses = (f"Shafer {format_number(data['epsilon_shafer'])}, "
-              f"Walley {format_number(data['epsilon_walley'])}")
+    losses = (f"Shafer {number_text(data['epsilon_shafer'], 4)}, "
+              f"Walley {number_text(data['epsilon_walley'], 4)}")
     if design.nuisance:
         ranges = ", ".join(f"{p.name} in [{p.low:g}, {p.high:g}]" for p in design.nuisance)
         values = ", ".join(f"{p.name} = {v:.4g}" for p, v in
                            zip(design.nuisance, result.nuisance, strict=True))
         field("privacy loss", f"worst case ({ranges}): {losses}")
         field("", f"at the estimate ({values}): "
-                  f"Shafer {format_number(data['epsilon_shafer_at_estimate'])}, Walley "
-                  f"{format_number(data['epsilon_walley_at_estimate'])}")
+                  f"Shafer {number_text(data['epsilon_shafer_at_estimate'], 4)}, Walley "
+                  f"{number_text(data['epsilon_walley_at_estimate'], 4)}")
     else:
         field("privacy loss", losses)
     dont_know = _dont_know_text(data)
@@ -543,7 +541,7 @@ def _answer(label: str) -> str:
 
 
 def _se(value: float | None) -> str:
-    return "n/a" if value is None else format_number(value)
+    return number_text(value, 4)
 
 
 def _parameter_note(design, name: str) -> str:
@@ -583,7 +581,7 @@ def _estimate_counts_file(counts_file, db_url, level, method, fmt) -> None:
         return
 
     def shown(value: float | None) -> str:
-        return "-" if value is None else format_number(value)
+        return number_text(value, 4)
 
     rows = [("question", "n", "pi_hat", "se", f"{level:.0%} CI")]
     for question in report.questions:
@@ -736,13 +734,13 @@ def _design_numeric(ctx, design_name, params, epsilon, dont_know, n, target_se, 
     if plan.privacy is None:
         field("privacy", "give --range LOW,HIGH (and --decimals) for the privacy loss")
     else:
-        field("privacy", f"Shafer {format_number(plan.privacy.shafer)}, Walley "
-                         f"{format_number(plan.privacy.walley)} for true values in "
+        field("privacy", f"Shafer {number_text(plan.privacy.shafer, 4)}, Walley "
+                         f"{number_text(plan.privacy.walley, 4)} for true values in "
                          f"[{plan.privacy.low:g}, {plan.privacy.high:g}]")
         field("", plan.privacy.explanation)
     if plan.se is not None:
         field("precision", f"n = {plan.n:,} respondents: standard error of the mean "
-                           f"{_amount(plan.se)} (true values of mean {value_mean:g}, "
+                           f"{amount_text(plan.se, 6)} (true values of mean {value_mean:g}, "
                            f"sd {value_sd:g})")
     for line in lines:
         click.echo(line)
@@ -791,13 +789,13 @@ def _plan_lines(plan) -> list[str]:
     field("design", design.describe())
     if plan.free is not None:
         field("solved", f"{plan.free.label} = {plan.value:.6g} (spends the budget)")
-    losses = (f"Shafer {format_number(plan.losses['shafer'])}, "
-              f"Walley {format_number(plan.losses['walley'])}")
+    losses = (f"Shafer {number_text(plan.losses['shafer'], 4)}, "
+              f"Walley {number_text(plan.losses['walley'], 4)}")
     if design.nuisance:
         ranges = ", ".join(f"{p.name} in [{p.low:g}, {p.high:g}]" for p in design.nuisance)
         field("privacy loss", f"worst case ({ranges}): {losses}")
-        field("", f"at {at}: Shafer {format_number(plan.losses['shafer_at'])}, "
-                  f"Walley {format_number(plan.losses['walley_at'])}")
+        field("", f"at {at}: Shafer {number_text(plan.losses['shafer_at'], 4)}, "
+                  f"Walley {number_text(plan.losses['walley_at'], 4)}")
     else:
         field("privacy loss", losses)
     if plan.precision is None:
@@ -821,10 +819,10 @@ def _plan_lines(plan) -> list[str]:
     how = ("exact conditional variance" if result.method == "exact"
            else "inverse Fisher information")
     target = f"; target {plan.target_se:g}" if plan.target_se is not None else ""
-    field("standard error", f"{format_number(result.se)} ({how}{target})")
+    field("standard error", f"{number_text(result.se, 4)} ({how}{target})")
     if len(result.se_by_category) > 1:
         field("", "by category: " + ", ".join(
-            f"{c} {format_number(v)}" for c, v in result.se_by_category.items()))
+            f"{c} {number_text(v, 4)}" for c, v in result.se_by_category.items()))
     return lines
 
 
@@ -876,20 +874,20 @@ def _design_generalized_warner(ctx, params, epsilon, dont_know, n, target_se, pi
     click.echo("")
     rows = [
         ("", "with don't know", "Warner"),
-        ("p (answer truthfully)", format_number(ours.design.p),
-         format_number(warner.design.p)),
-        ("q (give the opposite)", format_number(ours.design.q),
-         format_number(warner.design.q)),
-        ("don't know", format_number(ours.design.dont_know),
-         format_number(warner.design.dont_know)),
-        ("epsilon, Shafer", format_number(ours.epsilon_shafer),
-         format_number(warner.epsilon_shafer)),
-        ("epsilon, Walley", format_number(ours.epsilon_walley),
-         format_number(warner.epsilon_walley)),
+        ("p (answer truthfully)", number_text(ours.design.p, 4),
+         number_text(warner.design.p, 4)),
+        ("q (give the opposite)", number_text(ours.design.q, 4),
+         number_text(warner.design.q, 4)),
+        ("don't know", number_text(ours.design.dont_know, 4),
+         number_text(warner.design.dont_know, 4)),
+        ("epsilon, Shafer", number_text(ours.epsilon_shafer, 4),
+         number_text(warner.epsilon_shafer, 4)),
+        ("epsilon, Walley", number_text(ours.epsilon_walley, 4),
+         number_text(warner.epsilon_walley, 4)),
     ]
     if ours.n is not None:
         rows.append(("respondents n", f"{ours.n:,}", f"{warner.n:,}"))
-        rows.append(("standard error", format_number(ours.se), format_number(warner.se)))
+        rows.append(("standard error", number_text(ours.se, 4), number_text(warner.se, 4)))
     for label, left, right in rows:
         click.echo(f"{label:<24}{left:>18}{right:>12}")
     if ours.n is None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import signal
 import sys
@@ -22,7 +21,6 @@ import click
 
 from surveykit import __version__
 from surveykit.errors import ParameterError, SurveykitError, clip, printable
-from surveykit.vocabulary import INFINITE_LOSS
 
 FORMAT_TEXT_JSON = click.Choice(["text", "json"])
 
@@ -78,14 +76,6 @@ def data_paths(data: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
 def count(number: int, noun: str) -> str:
     """``count(1, "row")`` -> ``'1 row'``, ``count(2, "row")`` -> ``'2 rows'``."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
-def format_number(value: float | str | None, digits: int = 4) -> str:
-    """A number for text tables: fixed digits, 'inf' for no protection (JSON's "inf" too)."""
-    if value is None or value == INFINITE_LOSS or (isinstance(value, float)
-                                                  and math.isinf(value)):
-        return "inf"
-    return f"{value:.{digits}f}"
 
 
 # Click 8.2+ raises this for a group called without a command (no_args_is_help)

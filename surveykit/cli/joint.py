@@ -14,7 +14,6 @@ from surveykit.cli.app import (
     FORMAT_TEXT_JSON,
     db_option,
     echo_table,
-    format_number,
     main,
     open_store,
     print_json,
@@ -22,7 +21,7 @@ from surveykit.cli.app import (
 )
 from surveykit.errors import ParameterError, printable
 from surveykit.reporting.joint_section import PAIR_LINES
-from surveykit.vocabulary import level_text
+from surveykit.vocabulary import level_text, number_text, p_value_text
 
 
 @main.command("correlate")
@@ -151,8 +150,8 @@ def _echo_joint(result, level: float) -> None:
     rows = []
     for _, row in table.iterrows():
         states = " ".join(printable(str(row[q])) for q in estimate.questions)
-        rows.append((states, format_number(row["share"]),
-                     "-" if row["se"] is None else format_number(row["se"]), ""))
+        rows.append((states, number_text(row["share"], 4),
+                     number_text(row["se"], 4), ""))
     echo_table(("true answers (" + ", ".join(shown) + ")", "share", "se", ""), rows)
     for pair in estimate.pairs(level=level):
         a, b = printable(pair.a), printable(pair.b)
@@ -163,19 +162,19 @@ def _echo_joint(result, level: float) -> None:
             for key, label in PAIR_LINES:
                 q = pair[key]
                 interval = ("" if q.low is None or q.high is None
-                            else f"[{format_number(q.low)}, {format_number(q.high)}]")
+                            else f"[{number_text(q.low, 4)}, {number_text(q.high, 4)}]")
                 lines.append(("  " + label.format(a=a, b=b),
-                              "-" if q.estimate is None else format_number(q.estimate),
-                              "-" if q.se is None else format_number(q.se), interval))
+                              number_text(q.estimate, 4),
+                              number_text(q.se, 4), interval))
             echo_table(("", "estimate", "se", f"{level_text(level)} interval"), lines)
         test = pair.independence
         click.echo(f"  independence: LR = {test.lr:.2f}, df = {test.df}, "
-                   f"p = {test.p_value:.3g}")
+                   f"p = {p_value_text(test.p_value)}")
     if len(estimate.questions) > 2:
         test = estimate.independence
         click.echo("")
         click.echo(f"Independence of all {len(estimate.questions)}: LR = {test.lr:.2f}, "
-                   f"df = {test.df}, p = {test.p_value:.3g}")
+                   f"df = {test.df}, p = {p_value_text(test.p_value)}")
     if estimate.nuisance:
         click.echo("")
         click.echo("Estimated with them: " + ", ".join(
@@ -186,7 +185,7 @@ def _echo_joint(result, level: float) -> None:
     click.echo("")
     click.echo(textwrap.fill(
         "Privacy: answering all of them costs each respondent at most "
-        + ", ".join(f"{semantics} epsilon {format_number(value, 3)}"
+        + ", ".join(f"{semantics} epsilon {number_text(value, 3)}"
                     for semantics, value in together.items())
         + " (the sum of the questions' losses: losses compose); the joint analysis "
         "does not change it.", 80))

@@ -16,10 +16,10 @@ from surveykit.cli.analysis import (
 from surveykit.cli.app import (
     FORMAT_TEXT_JSON,
     echo_user_text,
-    format_number,
     main,
     print_json,
 )
+from surveykit.vocabulary import number_text
 
 POWER_HELP = """The power of a test of a prevalence, or the respondents it needs.
 
@@ -241,13 +241,13 @@ def _simulate(ctx, design_name, params, dont_know, pi, null, pi2, n, target_powe
         field("compliance", f"carriers {result.compliance[0]:g}, others "
                             f"{result.compliance[1]:g}; non-compliers say yes with "
                             f"{result.noncompliant_yes[0]:g}, {result.noncompliant_yes[1]:g}")
-    field("power", f"{format_number(result.power)} (Monte Carlo se "
-                   f"{format_number(result.mc_se)})")
+    field("power", f"{number_text(result.power, 4)} (Monte Carlo se "
+                   f"{number_text(result.mc_se, 4)})")
     if result.analytic is not None:
-        field("analytic", f"{format_number(result.analytic)} (Fisher information, full "
+        field("analytic", f"{number_text(result.analytic, 4)} (Fisher information, full "
                           "compliance)")
     if result.critical is not None:
-        field("critical |r|", f"{format_number(result.critical)} (from as many surveys "
+        field("critical |r|", f"{number_text(result.critical, 4)} (from as many surveys "
                               "with r = 0)")
     for line in lines:
         click.echo(line)
@@ -311,10 +311,10 @@ def _power_lines(result) -> list[str]:
         respondents += f", the power of {result.n / result.deff:,.1f} (deff {result.deff:g})"
     field("respondents", respondents)
     target = "" if result.target_power is None else f" (target {result.target_power:g})"
-    field("power", f"{format_number(result.power)}{target}")
-    field("std. error", f"{format_number(result.se)} at the alternative, "
-                        f"{format_number(result.se_null)} at the null")
-    direct = f"power {format_number(result.power_direct)} with {_respondents(result.n)}"
+    field("power", f"{number_text(result.power, 4)}{target}")
+    field("std. error", f"{number_text(result.se, 4)} at the alternative, "
+                        f"{number_text(result.se_null, 4)} at the null")
+    direct = f"power {number_text(result.power_direct, 4)} with {_respondents(result.n)}"
     if result.n_direct:
         direct += (f"; {_respondents(result.n_direct)} for the same power (the design "
                    f"needs {result.privacy_cost:.2f} times as many)")

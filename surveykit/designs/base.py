@@ -43,14 +43,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from functools import cached_property
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
+from surveykit.designs.evidential import EvidentialMechanism
 from surveykit.errors import ParameterError
-
-if TYPE_CHECKING:
-    from surveykit.privacy.evidential import EvidentialMechanism
 
 __all__ = [
     "DONT_KNOW",
@@ -548,8 +546,6 @@ class Design:
         answer is a singleton focal set and "don't know" is the focal set of all
         answers.
         """
-        from surveykit.privacy.evidential import EvidentialMechanism
-
         s = self.structure
         matrix = self.matrix(nuisance)[group]
         columns = [s.states.index(state) for state in s.privacy_states]

@@ -58,7 +58,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from types import MappingProxyType
@@ -202,6 +202,8 @@ class QuantitativeDesign:
         model name; a sigma or scrambler that was not given is left out."""
         out: dict[str, object] = {}
         for item in dataclasses.fields(self):  # type: ignore[arg-type]
+            if not item.init:
+                continue  # worked out from the parameters, not one of them
             value = getattr(self, item.name)
             if item.name in ("sigma", "scrambler") and value is None:
                 continue
@@ -550,15 +552,34 @@ def _scrambler_parameter(s: Scrambler) -> object:
     return s.kind
 
 
+@dataclass(frozen=True, kw_only=True)
 class _Scrambled(QuantitativeDesign):
-    """Shared parameter handling: ``mu``, ``sigma`` and ``scrambler`` for the scramblers named
-    ``_names`` (one or a pair)."""
+    """A design with scrambling numbers named ``_names`` (one, or a pair such as W and U):
+    their means ``mu``, sds ``sigma`` (one number each, or a list for a pair) and the
+    ``scrambler`` (a deck of cards, "die", a distribution), resolved into the scramblers
+    once. A preset adds its own parameters (p, beta) and checks them in
+    :meth:`_check_own`; its own parameters come first in :meth:`parameters`."""
 
     _names: ClassVar[tuple[str, ...]] = ("S",)
-    mu: object
-    sigma: object
-    scrambler: object
-    _resolved: tuple[Scrambler, ...]
+    _SHARED: ClassVar[tuple[str, ...]] = ("mu", "sigma", "scrambler", "dont_know")
+    mu: float | Sequence[float] | None = None
+    sigma: float | Sequence[float] | None = None
+    scrambler: object = None
+    dont_know: float = 0.0
+    _resolved: tuple[Scrambler, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._check_own()
+        self._resolve()
+        self._check_identified()
+
+    def _check_own(self) -> None:
+        """Check (and normalize) the preset's own parameters; none by default."""
+
+    def parameters(self) -> dict[str, object]:
+        given = super().parameters()
+        own = {name: value for name, value in given.items() if name not in self._SHARED}
+        return {**own, **{name: given[name] for name in self._SHARED if name in given}}
 
     def _resolve(self) -> None:
         count = len(self._names)
@@ -630,15 +651,12 @@ class Eriksson(_Scrambled):
                                 "International Statistical Review 41, 40-43.")
 
     p: float
-    mu: float | None = None
-    sigma: float | None = None
-    scrambler: object = None
-    dont_know: float = 0.0
 
-    def __post_init__(self) -> None:
+    def _check_own(self) -> None:
         object.__setattr__(self, "p", _p("p", self.p))
-        self._resolve()
-        if self.p == 0:
+
+    def _check_identified(self) -> None:
+        if self.p == 0:  # the slope of E[Z | y] is p
             raise ParameterError("p (0) must be greater than 0: with p = 0 every answer is a "
                                  "card and says nothing about the true value")
 
@@ -663,15 +681,6 @@ class EichhornHayre(_Scrambled):
                                 "response methods for obtaining sensitive quantitative data. "
                                 "J. Stat. Plan. Inference 7, 306-316.")
 
-    mu: float | None = None
-    sigma: float | None = None
-    scrambler: object = None
-    dont_know: float = 0.0
-
-    def __post_init__(self) -> None:
-        self._resolve()
-        self._check_identified()
-
     def _steps(self):
         return ((Step("scramble", Fraction(1), Fraction(1), multiplier="S"),),)
 
@@ -689,15 +698,9 @@ class BarLev(_Scrambled):
                                 "255-260.")
 
     p: float
-    mu: float | None = None
-    sigma: float | None = None
-    scrambler: object = None
-    dont_know: float = 0.0
 
-    def __post_init__(self) -> None:
+    def _check_own(self) -> None:
         object.__setattr__(self, "p", _p("p", self.p))
-        self._resolve()
-        self._check_identified()
 
     def _steps(self):
         p = as_fraction(self.p)
@@ -722,15 +725,6 @@ class ChaudhuriChristofides(_Scrambled):
                                 "Questioning in Sample Surveys. Springer.")
     _names: ClassVar[tuple[str, ...]] = ("S1", "S2")
 
-    mu: Sequence[float] | None = None
-    sigma: Sequence[float] | None = None
-    scrambler: object = None
-    dont_know: float = 0.0
-
-    def __post_init__(self) -> None:
-        self._resolve()
-        self._check_identified()
-
     def _steps(self):
         return ((Step("scramble", Fraction(1), Fraction(1), multiplier="S1", offset="S2"),),)
 
@@ -751,15 +745,9 @@ class DianaPerri1(_Scrambled):
     _names: ClassVar[tuple[str, ...]] = ("W", "U")
 
     p: float
-    mu: Sequence[float] | None = None
-    sigma: Sequence[float] | None = None
-    scrambler: object = None
-    dont_know: float = 0.0
 
-    def __post_init__(self) -> None:
+    def _check_own(self) -> None:
         object.__setattr__(self, "p", _p("p", self.p))
-        self._resolve()
-        self._check_identified()
 
     def _steps(self):
         p = as_fraction(self.p)
@@ -779,19 +767,13 @@ class DianaPerri2(_Scrambled):
     _names: ClassVar[tuple[str, ...]] = ("W", "U")
 
     beta: float
-    mu: Sequence[float] | None = None
-    sigma: Sequence[float] | None = None
-    scrambler: object = None
-    dont_know: float = 0.0
 
-    def __post_init__(self) -> None:
+    def _check_own(self) -> None:
         beta = _p("beta", self.beta)
         if beta >= 1:
             raise ParameterError(f"beta ({beta:g}) must be below 1: with beta = 1 the answer "
                                  "does not involve the true value")
         object.__setattr__(self, "beta", beta)
-        self._resolve()
-        self._check_identified()
 
     def _steps(self):
         beta = as_fraction(self.beta)
@@ -817,15 +799,6 @@ class Saha(_Scrambled):
                                 "complex surveys. Metron LXV, 59-66.")
     _names: ClassVar[tuple[str, ...]] = ("W", "U")
 
-    mu: Sequence[float] | None = None
-    sigma: Sequence[float] | None = None
-    scrambler: object = None
-    dont_know: float = 0.0
-
-    def __post_init__(self) -> None:
-        self._resolve()
-        self._check_identified()
-
     def _steps(self):
         return ((Step("scramble", Fraction(1), Fraction(1), multiplier="W", inner="U"),),)
 
@@ -844,14 +817,6 @@ class Additive(_Scrambled):
     summary: ClassVar[str] = "true value plus a scrambling number S"
     reference: ClassVar[str] = ("Warner, S. L. (1971). The linear randomized response model. "
                                 "JASA 66, 884-888.")
-
-    mu: float | None = None
-    sigma: float | None = None
-    scrambler: object = None
-    dont_know: float = 0.0
-
-    def __post_init__(self) -> None:
-        self._resolve()
 
     def _steps(self):
         return ((Step("scramble", Fraction(1), Fraction(1), offset="S"),),)

@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import numpy as np
 
@@ -262,68 +262,19 @@ class GeneralizedWarner(Design):
             return float(q1), float(q2), float(q3)
         return q1, q2, q3
 
-    # -- estimation accuracy -------------------------------------------------------
-
-    def conditional_variance(
-        self,
-        *,
-        pi: float | np.ndarray,
-        n: int,
-        method: Literal["exact", "grab-savage"] = "exact",
-    ) -> float | np.ndarray:
-        """Var(pi_hat | N1 + N2 > 0) for n respondents and prevalence pi.
-
-        Given M = N1 + N2 = m > 0, N1 ~ Binomial(m, q1 / (p + q)) and pi_hat is
-        linear in N1 / m with conditional mean pi (Theorem 3.9), so
-
-            Var(pi_hat | M > 0) = q1 q2 / (p - q)^2 * E[1/M | M > 0],
-
-        M ~ Binomial(n, p + q). This is Theorem 3.10 *with* the conditioning
-        factor 1 / (1 - q3^n) that the paper drops (docs/errata.md, item 1).
-
-        ``method="grab-savage"`` replaces E[1/M | M > 0] by the paper's
-        approximation 1 / ((n + 1)(p + q) - 1) (Grab and Savage 1954), which
-        needs (n + 1)(p + q) > 1.
-
-        With p + q = 1, M = n and both methods give Warner's Eq. (1).
-
-        >>> gw = GeneralizedWarner(p=0.4, q=0.1)
-        >>> round(gw.conditional_variance(pi=0.5, n=3), 10)  # exact enumeration: 0.4794973545
-        0.4794973545
-        """
-        from surveykit.estimation.binomial import conditional_variance
-
-        return conditional_variance(self, pi=pi, n=n, method=method)
-
     # -- Walley's redistributions Q_lambda (Section 3.2) -----------------------------
 
     def redistribute(self, *, lam: float) -> GeneralizedWarner:
         """Q_lambda: the don't-know mass goes to the truthful answer with weight lambda.
 
         Q_lambda is Warner's mechanism with truth probability p + lambda (1 - p - q)
-        and lie probability q + (1 - lambda)(1 - p - q).
+        and lie probability q + (1 - lambda)(1 - p - q). The variances of the extreme
+        ones, nu_W and nu_O, are :func:`surveykit.estimation.exact.nu_walley` and
+        :func:`~surveykit.estimation.exact.nu_optimistic`.
         """
         lam = _check_probability("lam", lam)
         truth = self.p + lam * self.dont_know
         return GeneralizedWarner(p=truth, q=1.0 - truth)
-
-    def nu_walley(self, *, pi: float, n: int) -> float:
-        """nu_W(p, q): Warner's variance (Eq. 1) at truth probability p, i.e. Q_0 (Sec. 3.2).
-
-        The worst variance among the Q_lambda; ``inf`` when p <= 1/2 (some
-        Q_lambda is then uninformative).
-        """
-        if self.p <= 0.5:
-            return math.inf
-        from surveykit.estimation.exact import warner_variance
-
-        return warner_variance(pi=pi, p=self.p, n=n)
-
-    def nu_optimistic(self, *, pi: float, n: int) -> float:
-        """nu_O(p, q): Warner's variance at truth probability 1 - q, i.e. Q_1 (Section 3.2)."""
-        from surveykit.estimation.exact import warner_variance
-
-        return warner_variance(pi=pi, p=1 - self.q, n=n)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -34,11 +34,12 @@ import math
 
 import numpy as np
 
+from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
 from surveykit.estimation.distributions import binomial_pmf
 from surveykit.validation import check_sample_size
 
-__all__ = ["inverse_moment", "warner_variance"]
+__all__ = ["inverse_moment", "nu_optimistic", "nu_walley", "warner_variance"]
 
 
 # Terms below exp(-_LOG_DROP) times the largest one are outside the summation
@@ -163,3 +164,32 @@ def warner_variance(*, pi: float, p: float, n: int) -> float:
     """
     n = check_sample_size(n)
     return (-(pi - 0.5) ** 2 + 0.25) / n + (1 / (4 * (2 * p - 1) ** 2) - 0.25) / n
+
+
+def nu_walley(design: GeneralizedWarner, *, pi: float, n: int) -> float:
+    """nu_W(p, q): Warner's variance (Eq. 1) at truth probability p, i.e. Q_0 (Section 3.2).
+
+    The worst variance among the redistributions Q_lambda
+    (:meth:`~surveykit.designs.warner.GeneralizedWarner.redistribute`); ``inf`` when
+    p <= 1/2 (some Q_lambda is then uninformative).
+
+    >>> nu_walley(GeneralizedWarner(p=0.45, q=0.1), pi=0.5, n=10)
+    inf
+    >>> nu_walley(GeneralizedWarner(p=0.75, q=0.1), pi=0.5, n=10) == warner_variance(
+    ...     pi=0.5, p=0.75, n=10)
+    True
+    """
+    if design.p <= 0.5:
+        return math.inf
+    return warner_variance(pi=pi, p=design.p, n=n)
+
+
+def nu_optimistic(design: GeneralizedWarner, *, pi: float, n: int) -> float:
+    """nu_O(p, q): Warner's variance at truth probability 1 - q, i.e. Q_1 (Section 3.2): the
+    smallest variance among the redistributions Q_lambda.
+
+    >>> nu_optimistic(GeneralizedWarner(p=0.6, q=0.15), pi=0.5, n=10) == warner_variance(
+    ...     pi=0.5, p=0.85, n=10)
+    True
+    """
+    return warner_variance(pi=pi, p=1 - design.q, n=n)

@@ -49,6 +49,7 @@ import pandas as pd
 from surveykit.designs.base import YES, Design
 from surveykit.errors import ParameterError
 from surveykit.estimation import term_tests
+from surveykit.vocabulary import MISSING, number_text, p_value_text
 
 __all__ = ["LR_CHOICES", "Parameter", "RegressionResult", "Summary"]
 
@@ -734,14 +735,15 @@ class RegressionResult:
             score = self.score_tests.get(p.index)
             lr = shown.get(p.index)
             row = [p.name, f"{estimate:.{decimals}f}",
-                   "fixed" if self.held[p.index] else _num(se, decimals)]
+                   "fixed" if self.held[p.index] else number_text(se, decimals)]
             if nuisance:
-                row.append("" if p.null is None else f"{p.null:g}")
-            row += [_num(z, 3), _pvalue(pvalue), _num(None if score is None else score[0], 3),
-                    _pvalue(None if score is None else score[1])]
+                row.append(MISSING if p.null is None else f"{p.null:g}")
+            row += [number_text(z, 3), p_value_text(pvalue),
+                    number_text(None if score is None else score[0], 3),
+                    p_value_text(None if score is None else score[1])]
             if with_lr:
-                row += [_num(None if lr is None else lr[0], 3),
-                        _pvalue(None if lr is None else lr[1])]
+                row += [number_text(None if lr is None else lr[0], 3),
+                        p_value_text(None if lr is None else lr[1])]
             last = lr[1] if lr is not None else pvalue
             mark = _stars(last)
             starred |= bool(mark.strip())
@@ -759,21 +761,6 @@ def _decimals(values: list[float]) -> int:
     rounds its tables to 5)."""
     small = min((v for v in values if v > 0), default=1.0)
     return int(min(5, max(2, 3 - math.floor(math.log10(small)))))
-
-
-def _num(value: float | None, decimals: int) -> str:
-    return "" if value is None or not math.isfinite(value) else f"{value:.{decimals}f}"
-
-
-def _pvalue(p: float | None) -> str:
-    """R's format.pval: '< 2e-16' below machine precision, 3 significant digits."""
-    if p is None or not math.isfinite(p):
-        return ""
-    if p < 2.2e-16:
-        return "< 2e-16"
-    if p < 1e-4:
-        return f"{p:.2e}"
-    return f"{p:.4f}"
 
 
 def _stars(p: float | None) -> str:

@@ -11,7 +11,7 @@ with
 
 * exact enumeration of the multinomial in rational arithmetic (n <= 20),
 * the exact conditional variance (surveykit's core:
-  :meth:`~surveykit.designs.warner.GeneralizedWarner.conditional_variance`),
+  :func:`~surveykit.estimation.binomial.conditional_variance`),
 * Theorem 3.10 as printed (:func:`paper_theorem_3_10_as_printed`, without the
   factor 1 / (1 - q3^n); docs/errata.md, item 1),
 * the Grab-Savage approximation the paper uses for its figures,
@@ -37,7 +37,8 @@ import pandas as pd
 
 from surveykit.designs.warner import GeneralizedWarner
 from surveykit.errors import ParameterError
-from surveykit.estimation.exact import warner_variance
+from surveykit.estimation.binomial import conditional_variance
+from surveykit.estimation.exact import nu_optimistic, nu_walley, warner_variance
 from surveykit.files import output_folder
 from surveykit.paper.tradeoff import (
     check_tradeoff_bounds,
@@ -55,6 +56,7 @@ from surveykit.privacy.bounds import (
     tradeoff_u2,
 )
 from surveykit.simulation import simulate_many
+from surveykit.vocabulary import MISSING
 
 __all__ = [
     "FIGURE_FILES",
@@ -145,7 +147,7 @@ def paper_theorem_3_10_as_printed(*, p: float, q: float, pi: float, n: int) -> f
     1 / (1 - q3^n) (docs/errata.md, item 1), so it underestimates the
     conditional variance, by the share q3^n of surveys without answers.
     Kept only to show the discrepancy; use
-    :meth:`~surveykit.designs.warner.GeneralizedWarner.conditional_variance`.
+    :func:`~surveykit.estimation.binomial.conditional_variance`.
 
     >>> round(paper_theorem_3_10_as_printed(p=0.4, q=0.1, pi=0.5, n=3), 10)
     0.4195601852
@@ -195,10 +197,10 @@ def verification_table(*, reps: int, rng: np.random.Generator) -> pd.DataFrame:
 
 def _table_row(p: float, q: float, pi: float, n: int, result) -> dict:
     mechanism = result.mechanism
-    exact = mechanism.conditional_variance(pi=pi, n=n)
+    exact = conditional_variance(mechanism, pi=pi, n=n)
     printed = paper_theorem_3_10_as_printed(p=p, q=q, pi=pi, n=n)
     if (n + 1) * mechanism.answer_rate > 1:
-        grab_savage = mechanism.conditional_variance(pi=pi, n=n, method="grab-savage")
+        grab_savage = conditional_variance(mechanism, pi=pi, n=n, method="grab-savage")
     else:
         grab_savage = math.nan
     if n <= ENUMERATION_MAX_N:
@@ -280,12 +282,12 @@ def check_monotonicity() -> list[MonotonicityCheck]:
         mechanisms = [GeneralizedWarner(p=float(p), q=float(q)) for q in qs]
         for n in ns:
             # rows: q, columns: pi (conditional_variance is vectorized over pi)
-            exact = np.array([m.conditional_variance(pi=pis, n=n) for m in mechanisms])
+            exact = np.array([conditional_variance(m, pi=pis, n=n) for m in mechanisms])
             exact_steps += exact.size - len(pis)
             exact_pass += int(np.sum(np.diff(exact, axis=0) > 0))
             usable = [m for m in mechanisms if (n + 1) * m.answer_rate > 1]
             if len(usable) > 1:
-                approx = np.array([m.conditional_variance(pi=pis, n=n, method="grab-savage")
+                approx = np.array([conditional_variance(m, pi=pis, n=n, method="grab-savage")
                                    for m in usable])
                 approx_steps += approx.size - len(pis)
                 rising = np.diff(approx, axis=0) > 0
@@ -301,7 +303,7 @@ def check_monotonicity() -> list[MonotonicityCheck]:
     nu_steps = nu_pass = 0
     for n in ns:
         for pi in pis:
-            nu = np.array([GeneralizedWarner(p=float(p), q=0.0).nu_walley(pi=pi, n=n)
+            nu = np.array([nu_walley(GeneralizedWarner(p=float(p), q=0.0), pi=pi, n=n)
                            for p in np.linspace(0.51, 1.0, 50)])
             nu_steps += nu.size - 1
             nu_pass += int(np.sum(np.diff(nu) < 0))
@@ -484,10 +486,10 @@ _EPS_SIMULATED = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
 def _variance_curves(ax, curves, simulated, *, colours, grab_savage: bool):
     """Exact variance (solid), Grab-Savage (dashed) and simulated points (±2 SE)."""
     for (label, mechanisms, n, pi), colour in zip(curves, colours, strict=True):
-        exact = [m.conditional_variance(pi=pi, n=n) for m in mechanisms]
+        exact = [conditional_variance(m, pi=pi, n=n) for m in mechanisms]
         ax.plot(_EPS_CURVE, exact, color=colour, lw=1.8, label=label)
         if grab_savage:
-            gs = [m.conditional_variance(pi=pi, n=n, method="grab-savage")
+            gs = [conditional_variance(m, pi=pi, n=n, method="grab-savage")
                   if (n + 1) * m.answer_rate > 1 else math.nan for m in mechanisms]
             ax.plot(_EPS_CURVE, gs, color=colour, lw=1.0, ls="--")
     for result, colour in simulated:
@@ -574,8 +576,8 @@ def plot_figure_5(path: Path, *, reps: int, rng: np.random.Generator,
     lams = np.linspace(0, 1, 60)
     for mechanism, result, colour in zip(FIGURE5_MECHANISMS, simulated, _COLOURS, strict=True):
         eps_w, eps_o = mechanism.epsilon_walley, mechanism.epsilon_optimistic
-        nu_w = mechanism.nu_walley(pi=pi, n=n)
-        nu_o = mechanism.nu_optimistic(pi=pi, n=n)
+        nu_w = nu_walley(mechanism, pi=pi, n=n)
+        nu_o = nu_optimistic(mechanism, pi=pi, n=n)
         ax.add_patch(plt.Rectangle((eps_o, nu_o), eps_w - eps_o, nu_w - nu_o, facecolor=colour,
                                    alpha=0.08, edgecolor=colour, lw=1.2))
         warners = [mechanism.redistribute(lam=float(lam)) for lam in lams]
@@ -584,7 +586,7 @@ def plot_figure_5(path: Path, *, reps: int, rng: np.random.Generator,
                 color=colour, lw=1.6, ls=":")
         ax.plot(eps_w, nu_w, "s", color=colour, ms=7, mec="black", mew=0.5)
         ax.plot(eps_o, nu_o, "^", color=colour, ms=8, mec="black", mew=0.5)
-        nu_s = mechanism.conditional_variance(pi=pi, n=n)
+        nu_s = conditional_variance(mechanism, pi=pi, n=n)
         ax.plot(mechanism.epsilon_shafer, nu_s, "o", color=colour, ms=7, mec="black", mew=0.5,
                 label=f"p = {mechanism.p:g}, q = {mechanism.q:g}")
         ax.errorbar(mechanism.epsilon_shafer + 0.03, result.variance,
@@ -700,7 +702,7 @@ def reproduce(
         for check in check_tradeoff_bounds(evidential, semantics=semantics, folds=folds,
                                            levels=levels)
     )
-    point_z = [abs(r.variance_z(r.mechanism.conditional_variance(pi=r.pi, n=r.n)))
+    point_z = [abs(r.variance_z(conditional_variance(r.mechanism, pi=r.pi, n=r.n)))
                for r in sim_points]
     summary = {
         "seed": seed,
@@ -745,7 +747,7 @@ def reproduce(
 
 def _fmt(value: float, digits: int = 4) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
+        return MISSING
     if isinstance(value, float) and (abs(value) >= 1e4 or (0 < abs(value) < 1e-3)):
         return f"{value:.{digits - 1}e}"
     return f"{value:.{digits}f}"

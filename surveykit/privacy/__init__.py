@@ -1,1 +1,4 @@
-"""Privacy losses of randomized-response designs (the paper's Shafer and Walley semantics)."""
+"""Built from designs' privacy maps: composition, post-processing, budgets, trade-off bounds.
+
+A design's own losses are its privacy map (:mod:`surveykit.designs.evidential`).
+"""

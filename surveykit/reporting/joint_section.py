@@ -19,7 +19,7 @@ from markupsafe import Markup
 
 from surveykit.definition.joint import JointSpec
 from surveykit.errors import printable
-from surveykit.vocabulary import level_text, loss_fields
+from surveykit.vocabulary import level_text, loss_fields, p_value_text
 from surveykit.vocabulary import number_text as _num
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _pair_rows(pair: PairSummary) -> list[tuple[str, str, str, str]]:
 
 
 def _test_text(test) -> str:
-    return Markup(f"LR = {test.lr:.2f}, df = {test.df}, p = {test.p_value:.3g}")
+    return Markup(f"LR = {test.lr:.2f}, df = {test.df}, p = {p_value_text(test.p_value)}")
 
 
 def joint_context(section: JointSection, level: float) -> dict:

@@ -40,7 +40,7 @@ from surveykit.estimation.quantitative_distribution import (
     estimate_distribution,
 )
 from surveykit.numeric_counts import NumericCounts
-from surveykit.vocabulary import level_text, loss_fields, percent_text
+from surveykit.vocabulary import amount_text, level_text, loss_fields, percent_text
 from surveykit.vocabulary import number_text as _num
 
 __all__ = ["QUANTILES", "NumericSection", "numeric_context", "numeric_figure",
@@ -203,13 +203,6 @@ def numeric_section(question: Question, counts: NumericCounts, *,
                           warnings=tuple(warnings), privacy_error=privacy_error)
 
 
-def _amount(value: float | None, unit: str | None, digits: int = 4) -> str:
-    if value is None or not math.isfinite(value):
-        return "-"
-    text = f"{value:,.{digits}g}" if abs(value) < 10 ** digits else f"{value:,.0f}"
-    return f"{text} {unit}" if unit else text
-
-
 def numeric_facts(section: NumericSection) -> list[tuple[str, str]]:
     """(label, value) lines of the section, as the text and the templates show them.
 
@@ -218,16 +211,16 @@ def numeric_facts(section: NumericSection) -> list[tuple[str, str]]:
     facts: list[tuple[str, str]] = []
     if e is not None:
         low, high = e.confidence_interval(section.level)
-        facts.append(("mean", f"{_amount(e.mean, q.unit)} (se {_amount(e.se, None)}; "
+        facts.append(("mean", f"{amount_text(e.mean, unit=q.unit)} (se {amount_text(e.se)}; "
                               f"{level_text(section.level)} interval "
-                              f"[{_amount(low, None)}, {_amount(high, None)}])"))
+                              f"[{amount_text(low)}, {amount_text(high)}])"))
         total = e.total_interval(section.level)
         if e.total is not None and total is not None:
-            facts.append(("total", f"{_amount(e.total, q.unit)} (se "
-                                   f"{_amount(e.total_se, None)}; interval "
-                                   f"[{_amount(total.low, None)}, {_amount(total.high, None)}])"))
+            facts.append(("total", f"{amount_text(e.total, unit=q.unit)} (se "
+                                   f"{amount_text(e.total_se)}; interval "
+                                   f"[{amount_text(total.low)}, {amount_text(total.high)}])"))
         for name, variance in e.alternatives.items():
-            facts.append(("also", f"se {_amount(math.sqrt(variance), None)} under {name}"))
+            facts.append(("also", f"se {amount_text(math.sqrt(variance))} under {name}"))
     answered = section.answered
     dk = section.counts.dont_know
     designed = float(q.design.designed_dont_know)
@@ -244,7 +237,7 @@ def numeric_facts(section: NumericSection) -> list[tuple[str, str]]:
     facts.append(("privacy", section.privacy_text))
     if section.distribution is not None:
         quantiles = section.distribution.quantiles(QUANTILES, section.level)
-        facts.append(("quantiles", ", ".join(f"{x.q:.0%}: {_amount(x.estimate, None)}"
+        facts.append(("quantiles", ", ".join(f"{x.q:.0%}: {amount_text(x.estimate)}"
                                              for x in quantiles)
                       + f" ({section.distribution.method})"))
     return facts
@@ -258,11 +251,11 @@ def numeric_context(section: NumericSection) -> dict:
     fit = e.to_dict(section.level) if e is not None else {}
     return {
         "id": section.id, "text": section.question.text, "unit": section.question.unit,
-        "mean": Markup(_amount(fit.get("mean"), None)),
-        "se": Markup(_amount(fit.get("se"), None)),
+        "mean": Markup(amount_text(fit.get("mean"))),
+        "se": Markup(amount_text(fit.get("se"))),
         "ci": Markup("-" if e is None else
-                     f"[{_amount(fit['ci_low'], None)}, {_amount(fit['ci_high'], None)}]"),
-        "total": Markup(_amount(fit.get("total"), None)),
+                     f"[{amount_text(fit['ci_low'])}, {amount_text(fit['ci_high'])}]"),
+        "total": Markup(amount_text(fit.get("total"))),
         "n": Markup(f"{section.counts.total.n:,}"),
         "dont_know": Markup(f"{section.counts.dont_know:,}"),
         "missing": Markup(f"{section.missing:,}"),

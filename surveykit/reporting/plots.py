@@ -19,6 +19,7 @@ import numpy as np
 
 from surveykit.designs.warner import GeneralizedWarner, generalized_warner_equivalent
 from surveykit.errors import ParameterError
+from surveykit.estimation.binomial import conditional_variance
 from surveykit.files import output_file
 from surveykit.planning import (
     free_parameter,
@@ -162,7 +163,7 @@ def privacy_accuracy_curve(*, dont_know: float, n: int, pi: float = 0.5,
         epsilons = np.linspace(0.1, 4.0, 60)
     designs = [GeneralizedWarner.optimal(epsilon=float(e), dont_know=dont_know)
                for e in epsilons]
-    se = np.array([np.sqrt(d.conditional_variance(pi=pi, n=n)) for d in designs])
+    se = np.array([np.sqrt(conditional_variance(d, pi=pi, n=n)) for d in designs])
     losses = np.asarray(epsilons, dtype=float) if semantics == "shafer" else np.array(
         [d.epsilon_walley for d in designs])
     return losses, se
@@ -194,10 +195,10 @@ def plot_privacy_accuracy(design: GeneralizedWarner, *, n: int, pi: float, title
                                    semantics=semantics)
     ax.plot(e, se, color="#b55d1a", lw=1.5, ls="--", label="Warner (no don't know)")
     if np.isfinite(loss(design)):
-        ax.plot(loss(design), np.sqrt(design.conditional_variance(pi=pi, n=n)),
+        ax.plot(loss(design), np.sqrt(conditional_variance(design, pi=pi, n=n)),
                 "o", color="black", ms=7, label="chosen design")
     if warner is not None:
-        ax.plot(loss(warner), np.sqrt(warner.conditional_variance(pi=pi, n=n)), "s",
+        ax.plot(loss(warner), np.sqrt(conditional_variance(warner, pi=pi, n=n)), "s",
                 color="#b55d1a", ms=6, label="Warner at the same budget")
     ax.set_xlim(0, top)
     if target_se is not None:

@@ -64,7 +64,7 @@ from surveykit.reporting.numeric_section import (
     numeric_svg,
     numeric_text,
 )
-from surveykit.vocabulary import level_text, loss_fields
+from surveykit.vocabulary import level_text, loss_fields, p_value_text
 from surveykit.vocabulary import number_text as _num
 from surveykit.vocabulary import percent_text as _percent
 
@@ -720,13 +720,13 @@ def question_facts(q: QuestionReport) -> list[tuple[str, str]]:
         for name, value in e.parameters.items():
             facts.append((name, f"{_num(value['estimate'], 4)} (se {_num(value['se'], 4)})"))
         if e.g2 is not None and not _fit_is_the_dont_know_test(e):
-            facts.append(("fit", f"G2 {e.g2:.2f}, df {e.df}, p = {e.fit_pvalue:.3g}"))
+            facts.append(("fit", f"G2 {e.g2:.2f}, df {e.df}, p = {p_value_text(e.fit_pvalue)}"))
     # a design without a don't-know branch has no line for it (its warnings say when
     # respondents answered "don't know" all the same)
     if q.dont_know_observed is not None and q.dont_know_designed > 0:
         facts.append(("don't know", f"{_percent(q.dont_know_observed)} observed, "
                                     f"{_percent(q.dont_know_designed)} designed "
-                                    f"(p = {q.dont_know_pvalue:.3g})"))
+                                    f"(p = {p_value_text(q.dont_know_pvalue)})"))
     if q.codes_issued:
         shown = []
         for group, counts in sorted(q.codes_issued.items()):
@@ -734,9 +734,9 @@ def question_facts(q: QuestionReport) -> list[tuple[str, str]]:
             shares = ", ".join(f"{code} {_percent(n / total)}" for code, n in
                                sorted(counts.items(), key=lambda item: -item[1]))
             shown.append(f"group {group}: {shares}" if len(q.codes_issued) > 1 else shares)
-        holm = (f", Holm {_num(q.codes_pvalue_holm, 3)}" if q.codes_pvalue_holm is not None
+        holm = (f", Holm {p_value_text(q.codes_pvalue_holm)}" if q.codes_pvalue_holm is not None
                 else "")
-        facts.append(("codes", f"issued {'; '.join(shown)} (p = {_num(q.codes_pvalue, 3)}"
+        facts.append(("codes", f"issued {'; '.join(shown)} (p = {p_value_text(q.codes_pvalue)}"
                                f"{holm})"))
     return facts
 
@@ -847,8 +847,7 @@ def report_context(report: Report) -> dict:
             "dont_know_designed": Markup(_percent(q.dont_know_designed)),
             "dont_know_observed": Markup(_percent(q.dont_know_observed)
             if q.dont_know_observed is not None else "-"),
-            "dont_know_pvalue": Markup(f"{q.dont_know_pvalue:.3g}"
-            if q.dont_know_pvalue is not None else "-"),
+            "dont_know_pvalue": Markup(p_value_text(q.dont_know_pvalue)),
             "pi_hat": Markup(_num(e.pi_hat, 4) if binary else "-"),
             "pi_mle": Markup(_num(e.pi_mle, 4) if binary else "-"),
             "se": Markup(_num(e.se, 4) if binary else "-"),
@@ -895,17 +894,11 @@ def _linear_context(context: dict, data: dict, model: ModelFit) -> dict:
         "header": ("term", "estimate", "std. error", "z", "p"),
         "body": [(record["term"], Markup(_num(record["estimate"], 4)),
                   Markup(_num(record["se"], 4)), Markup(_num(record["z"], 2)),
-                  Markup(_pvalue_text(record["p_value"])))
+                  Markup(p_value_text(record["p_value"])))
                  for record in data["coefficients"]]})
     if data.get("dont_know"):
         context["notes"].append(f"{data['dont_know']:,} \"don't know\" answers left out")
     return context
-
-
-def _pvalue_text(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "-"
-    return "< 2e-16" if value < 2e-16 else f"{value:.3g}"
 
 
 def _model_context(model: ModelFit, level: float) -> dict:
@@ -931,8 +924,8 @@ def _model_context(model: ModelFit, level: float) -> dict:
         body = [(record["term"] if "category" not in record
                  else f"{record['category']}: {record['term']}",
                  Markup(_num(record["estimate"], 4)), Markup(_num(record["se"], 4)),
-                 Markup(_num(record["z"], 2)), Markup(_pvalue_text(record["p_value"])),
-                 Markup(_num(record["lr_chi2"], 2)), Markup(_pvalue_text(record["lr_p_value"])))
+                 Markup(_num(record["z"], 2)), Markup(p_value_text(record["p_value"])),
+                 Markup(_num(record["lr_chi2"], 2)), Markup(p_value_text(record["lr_p_value"])))
                 for record in records]
         return {"title": title, "header": header, "body": body}
 

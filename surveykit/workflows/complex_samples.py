@@ -48,6 +48,8 @@ from surveykit.sampling import VARIANCE_METHODS, SamplingDesign
 from surveykit.store import Database
 from surveykit.store import database as store
 from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
+from surveykit.vocabulary import number_text as _num
+from surveykit.vocabulary import p_value_text
 
 __all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
            "complex_regress_text", "complex_report_for_counts_file", "complex_report_for_files",
@@ -472,12 +474,6 @@ def _by_column(survey, by: str | None) -> str | None:
 
 # -- rendering ------------------------------------------------------------------------------
 
-def _num(value: float | None, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    return f"{value:.{digits}f}"
-
-
 def _rows(report: ComplexSampleReport) -> list[tuple[str, dict]]:
     """(question id, design-based numbers) for every question and domain, in order."""
     data = report.to_dict()
@@ -505,10 +501,10 @@ _HEADERS = ("question", "estimate", "se", "ci_low", "ci_high", "deff", "n_eff", 
 
 
 def _cells(entry: dict) -> list[str]:
-    return [_num(entry.get("estimate")), _num(entry.get("se")), _num(entry.get("ci_low")),
-            _num(entry.get("ci_high")), _num(entry.get("deff"), 3),
-            _num(entry.get("n_effective"), 1), _num(entry.get("total"), 1),
-            _num(entry.get("total_se"), 1)]
+    digits = {"deff": 3, "n_effective": 1, "total": 1, "total_se": 1}
+    return [_num(entry.get(key), digits.get(key, 4))
+            for key in ("estimate", "se", "ci_low", "ci_high", "deff", "n_effective", "total",
+                        "total_se")]
 
 
 def _text_section(report: ComplexSampleReport) -> str:
@@ -542,9 +538,9 @@ def _model_rows(model: ModelFit) -> list[list[str]]:
         term = record["term"] if record.get("category") is None \
             else f"{record['category']}: {record['term']}"
         p = record["p_value"]
-        rows.append([record["part"], term, _num(record["estimate"]), _num(record["se"]),
+        rows.append([record["part"], term, _num(record["estimate"], 4), _num(record["se"], 4),
                      _num(record["t"], 2),
-                     "-" if p is None else ("< 2e-16" if p < 2e-16 else f"{p:.3g}")])
+                     p_value_text(p)])
     return rows
 
 
