@@ -48,13 +48,12 @@ from surveykit.errors import ParameterError
 from surveykit.estimation import binomial
 from surveykit.estimation.likelihood import LikelihoodProblem, covariance
 from surveykit.validation import check_epsilon, check_sample_size
-from surveykit.vocabulary import loss_fields
+from surveykit.vocabulary import Semantics, loss_fields
 
 __all__ = ["FreeParameter", "Plan", "Precision", "design_survey", "free_parameter",
            "group_sizes", "parse_free_parameters", "plan_design", "precision",
            "smallest_sample_size", "solve_for_budget", "trade_off_curve"]
 
-Semantics = Literal["shafer", "walley"]
 # Sample sizes beyond this are not surveys; the search stops there.
 _MAX_N = 10**12
 
