@@ -114,22 +114,39 @@ def weighted_cells_of_store(engine: Engine, survey_name: str):
 
 
 def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
-                            replace: bool = False):
+                            replace: bool = False, engine_name: str = "duckdb",
+                            scheduler: str | None = None):
     """Survey ``survey_name`` (with ``[sampling]``) and the weighted cells of the answers and
-    design columns in ``data``, nothing imported into the database: the files are imported,
-    one after the other, into a temporary SQLite file (every check and message of
-    ``surveykit import``, the design's included: a missing or non-positive weight, a PSU
-    that changes stratum, a lonely PSU, each named by file, line, column and value), with
-    the survey's issued ids, and the cells summed there by the store's one GROUP BY."""
+    design columns in ``data``, nothing imported into the database.
+
+    The cells are one GROUP BY of ``engine_name`` over the files where they lie
+    (:func:`surveykit.counting.weighted_files.weighted_file_cells`: DuckDB, or Dask on
+    the cluster at ``scheduler``), with the sums of the producer's replicate weights
+    (``rep1`` ...). When that finds something off (a bad weight, a PSU that changes
+    stratum, a lonely PSU, a bad answer, ...), and when the survey has issued ids, the
+    files are imported, one after the other, into a temporary SQLite file (every check and
+    message of ``surveykit import``, the design's included, each named by file, line,
+    column and value), with the survey's issued ids, and the cells summed there by the
+    store's one GROUP BY."""
     import tempfile
 
+    from surveykit.counting import ENGINES
     from surveykit.counting.sources import expand_paths
+    from surveykit.counting.weighted_files import weighted_file_cells
     from surveykit.store.importer import import_responses
 
+    if engine_name not in ENGINES:
+        raise ParameterError(f"engine {engine_name!r} must be one of {', '.join(ENGINES)}")
+    if scheduler is not None and engine_name != "dask":
+        raise ParameterError(f"scheduler ({scheduler!r}) is only used with engine 'dask'")
     survey = store.load_survey(engine, survey_name)
     if survey.sampling is None:
         raise ParameterError(f"survey {survey.name!r} has no [sampling] section")
     paths = expand_paths(data)
+    if not store.issued_respondent_count(engine, survey.name):
+        table = weighted_file_cells(survey, paths, engine=engine_name, scheduler=scheduler)
+        if table is not None:
+            return survey, table
     with tempfile.TemporaryDirectory(prefix="surveykit-weighted-") as folder, \
             store.engine_for(f"sqlite:///{Path(folder) / 'counts.db'}") as scratch:
         store.init_database(scratch)
