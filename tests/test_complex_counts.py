@@ -338,15 +338,6 @@ def test_counting_a_file_with_a_bad_weight_names_its_line(tmp_path, sqlite_url):
     assert "column 'pw', line 8" in result.output and "-3.5" in result.output
 
 
-def test_dask_is_refused_for_weighted_counts_rather_than_ignored(tmp_path, sqlite_url):
-    load(sqlite_url, tmp_path, "dstrat")
-    for command in ("counts", "report"):
-        extra = ("--format", "csv") if command == "counts" else ()
-        result = run_cli(command, "--survey", "api", "--data", str(tmp_path / "dstrat.csv"),
-                         "--engine", "dask", *extra, "--db", sqlite_url)
-        assert result.exit_code == 2 and "read by the importer" in result.output
-
-
 @pytest.mark.parametrize("sampling", [
     SamplingDesign(strata="stype", population=6194),   # N / n each
     SamplingDesign(strata="stype"),                    # 1 each

@@ -252,3 +252,35 @@ def test_a_sampled_survey_whose_respondents_skip_a_question_reports(tmp_path):
                and line.split(",")[5] == ""]
     assert sum(int(line.split(",")[7]) for line in skipped) == len(range(3, 200, 7))
 
+
+def test_dask_on_a_local_cluster_gives_duckdbs_cells(tmp_path):
+    """--engine dask on a sampled survey: the same cells as DuckDB's query, computed by the
+    workers of a real cluster, for a CSV and a Parquet file counted together."""
+    distributed = pytest.importorskip("distributed")
+    url, path = setup(tmp_path, "strata_clusters_fpc")
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    first, second = tmp_path / "first.csv", tmp_path / "second.parquet"
+    frame.iloc[:120].to_csv(first, index=False)
+    frame.iloc[120:].to_parquet(second, index=False)
+    with engine_for(url) as engine:
+        survey = store.load_survey(engine, "api")
+    paths = expand_paths([first, second])
+    duckdb_cells = weighted_file_cells(survey, paths)
+    assert duckdb_cells is not None
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        dask_cells = weighted_file_cells(survey, paths, engine="dask",
+                                         scheduler=cluster.scheduler_address)
+        counted = run_cli("counts", "--survey", "api", "--data", str(first), str(second),
+                          "--engine", "dask", "--scheduler", cluster.scheduler_address,
+                          "--format", "csv", "--db", url)
+    assert dask_cells is not None
+    assert_same_cells(dask_cells, duckdb_cells, ["stratum", "psu", "fpc"])
+    assert counted.exit_code == 0, counted.output
+    from io import StringIO
+
+    printed = pd.read_csv(StringIO(counted.output), dtype={"response": str, "psu": str},
+                          keep_default_na=False, na_values=[""])
+    assert_same_cells(printed, duckdb_cells, ["stratum", "psu", "fpc"])
+    # the whole file imported: the store's cells
+    assert_same_cells(dask_cells, stored_cells(url, path), ["stratum", "psu", "fpc"])

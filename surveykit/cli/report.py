@@ -110,16 +110,14 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
                 raise click.UsageError("--decimal-comma: the files of a survey with [sampling] "
                                        "are read by the importer; import them with 'surveykit "
                                        "import --decimal-comma' and report on the store")
-            if engine_name != "duckdb" or scheduler:
-                raise click.UsageError("--engine and --scheduler: the files of a survey with "
-                                       "[sampling] are read by the importer; leave them out")
             from surveykit.workflows.complex_samples import (
                 complex_report_for_files,
                 render_complex_report,
             )
 
             report = complex_report_for_files(engine, survey_name, data, replace=replace,
-                                              level=level, method=method)
+                                              level=level, method=method,
+                                              engine_name=engine_name, scheduler=scheduler)
             render_report = render_complex_report  # noqa: F811 -- same formats, one more part
         else:
             report = report_for_files(engine, survey_name, data,

@@ -403,10 +403,15 @@ def weighted_file_cells(survey: Survey, paths: Sequence[Path], *, engine: str = 
         columns = design_columns(survey, sources)
         if columns is None:
             return None
-        if engine != "duckdb":
-            return None
-        with duckdb_engine.connect() as con:
-            raw = duckdb_raw_cells(con, sources, survey, columns)
+        if engine == "dask":
+            if any(source.written_here for source in sources):
+                return None  # the workers could not see the CSV written here
+            from surveykit.counting import dask_engine
+
+            raw = dask_engine.weighted_raw_cells(sources, survey, columns, scheduler)
+        else:
+            with duckdb_engine.connect() as con:
+                raw = duckdb_raw_cells(con, sources, survey, columns)
         if raw is None:
             return None
         return cells_from_raw(survey, sources, raw, columns)

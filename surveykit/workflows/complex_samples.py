@@ -316,15 +316,18 @@ def complex_report_for_counts_file(database: Engine | str | PathLike, path: str 
 
 def complex_report_for_files(database: Engine | str | PathLike, survey_name: str,
                              data, *, replace: bool = False, level: float = 0.95,
-                             method: str | None = None) -> ComplexSampleReport:
+                             method: str | None = None, engine_name: str = "duckdb",
+                             scheduler: str | None = None) -> ComplexSampleReport:
     """``report --data`` on a survey with ``[sampling]``: the answers and design columns of
-    the files ``data`` summed into weighted cells without importing them
-    (:func:`surveykit.workflows.counting.weighted_cells_of_files`), then reported as a
+    the files ``data`` summed into weighted cells without importing them, by DuckDB or Dask
+    (``engine_name``, ``scheduler``;
+    :func:`surveykit.workflows.counting.weighted_cells_of_files`), then reported as a
     weighted counts table is (:func:`complex_report_for_counts_file`)."""
     from surveykit.workflows.counting import weighted_cells_of_files
 
     with store.engine_for(database) as engine:
-        survey, table = weighted_cells_of_files(engine, survey_name, data, replace=replace)
+        survey, table = weighted_cells_of_files(engine, survey_name, data, replace=replace,
+                                                engine_name=engine_name, scheduler=scheduler)
         issued = store.issued_respondent_count(engine, survey.name)
         tallies = store.code_tallies(engine, survey.name) if issued else None
     cells = {question.id: table[table["question"] == question.id].drop(columns="question")
