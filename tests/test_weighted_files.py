@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from sampling_support import REFERENCE, sample
+from sampling_support import REFERENCE, reference, sample
 from store_support import run_cli
 
 from surveykit.counting.sources import expand_paths
@@ -284,3 +284,130 @@ def test_dask_on_a_local_cluster_gives_duckdbs_cells(tmp_path):
     assert_same_cells(printed, duckdb_cells, ["stratum", "psu", "fpc"])
     # the whole file imported: the store's cells
     assert_same_cells(dask_cells, stored_cells(url, path), ["stratum", "psu", "fpc"])
+
+
+# -- the producer's replicate weights in a counts file (issue 21 item 5) -----------------------
+
+def _producer(tmp_path: Path, kind: str, frame: pd.DataFrame | None = None
+              ) -> tuple[str, Path]:
+    from test_producer_replicates import producer_file
+    from test_producer_replicates import survey_text as producer_survey
+
+    url = f"sqlite:///{tmp_path / 'public.db'}"
+    survey_file = tmp_path / "public_use.toml"
+    survey_file.write_text(producer_survey(kind), encoding="utf-8")
+    path = tmp_path / f"public_use_{kind}.csv"
+    (producer_file(kind) if frame is None else frame).to_csv(path, index=False)
+    assert run_cli("init", "--db", url).exit_code == 0
+    result = run_cli("survey", "add", str(survey_file), "--db", url)
+    assert result.exit_code == 0, result.output
+    return url, path
+
+
+#: survey's degf of the producer's files (R's svrepdesign: the rank of the weights - 1)
+PRODUCER_DEGF = {kind: result["degf"] for kind, result in
+                 reference("producer_replicates")["results"].items()}
+
+
+def _replicate_report(url: str, *options: str) -> dict:
+    import json
+
+    result = run_cli("report", "--survey", "public_use", "--db", url, "--format", "json",
+                     "--variance", "replicates", *options)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def _same_estimates(got: dict, expected: dict) -> None:
+    for mine, theirs in zip(got["questions"], expected["questions"], strict=True):
+        assert mine["id"] == theirs["id"] and mine["counts"] == theirs["counts"]
+        assert mine["variance_method"] == theirs["variance_method"]
+        assert mine["df"] == theirs["df"]
+        for key in ("estimate", "se", "ci_low", "ci_high", "total", "total_se", "deff"):
+            assert mine[key] == pytest.approx(theirs[key], rel=1e-9), (mine["id"], key)
+
+
+@pytest.mark.parametrize("kind", ["BRR", "Fay"])
+def test_a_counts_file_with_replicate_sums_reports_the_stored_replicate_variance(
+        tmp_path, kind):
+    """counts --data writes the sums of each replicate weight per cell (rep1 ... rep104) and
+    their degrees of freedom; report --counts-file --variance replicates equals the report
+    from the stored answers of the same file to 1e-9, and R's svrepdesign to 1e-6."""
+    from test_producer_replicates import check_against_r
+
+    url, path = _producer(tmp_path, kind)
+    made = run_cli("counts", "--survey", "public_use", "--data", str(path), "--format", "csv",
+                   "--db", url)
+    assert made.exit_code == 0, made.output
+    header = made.output.splitlines()[0].split(",")
+    assert header[-106:] == ["weight2", *(f"rep{j}" for j in range(1, 105)), "replicate_df"]
+    counts_file = tmp_path / "weighted.csv"
+    counts_file.write_text(made.output, encoding="utf-8")
+    from_file = _replicate_report(url, "--counts-file", str(counts_file))
+    check_against_r(from_file, kind)  # df: survey's degf, the rank of the weights - 1
+    assert run_cli("import", str(path), "--survey", "public_use", "--db", url).exit_code == 0
+    _same_estimates(from_file, _replicate_report(url))
+    degf = PRODUCER_DEGF[kind]
+    assert from_file["sampling"]["df"] == degf and from_file["questions"][0]["df"] == degf
+    text = run_cli("report", "--counts-file", str(counts_file), "--db", url,
+                   "--variance", "replicates").output
+    assert f"variance replicates ({kind}), {degf} degrees of freedom" in text
+
+
+def test_replicate_sums_of_files_the_group_by_cannot_vouch_for_come_from_the_import(
+        tmp_path):
+    """A weight in Arabic-Indic digits: the import reads it (Python's float does), the
+    GROUP BY's plain-digit check does not, so the files go through the scratch import; the
+    counts file still carries the replicate sums and degrees of freedom, and reports alike."""
+    from test_producer_replicates import producer_file
+
+    frame = producer_file("BRR")
+    digits = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667"
+                                         "\u0668\u0669")
+    odd = frame.astype({"pw": object})
+    odd.loc[3, "pw"] = repr(float(frame.loc[3, "pw"])).translate(digits)
+    url, path = _producer(tmp_path, "BRR", odd)
+    with engine_for(url) as engine:
+        survey = store.load_survey(engine, "public_use")
+    assert weighted_file_cells(survey, expand_paths([path])) is None
+    plain = tmp_path / "plain.csv"
+    frame.to_csv(plain, index=False)
+    assert weighted_file_cells(survey, expand_paths([plain])) is not None
+    files = {}
+    for name, file in (("odd", path), ("plain", plain)):
+        made = run_cli("counts", "--survey", "public_use", "--data", str(file), "--format",
+                       "csv", "--db", url)
+        assert made.exit_code == 0, made.output
+        files[name] = tmp_path / f"{name}_weighted.csv"
+        files[name].write_text(made.output, encoding="utf-8")
+    from io import StringIO
+
+    odd_table, plain_table = (pd.read_csv(StringIO(f.read_text()), keep_default_na=False,
+                                          na_values=[""]) for f in files.values())
+    assert list(odd_table.columns) == list(plain_table.columns)
+    assert (odd_table["replicate_df"] == 100).all() and (plain_table["replicate_df"] == 100).all()
+    _same_estimates(_replicate_report(url, "--counts-file", str(files["odd"])),
+                    _replicate_report(url, "--counts-file", str(files["plain"])))
+
+
+def test_the_rank_of_the_replicate_weights_from_their_gram_matrix_is_rs_degf():
+    """gram_rank is R's qr(W, tol = 1e-5)$rank from W'W (what a GROUP BY sums): survey's degf
+    for the producer files (rank-deficient: 104 replicates, degf 100, from R 4.2.2 / survey
+    4.1.1, tests/reference/survey_api/producer_replicates.json), and n - 1 for JK1 weights of
+    n PSUs (the closed form: each replicate drops one PSU, n independent columns)."""
+    import numpy as np
+
+    from surveykit.sampling.counts import gram_rank
+
+    for kind, degf in PRODUCER_DEGF.items():
+        data = pd.read_csv(REFERENCE / reference("producer_replicates")["results"][kind]["file"])
+        weights = data[[c for c in data.columns if c.startswith("repw")]].to_numpy()
+        assert gram_rank(weights.T @ weights) - 1 == degf
+    rng = np.random.default_rng(7)
+    for n in (2, 5, 40):
+        psu = np.repeat(np.arange(n), 3)
+        weight = rng.uniform(1, 50, psu.size)
+        jk1 = np.where(psu[:, None] == np.arange(n)[None, :], 0.0, n / (n - 1)) * weight[:, None]
+        assert gram_rank(jk1.T @ jk1) - 1 == n - 1
+        doubled = np.concatenate([jk1, jk1[:, :1] + jk1[:, 1:2]], axis=1)  # one dependent
+        assert gram_rank(doubled.T @ doubled) - 1 == n - 1

@@ -287,11 +287,12 @@ def _weighted_rows(frame, *, index: int, source, survey: Survey, checked: Sequen
 
 def _respondent_flags(per_respondent, *, checked: Sequence[str], design: int,
                       numbers: frozenset[str], weight: str | None, replicates: Sequence[str],
-                      keys: Sequence[tuple]):
+                      keys: Sequence[tuple], combined: bool = True):
     """Per respondent (the min and max of each cell over its rows): whether it is bad (see
     :mod:`surveykit.counting.weighted_files`), has every design value (``full``), and its
     weight, squared weight, design keys and replicate weights as numbers; the first
-    ``design`` of the ``checked`` columns are the design's."""
+    ``design`` of the ``checked`` columns are the design's; the replicates are analysis
+    weights (``combined``) or factors of the weight."""
     import numpy as np
     import pandas as pd
 
@@ -333,7 +334,7 @@ def _respondent_flags(per_respondent, *, checked: Sequence[str], design: int,
         out[key] = numbers_of[name] if name in numbers else p[f"d{k}_min"].astype(
             pd.StringDtype())
     for j, name in enumerate(replicates):
-        out[f"rep{j + 1}"] = numbers_of[name]
+        out[f"rep{j + 1}"] = numbers_of[name] if combined else numbers_of[name] * w
     return out
 
 
@@ -388,7 +389,9 @@ def weighted_raw_cells(sources: Sequence[ResponseSource], survey: Survey, column
     flags = per_respondent.map_partitions(
         _respondent_flags, checked=checked, design=len(columns.names),
         numbers=frozenset(columns.number_columns),
-        weight=columns.weight, replicates=replicates, keys=keys, meta=flag_meta)
+        weight=columns.weight, replicates=replicates, keys=keys,
+        combined=survey.sampling.replicate_weights is None
+        or survey.sampling.replicate_weights.combined, meta=flag_meta)
     per_answer = answers.groupby(["r", "qi"]).agg({"a": ["first", "count"], "f": "first"})
     per_answer.columns = ["a", "k", "f"]
     per_answer = per_answer.reset_index()
@@ -406,6 +409,10 @@ def weighted_raw_cells(sources: Sequence[ResponseSource], survey: Survey, column
     cells = joined.groupby(by, dropna=False).agg(sums)
     computed = [flags["bad"].sum(), bad_answers, flags["full"].sum(), rows["f"].unique(),
                 cells]
+    if replicates:  # sum over the respondents of the products of their replicate weights
+        matrix = full[[f"rep{j + 1}" for j in range(len(replicates))]].to_dask_array(
+            lengths=True)
+        computed.append(matrix.T @ matrix)
     if scheduler is not None:
         from distributed import Client
 
@@ -415,7 +422,7 @@ def weighted_raw_cells(sources: Sequence[ResponseSource], survey: Survey, column
         result = _compute(lambda values: dask.compute(*values), *computed)
     if result is None:
         return None
-    bad_respondents, bad, respondents, files, table = result
+    bad_respondents, bad, respondents, files, table, *gram = result
     if int(bad_respondents) or int(bad) or not int(respondents) or len(set(files)) != len(
             sources):
         return None
@@ -423,4 +430,6 @@ def weighted_raw_cells(sources: Sequence[ResponseSource], survey: Survey, column
                      *[f"rep{j + 1}" for j in range(len(replicates))]]
     table = table.reset_index()
     table["a"] = table["a"].astype(object).where(table["a"].notna(), None)
-    return table
+    from surveykit.counting.weighted_files import RawCells
+
+    return RawCells(cells=table, gram=gram[0] if gram else None)

@@ -57,14 +57,15 @@ from surveykit.reading.cells import (
     read_group,
 )
 from surveykit.reading.numbers import number_reader
-from surveykit.sampling.counts import WeightedCounts, design_keys
+from surveykit.sampling.counts import WeightedCounts, design_keys, gram_rank
 from surveykit.sampling.design import natural_order
 from surveykit.vocabulary import canonical_spelling
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
-__all__ = ["NUMBER_PATTERN", "DesignColumns", "cells_from_raw", "design_columns",
+__all__ = ["NUMBER_PATTERN", "DesignColumns", "RawCells", "cells_from_raw", "design_columns",
            "duckdb_raw_cells", "weighted_file_cells"]
 
 #: A number cell the fast path reads (a subset of what the importer's float() reads: plain
@@ -166,6 +167,18 @@ def design_columns(survey: Survey, sources: Sequence[ResponseSource]) -> DesignC
                          positions=tuple(positions))
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
+class RawCells:
+    """What an engine returns: ``cells`` (columns ``qi``, ``f``, the design keys, ``g``,
+    ``a``, ``weight``, ``n``, ``weight2``, ``min_weight``, ``rep1`` ...: see the module
+    docstring) and ``gram``, the sums over the respondents of the products of their
+    replicate weights (R x R; None without replicates), whose rank gives survey's degrees
+    of freedom (:func:`surveykit.sampling.counts.gram_rank`)."""
+
+    cells: pd.DataFrame
+    gram: np.ndarray | None
+
+
 # -- DuckDB ---------------------------------------------------------------------------------
 
 def _cell(source: ResponseSource, cells: Sequence[str], at: int) -> str:
@@ -227,7 +240,7 @@ def _question_code_sql(survey: Survey, cell: str) -> str:
 
 
 def duckdb_raw_cells(con, sources: Sequence[ResponseSource], survey: Survey,
-                     columns: DesignColumns) -> pd.DataFrame | None:
+                     columns: DesignColumns) -> RawCells | None:
     """The raw cells of the files (see the module docstring), computed by DuckDB, or None
     when a check finds something the importer must say (or DuckDB refuses a file)."""
     import duckdb
@@ -274,9 +287,18 @@ def duckdb_raw_cells(con, sources: Sequence[ResponseSource], survey: Survey,
         k = names.index(name)
         keys.append(f"CAST(d{k} AS DOUBLE) AS {quote_name(key)}" if name in numbers
                     else f"d{k} AS {quote_name(key)}")
-    replicate_sums = "".join(
-        f", fsum(CAST(d{names.index(name)} AS DOUBLE)) AS rep{j + 1}"
-        for j, name in enumerate(columns.replicates))
+    # the replicates' analysis weights: the columns, or factors times the weight
+    factor = "" if survey.sampling.replicate_weights is None or \
+        survey.sampling.replicate_weights.combined else " * w"
+    replicates = "".join(f", CAST(d{names.index(name)} AS DOUBLE){factor} AS x{j}"
+                         for j, name in enumerate(columns.replicates))
+    replicate_sums = "".join(f", fsum(x{j}) AS rep{j + 1}"
+                             for j in range(len(columns.replicates)))
+    count = len(columns.replicates)
+    gram = ("SELECT " + ", ".join(f"fsum(x{i} * x{j})" for i in range(count)
+                                  for j in range(i, count))
+            + f" FROM (SELECT * {replicates} FROM (SELECT *, {weight} AS w FROM sk_resp "
+            f"WHERE {full}))") if count else None
     key_names = ", ".join(quote_name(key) for key in design_keys(survey.sampling))
     statements = [
         f"CREATE TEMP TABLE sk_resp AS SELECT r, count(DISTINCT f) AS files, "
@@ -301,7 +323,8 @@ SELECT
 SELECT qs.qi, sk_ans.f, {', '.join(keys) + ', ' if keys else ''}resp.g, sk_ans.a,
        fsum(w) AS weight, count(*) AS n, fsum(w * w) AS weight2, min(w) AS min_weight
        {replicate_sums}
-FROM (SELECT *, {weight} AS w FROM sk_resp WHERE {full}) AS resp
+FROM (SELECT * {replicates} FROM (SELECT *, {weight} AS w FROM sk_resp WHERE {full}))
+     AS resp
 CROSS JOIN (SELECT unnest(range({len(survey.questions)})) AS qi) AS qs
 LEFT JOIN sk_ans ON sk_ans.r = resp.r AND sk_ans.qi = qs.qi
 GROUP BY qs.qi, sk_ans.f, {key_names + ', ' if keys else ''}resp.g, sk_ans.a
@@ -316,25 +339,38 @@ GROUP BY qs.qi, sk_ans.f, {key_names + ', ' if keys else ''}resp.g, sk_ans.a
                                            f"{respondent_rows}))").fetchall()}
         if len(files) != len(sources):
             return None  # a file without data rows: an error the importer says
-        return con.execute(cells).df()
+        table = con.execute(cells).df()
+        products = con.execute(gram).fetchone() if gram else None
     except duckdb.Error:
         return None  # the importer reads the file row by row and says where
     finally:
         con.execute("DROP TABLE IF EXISTS sk_resp")
         con.execute("DROP TABLE IF EXISTS sk_ans")
+    return RawCells(cells=table, gram=None if products is None else _symmetric(products, count))
+
+
+def _symmetric(upper: Sequence[float], size: int):
+    """The symmetric matrix of its upper triangle, row by row."""
+    import numpy as np
+
+    gram = np.zeros((size, size))
+    gram[np.triu_indices(size)] = upper
+    return gram + np.triu(gram, 1).T
 
 
 # -- from raw cells to the weighted table ---------------------------------------------------
 
-def cells_from_raw(survey: Survey, sources: Sequence[ResponseSource], raw: pd.DataFrame,
+def cells_from_raw(survey: Survey, sources: Sequence[ResponseSource], found: RawCells,
                    columns: DesignColumns) -> pd.DataFrame | None:
-    """The weighted table of :func:`surveykit.store.design_values.weighted_cells` (plus
-    ``rep1`` ... ``repR``, the sums of the replicate weights) from the raw cells (columns
-    ``qi``, ``f``, the design keys, ``g``, ``a``, ``weight``, ``n``, ``weight2``,
-    ``min_weight``, ``rep1`` ...), each cell read by the importer's rules; None when a
-    cell does not read, or the cells make no sampling design (the importer then says
-    where)."""
+    """The weighted table of :func:`surveykit.store.design_values.weighted_cells` (plus,
+    with the producer's replicate weights, ``rep1`` ... ``repR``, the sums of their analysis
+    weights, and ``replicate_df``, survey's degrees of freedom: the rank of the
+    respondents' replicate weights - 1) from an engine's raw cells, each cell read by the
+    importer's rules; None when a cell does not read, or the cells make no sampling design
+    (the importer then says where)."""
     import pandas as pd
+
+    raw = found.cells
 
     sampling = survey.sampling
     keys = design_keys(sampling)
@@ -386,6 +422,8 @@ def cells_from_raw(survey: Survey, sources: Sequence[ResponseSource], raw: pd.Da
                                   sampling)
     except ParameterError:
         return None  # a PSU in two strata, a lonely PSU, an fpc: the importer says where
+    if found.gram is not None:
+        table["replicate_df"] = gram_rank(found.gram) - 1
     return table
 
 

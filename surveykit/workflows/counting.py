@@ -154,7 +154,42 @@ def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str
         _copy_issued(engine, scratch, survey.name)
         for path in paths:
             import_responses(scratch, path, survey.name, replace=replace)
-        return weighted_cells_of_store(scratch, survey.name)
+        survey, table = weighted_cells_of_store(scratch, survey.name)
+        if survey.sampling.replicate_weights is not None:
+            table = _with_replicate_sums(scratch, survey, table)
+        return survey, table
+
+
+def _with_replicate_sums(engine: Engine, survey: Survey, table):
+    """The store's weighted cells with the sums of the producer's replicate weights per
+    cell (``rep1`` ...) and their degrees of freedom (``replicate_df``), as
+    :mod:`surveykit.counting.weighted_files` gives them: from every respondent's row
+    (:func:`surveykit.store.design_values.sampling_frame`), for files the GROUP BY over the
+    files could not vouch for."""
+    import pandas as pd
+
+    from surveykit.sampling.counts import design_keys, gram_rank
+    from surveykit.sampling.rows import design_rows
+    from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame
+
+    _, frame = sampling_frame(engine, survey.name)
+    sampling = survey.sampling
+    replicates = design_rows(frame, sampling).replicates
+    names = [name for name in (sampling.strata, *sampling.clusters, *sampling.fpc) if name]
+    keys = ["question", *design_keys(sampling), "group", "response"]
+    sums = [f"rep{j + 1}" for j in range(replicates.shape[1])]
+    pieces = [pd.DataFrame({
+        "question": question.id,
+        **{key: frame[name].to_numpy() for key, name in zip(keys[1:-2], names, strict=True)},
+        "group": frame[question.id + GROUP_SUFFIX].astype(object).to_numpy(),
+        "response": frame[question.id].astype(object).to_numpy(),
+        **{column: replicates[:, j] for j, column in enumerate(sums)}})
+        for question in survey.questions]
+    per_cell = pd.concat(pieces, ignore_index=True).groupby(
+        keys, dropna=False, sort=False, as_index=False)[sums].sum()
+    out = table.merge(per_cell, on=keys, how="left", validate="one_to_one")
+    out["replicate_df"] = gram_rank(replicates.T @ replicates) - 1
+    return out
 
 
 def _copy_issued(source: Engine, target: Engine, survey_name: str) -> None:
