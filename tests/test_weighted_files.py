@@ -390,6 +390,37 @@ def test_replicate_sums_of_files_the_group_by_cannot_vouch_for_come_from_the_imp
                     _replicate_report(url, "--counts-file", str(files["plain"])))
 
 
+def test_replicate_columns_in_kobo_group_paths_are_matched_by_the_pattern(tmp_path):
+    """A KoboToolbox export writes group paths in its headers ("design/repw1"): the pattern
+    "repw*" matches the path's end as the import matches every other column, so the import
+    and counts --data read the 104 replicate columns, and both reports equal R's."""
+    from test_producer_replicates import check_against_r, producer_file
+
+    frame = producer_file("BRR")
+    paths = {column: ("design/" if column == "pw" or column.startswith("repw") else "data/")
+             + column for column in frame.columns}
+    kobo = pd.concat([pd.DataFrame({"start": "2026-11-01T09:00:00", "_id": range(len(frame))}),
+                      frame.rename(columns=paths),
+                      pd.DataFrame({"_uuid": [f"uuid-{i}" for i in range(len(frame))],
+                                    "_submission_time": "2026-11-02T10:00:00"})], axis=1)
+    url, path = _producer(tmp_path, "BRR", kobo)
+    made = run_cli("counts", "--survey", "public_use", "--data", str(path), "--format", "csv",
+                   "--db", url)
+    assert made.exit_code == 0, made.output
+    assert "rep104,replicate_df" in made.output.splitlines()[0]
+    counts_file = tmp_path / "weighted.csv"
+    counts_file.write_text(made.output, encoding="utf-8")
+    check_against_r(_replicate_report(url, "--counts-file", str(counts_file)), "BRR")
+    imported = run_cli("import", str(path), "--survey", "public_use", "--db", url)
+    assert imported.exit_code == 0, imported.output
+    check_against_r(_replicate_report(url), "BRR")
+    import sqlite3
+
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+        names = {name for (name,) in conn.execute("SELECT DISTINCT name FROM covariates")}
+    assert names == {"pw", *(f"repw{j}" for j in range(1, 105))}
+
+
 def test_the_rank_of_the_replicate_weights_from_their_gram_matrix_is_rs_degf():
     """gram_rank is R's qr(W, tol = 1e-5)$rank from W'W (what a GROUP BY sums): survey's degf
     for the producer files (rank-deficient: 104 replicates, degf 100, from R 4.2.2 / survey
@@ -411,3 +442,4 @@ def test_the_rank_of_the_replicate_weights_from_their_gram_matrix_is_rs_degf():
         assert gram_rank(jk1.T @ jk1) - 1 == n - 1
         doubled = np.concatenate([jk1, jk1[:, :1] + jk1[:, 1:2]], axis=1)  # one dependent
         assert gram_rank(doubled.T @ doubled) - 1 == n - 1
+
