@@ -443,3 +443,90 @@ def test_the_rank_of_the_replicate_weights_from_their_gram_matrix_is_rs_degf():
         doubled = np.concatenate([jk1, jk1[:, :1] + jk1[:, 1:2]], axis=1)  # one dependent
         assert gram_rank(doubled.T @ doubled) - 1 == n - 1
 
+
+# -- the documented warehouse GROUP BY (docs/complex-samples.md) --------------------------------
+
+WAREHOUSE_SURVEY = '''name = "api_rep"
+title = "Awards, with the producer's replicate weights"
+
+[[questions]]
+id = "awards"
+text = "Did the school get an award?"
+design = { model = "direct" }
+
+[[questions]]
+id = "warner"
+text = "Did the school get an award (Warner)?"
+design = { model = "warner", p = 0.7 }
+
+[sampling]
+weight = "pw"
+strata = "stype"
+clusters = ["dnum"]
+fpc = "fpc"
+nest = true
+replicate_weights = "repw*"
+replicate_type = "BRR"
+'''
+
+
+def test_the_documented_warehouse_group_by_reports_as_the_stored_answers(tmp_path):
+    """The SQL of docs/complex-samples.md, run as written in DuckDB over a warehouse's two
+    tables (respondents with their design columns and replicate weights; answers given), is
+    a counts file: report --counts-file equals the report from the same data imported, with
+    the linearization variance (df too) and with the producer's replicate weights."""
+    import re
+
+    import duckdb
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "complex-samples.md").read_text(
+        encoding="utf-8")
+    sql = re.search(r"<!-- surveykit: warehouse GROUP BY -->\n```sql\n(.*?)```", doc, re.S)
+    assert sql is not None
+    producer = pd.read_csv(REFERENCE / "producer_brr_apistrat.csv")
+    schools = sample("apistrat")[["snum", "dnum", "fpc"]]
+    data = producer.merge(schools, on="snum", validate="one_to_one")
+    data = pd.concat([data, pd.DataFrame({"id": "s" + data["snum"].astype(str)})], axis=1)
+    repw = [c for c in data.columns if c.startswith("repw")]
+    respondents = data[["id", "stype", "dnum", "fpc", "pw", *repw]]
+    answered = pd.DataFrame({"id": data["id"], "awards": data["awards_yes"].map(
+        {1: "yes", 0: "no"}), "warner": data["answer_warner"].map({1: "yes", 0: "no"})})
+    answered.loc[answered.index % 9 == 4, "warner"] = None  # skipped: keeps its PSU
+    answers = answered.melt(id_vars="id", var_name="question", value_name="answer").dropna()
+    answers["grp"] = 1
+    with duckdb.connect() as con:
+        con.register("respondents", respondents)
+        con.register("answers", answers)
+        table = con.execute(sql.group(1)).df()
+    assert {"rep1", "rep104", "weight", "n", "psu"} <= set(table.columns)
+    counts_file = tmp_path / "warehouse.csv"
+    table.to_csv(counts_file, index=False)
+    url = f"sqlite:///{tmp_path / 'api_rep.db'}"
+    (tmp_path / "api_rep.toml").write_text(WAREHOUSE_SURVEY, encoding="utf-8")
+    assert run_cli("init", "--db", url).exit_code == 0
+    assert run_cli("survey", "add", str(tmp_path / "api_rep.toml"), "--db", url).exit_code == 0
+    wide = respondents.merge(answered, on="id").rename(columns={"id": "respondent_id"})
+    wide_file = tmp_path / "api_rep.csv"
+    wide.to_csv(wide_file, index=False)
+    result = run_cli("import", str(wide_file), "--survey", "api_rep", "--db", url)
+    assert result.exit_code == 0, result.output
+    import json
+
+    def report(*options):
+        made = run_cli("report", "--survey", "api_rep", "--db", url, "--format", "json",
+                       *options)
+        assert made.exit_code == 0, made.output
+        return json.loads(made.output)
+
+    for variance in ("linearization", "replicates"):
+        from_file = report("--counts-file", str(counts_file), "--variance", variance)
+        stored = report("--variance", variance)
+        for mine, theirs in zip(from_file["questions"], stored["questions"], strict=True):
+            assert mine["counts"] == theirs["counts"] and mine["missing"] == theirs["missing"]
+            assert mine["variance_method"] == theirs["variance_method"]
+            for key in ("estimate", "se", "total", "total_se", "deff"):
+                assert mine[key] == pytest.approx(theirs[key], rel=1e-9), (variance, key)
+            if variance == "linearization":
+                assert mine["df"] == theirs["df"]
+            else:  # no replicate_df in the SQL: the cells' rank, at most the respondents'
+                assert mine["df"] <= theirs["df"] == PRODUCER_DEGF["BRR"]
