@@ -80,9 +80,13 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
         raise click.UsageError("give --data or --counts-file, not both")
     if survey_name is None and not counts_file:
         raise click.UsageError("Missing option '--survey'.")
-    if (variance or by) and (data or counts_file):
-        raise click.UsageError("--variance and --by report on the stored answers of a survey "
-                               "with [sampling], not on --data or --counts-file")
+    if by and (data or counts_file):
+        raise click.UsageError("--by reports on the stored answers of a survey with "
+                               "[sampling], not on --data or --counts-file")
+    if variance not in (None, "linearization", "replicates") and (data or counts_file):
+        raise click.UsageError(f"--variance {variance} reads every respondent's row: report on "
+                               "the stored answers; --data and --counts-file take "
+                               "linearization, or replicates (the producer's replicate weights)")
     if counts_file:
         from surveykit.counting.weighted_table import is_weighted_table
         from surveykit.workflows.counting import report_for_counts_file
@@ -94,9 +98,14 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
             )
 
             report = complex_report_for_counts_file(open_store(db_url), counts_file,
-                                                    survey_name, level=level, method=method)
+                                                    survey_name, level=level, method=method,
+                                                    variance=variance or "linearization")
             render_report = render_complex_report  # noqa: F811 -- same formats, one more part
         else:
+            if variance:
+                raise click.UsageError("--variance: a counts file of plain counts has no "
+                                       "sampling design (a weighted counts file has weight "
+                                       "and n columns)")
             report = report_for_counts_file(open_store(db_url), counts_file, survey_name,
                                             level=level, method=method)
         survey_name = report.survey
@@ -110,18 +119,20 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
                 raise click.UsageError("--decimal-comma: the files of a survey with [sampling] "
                                        "are read by the importer; import them with 'surveykit "
                                        "import --decimal-comma' and report on the store")
-            if engine_name != "duckdb" or scheduler:
-                raise click.UsageError("--engine and --scheduler: the files of a survey with "
-                                       "[sampling] are read by the importer; leave them out")
             from surveykit.workflows.complex_samples import (
                 complex_report_for_files,
                 render_complex_report,
             )
 
             report = complex_report_for_files(engine, survey_name, data, replace=replace,
-                                              level=level, method=method)
+                                              level=level, method=method,
+                                              engine_name=engine_name, scheduler=scheduler,
+                                              variance=variance or "linearization")
             render_report = render_complex_report  # noqa: F811 -- same formats, one more part
         else:
+            if variance:
+                raise click.UsageError(f"--variance: survey {survey_name!r} has no [sampling] "
+                                       "section, so its report assumes simple random sampling")
             report = report_for_files(engine, survey_name, data,
                                       engine_name=engine_name, scheduler=scheduler,
                                       replace=replace, level=level, method=method,

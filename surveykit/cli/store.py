@@ -346,11 +346,11 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, d
         from surveykit.workflows.complex_samples import sampling_declared
 
         if sampling_declared(engine, survey_name):
-            if engine_name != "duckdb" or scheduler:
-                raise click.UsageError("--engine and --scheduler: the weighted counts of a "
-                                       "survey with [sampling] are read by the importer; "
-                                       "leave them out")
-            _weighted_counts_csv(engine, survey_name, data, replace)
+            if decimal_comma:
+                raise click.UsageError("--decimal-comma: the files of a survey with [sampling] "
+                                       "are read as 'surveykit import' reads them without it; "
+                                       "import them with 'surveykit import --decimal-comma'")
+            _weighted_counts_csv(engine, survey_name, data, replace, engine_name, scheduler)
             return
     if data:
         from surveykit.workflows.counting import count_survey_files
@@ -408,16 +408,18 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, d
     echo_table(("question", "group", "missing", "answers"), rows)
 
 
-def _weighted_counts_csv(engine, survey_name, data, replace) -> None:
+def _weighted_counts_csv(engine, survey_name, data, replace, engine_name, scheduler) -> None:
     """A survey with [sampling]: its weighted counts table (from the store's one GROUP BY, or
-    from --data imported into a scratch database with every import check)."""
+    from --data: one GROUP BY of DuckDB or Dask over the files, or when something is off,
+    the files imported into a scratch database with every import check)."""
     import io
 
     from surveykit.counting.weighted_table import write_weighted_table
     from surveykit.workflows.counting import weighted_cells_of_files, weighted_cells_of_store
 
     if data:
-        survey, cells = weighted_cells_of_files(engine, survey_name, data, replace=replace)
+        survey, cells = weighted_cells_of_files(engine, survey_name, data, replace=replace,
+                                                engine_name=engine_name, scheduler=scheduler)
     else:
         survey, cells = weighted_cells_of_store(engine, survey_name)
     table = io.StringIO()

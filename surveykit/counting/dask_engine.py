@@ -229,3 +229,207 @@ def _refused_as_none(read):
             return read()
     except (pd.errors.ParserError, pa.ArrowInvalid, UnicodeDecodeError, ValueError):
         return None
+
+
+# -- weighted counts of a sampled survey (surveykit.counting.weighted_files) ----------------
+
+def _strip(values):
+    return values.astype(str).str.strip(PYTHON_WHITESPACE)
+
+
+def _weighted_rows(frame, *, index: int, source, survey: Survey, checked: Sequence[str]):
+    """One partition as (respondent rows, answer rows): respondent rows f, r, g, wide, d0, ...
+    (design cells trimmed), answer rows f, r, qi, a (answers that are not blank, and rows
+    whose question cell codes to no question), blank rows out."""
+    import numpy as np
+    import pandas as pd
+
+    frame = frame.fillna("")
+    cells = {at: frame[f"c{at}"].astype(str) for at in range(len(frame.columns))}
+    r = cells[source.respondent]
+    no_id = _strip(r) == ""
+    if no_id.any():  # only rows without an id can be blank rows
+        blank = no_id.copy()
+        for column in cells.values():
+            blank &= _strip(column) == ""
+        keep = ~blank.to_numpy()
+        cells = {at: column[keep] for at, column in cells.items()}
+        r = r[keep]
+    positions = {name: at for at, name in source.covariates}
+    folded = {name.casefold(): at for name, at in positions.items()}
+    respondents = pd.DataFrame({
+        "f": np.full(len(r), index, dtype=np.int64), "r": r.to_numpy(dtype=object),
+        "g": (cells[source.group].to_numpy(dtype=object) if source.group is not None
+              else np.full(len(r), "", dtype=object)),
+        "wide": np.full(len(r), source.layout == "wide"),
+        **{f"d{k}": _strip(cells[folded[name.casefold()]]).to_numpy(dtype=object)
+           for k, name in enumerate(checked)}})
+    if source.layout == "long":
+        q = cells[source.question]
+        exact = {question.id: i for i, question in enumerate(survey.questions)}
+        coded = q.map(exact)
+        coded = coded.fillna(_strip(q).str.lower().map(question_codes(survey))).fillna(-1)
+        answers = pd.DataFrame({"f": index, "r": r.to_numpy(dtype=object),
+                                "qi": coded.astype(np.int64).to_numpy(),
+                                "a": cells[source.answer].to_numpy(dtype=object)})
+    else:
+        answers = pd.concat([pd.DataFrame({"f": index, "r": r.to_numpy(dtype=object),
+                                           "qi": question,
+                                           "a": cells[at].to_numpy(dtype=object)})
+                             for at, question in source.wide], ignore_index=True)
+    answers = answers.astype({"f": np.int64, "qi": np.int64, "r": pd.StringDtype(),
+                              "a": pd.StringDtype()})
+    respondents = respondents.astype({name: pd.StringDtype() for name in respondents.columns
+                                      if name not in ("f", "wide")})
+    answers = answers[(_strip(answers["a"]) != "").to_numpy() | (answers["qi"] < 0).to_numpy()]
+    return respondents, answers
+
+
+def _respondent_flags(per_respondent, *, checked: Sequence[str], design: int,
+                      numbers: frozenset[str], weight: str | None, replicates: Sequence[str],
+                      keys: Sequence[tuple], combined: bool = True):
+    """Per respondent (the min and max of each cell over its rows): whether it is bad (see
+    :mod:`surveykit.counting.weighted_files`), has every design value (``full``), and its
+    weight, squared weight, design keys and replicate weights as numbers; the first
+    ``design`` of the ``checked`` columns are the design's; the replicates are analysis
+    weights (``combined``) or factors of the weight."""
+    import numpy as np
+    import pandas as pd
+
+    from surveykit.counting.weighted_files import NUMBER_PATTERN
+
+    p = per_respondent
+    r = p["r"].astype(str)
+    bad = (r == "") | (_strip(r) != r) | (r.str.len() > RESPONDENT_ID_LENGTH)
+    bad |= (p["f_min"] != p["f_max"]) | (p["wide_sum"] > 1) | (p["g_min"] != p["g_max"])
+    full = pd.Series(True, index=p.index)
+    none = pd.Series(True, index=p.index)
+    numbers_of = {}
+    for k, name in enumerate(checked):
+        low, high = p[f"d{k}_min"].astype(str), p[f"d{k}_max"].astype(str)
+        bad |= low != high
+        if k < design:
+            full &= low != ""
+            none &= low == ""
+        if name in numbers:
+            given = low != ""
+            plain = low.str.fullmatch(NUMBER_PATTERN).fillna(False).astype(bool)
+            value = pd.to_numeric(low.where(plain & given, "nan"), errors="coerce")
+            bad |= given & (~plain | ~np.isfinite(value))
+            if name == weight:
+                bad |= given & (value <= 0)
+            elif name in replicates:
+                bad |= given & (value < 0)
+            numbers_of[name] = value
+        else:
+            from surveykit.definition.covariates import COVARIATE_VALUE_LENGTH
+
+            bad |= low.str.len() > COVARIATE_VALUE_LENGTH
+    bad |= ~(full | none)
+    w = numbers_of[weight] if weight else pd.Series(1.0, index=p.index)
+    out = pd.DataFrame({"r": p["r"].astype(pd.StringDtype()), "bad": bad, "full": full,
+                        "g": p["g_min"].astype(pd.StringDtype()), "w": w, "w2": w * w})
+    for key, name in keys:
+        k = list(checked).index(name)
+        out[key] = numbers_of[name] if name in numbers else p[f"d{k}_min"].astype(
+            pd.StringDtype())
+    for j, name in enumerate(replicates):
+        out[f"rep{j + 1}"] = numbers_of[name] if combined else numbers_of[name] * w
+    return out
+
+
+def weighted_raw_cells(sources: Sequence[ResponseSource], survey: Survey, columns,
+                       scheduler: str | None = None):
+    """The raw weighted cells of :mod:`surveykit.counting.weighted_files` (``columns`` its
+    :class:`~surveykit.counting.weighted_files.DesignColumns`), computed by Dask (on the
+    cluster at ``scheduler``, or local threads): the same respondents, answers and cells
+    as DuckDB's query, as groupbys and joins; None when a check finds something the
+    importer must say, or a file is refused."""
+    try:
+        import dask
+        import dask.dataframe as dd
+        import pandas as pd
+    except ImportError:
+        raise MissingExtraError("--engine dask needs Dask: pip install 'surveykit[dask]'"
+                                ) from None
+    from surveykit.sampling.counts import design_keys
+
+    if any(source.table_kind == "parquet" and ("" in source.header or len(
+            set(source.header)) < len(source.header)) for source in sources):
+        return None  # Dask selects Parquet columns by name: one unnamed or named twice
+    checked = columns.checked
+    text = pd.StringDtype()
+    respondent_meta = {"f": "int64", "r": text, "g": text, "wide": bool,
+                       **{f"d{k}": text for k in range(len(checked))}}
+    answer_meta = {"f": "int64", "r": text, "qi": "int64", "a": text}
+    respondent_parts, answer_parts = [], []
+    for source in sources:
+        frame = _refused_as_none(lambda source=source: _frame(source))
+        if frame is None:
+            return None
+        both = dict(index=source.index, source=source, survey=survey, checked=checked)
+        respondent_parts.append(frame.map_partitions(
+            lambda part, **kw: _weighted_rows(part, **kw)[0], **both, meta=respondent_meta))
+        answer_parts.append(frame.map_partitions(
+            lambda part, **kw: _weighted_rows(part, **kw)[1], **both, meta=answer_meta))
+    rows = dd.concat(respondent_parts) if len(respondent_parts) > 1 else respondent_parts[0]
+    answers = dd.concat(answer_parts) if len(answer_parts) > 1 else answer_parts[0]
+    spread = {"f": ["min", "max"], "g": ["min", "max"], "wide": "sum",
+              **{f"d{k}": ["min", "max"] for k in range(len(checked))}}
+    per_respondent = rows.groupby("r").agg(spread)
+    per_respondent.columns = ["_".join(c) for c in per_respondent.columns]
+    per_respondent = per_respondent.reset_index()
+    keys = list(zip(design_keys(survey.sampling), columns.keys, strict=True))
+    replicates = list(columns.replicates)
+    flag_meta = {"r": text, "bad": bool, "full": bool, "g": text, "w": "float64",
+                 "w2": "float64",
+                 **{key: ("float64" if name in columns.number_columns else text)
+                    for key, name in keys},
+                 **{f"rep{j + 1}": "float64" for j in range(len(replicates))}}
+    flags = per_respondent.map_partitions(
+        _respondent_flags, checked=checked, design=len(columns.names),
+        numbers=frozenset(columns.number_columns),
+        weight=columns.weight, replicates=replicates, keys=keys,
+        combined=survey.sampling.replicate_weights is None
+        or survey.sampling.replicate_weights.combined, meta=flag_meta)
+    per_answer = answers.groupby(["r", "qi"]).agg({"a": ["first", "count"], "f": "first"})
+    per_answer.columns = ["a", "k", "f"]
+    per_answer = per_answer.reset_index()
+    checked_answers = per_answer.merge(flags[["r", "full"]], on="r", how="left")
+    bad_answers = ((checked_answers["qi"] < 0) | (checked_answers["k"] > 1)
+                   | ~checked_answers["full"].fillna(False).astype(bool)).sum()
+    full = flags[flags["full"]]
+    questions = pd.DataFrame({"qi": range(len(survey.questions))})
+    every = full.map_partitions(lambda part: part.merge(questions, how="cross"),
+                                meta={**flag_meta, "qi": "int64"})
+    joined = every.merge(per_answer[["r", "qi", "a", "f"]], on=["r", "qi"], how="left")
+    by = ["qi", "f", *[key for key, _ in keys], "g", "a"]
+    sums = {"w": ["sum", "count", "min"], "w2": "sum",
+            **{f"rep{j + 1}": "sum" for j in range(len(replicates))}}
+    cells = joined.groupby(by, dropna=False).agg(sums)
+    computed = [flags["bad"].sum(), bad_answers, flags["full"].sum(), rows["f"].unique(),
+                cells]
+    if replicates:  # sum over the respondents of the products of their replicate weights
+        matrix = full[[f"rep{j + 1}" for j in range(len(replicates))]].to_dask_array(
+            lengths=True)
+        computed.append(matrix.T @ matrix)
+    if scheduler is not None:
+        from distributed import Client
+
+        with Client(scheduler) as client:
+            result = _compute(client.compute, *computed)
+    else:
+        result = _compute(lambda values: dask.compute(*values), *computed)
+    if result is None:
+        return None
+    bad_respondents, bad, respondents, files, table, *gram = result
+    if int(bad_respondents) or int(bad) or not int(respondents) or len(set(files)) != len(
+            sources):
+        return None
+    table.columns = ["weight", "n", "min_weight", "weight2",
+                     *[f"rep{j + 1}" for j in range(len(replicates))]]
+    table = table.reset_index()
+    table["a"] = table["a"].astype(object).where(table["a"].notna(), None)
+    from surveykit.counting.weighted_files import RawCells
+
+    return RawCells(cells=table, gram=gram[0] if gram else None)

@@ -34,13 +34,15 @@ from surveykit.errors import CsvImportError, MissingInputError, ParameterError
 from surveykit.reading.responses import ResponseFile, inspect_file
 from surveykit.reading.spreadsheets import file_kind, not_a_response_file
 
-__all__ = ["ENDINGS", "ResponseSource", "counted_instead", "expand_paths", "open_sources",
-           "quote_name", "quote_text"]
+__all__ = ["COVARIATES_EXACT_ONLY", "ENDINGS", "ResponseSource", "counted_instead",
+           "expand_paths", "open_sources", "quote_name", "quote_text"]
 
 # The file name endings a directory's response files have (a file named on its own, or by a
 # glob, is read whatever its name: its content tells its kind).
 ENDINGS = (".csv", ".txt", ".tsv", ".xlsx", ".xls", ".zip", ".parquet", ".pq")
 _GLOB_CHARACTERS = frozenset("*?[")
+#: ``exact_only`` of a file whose only reason is its covariate columns.
+COVARIATES_EXACT_ONLY = "columns of declared covariates (import checks their cells by type)"
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,9 @@ class ResponseSource:
     ``missing_labels``: the canonical spellings that mean "no answer" here
     (the profile's, the tool's); ``exact_only``: why only the row-by-row path
     can count this file (None: any engine can); ``written_here``: ``table``
-    was written by surveykit (its dialect is known).
+    was written by surveykit (its dialect is known); ``covariates``: (position,
+    covariate name) of each column of a declared covariate (design columns of
+    ``[sampling]`` among them), in file order.
     """
 
     index: int
@@ -83,6 +87,7 @@ class ResponseSource:
     missing_labels: frozenset[str] = frozenset()
     exact_only: str | None = None
     written_here: bool = False
+    covariates: tuple[tuple[int, str], ...] = ()
 
     @property
     def table_kind(self) -> str:
@@ -194,14 +199,13 @@ def _describe(index: int, path: Path, kind: str, reader: ResponseFile) -> Respon
         respondent=mapping.index("respondent_id"), question=mapping.index("question_id"),
         answer=mapping.index("answer"), group=mapping.index("group"), wide=wide,
         column_kinds=tuple(reader.column_kinds), unit=reader.unit,
-        missing_labels=mapping.missing_labels)
+        missing_labels=mapping.missing_labels,
+        covariates=tuple((column.index, column.covariate) for column in mapping.covariates()))
     return replace(source, exact_only=_exact_only(source, reader))
 
 
 def _exact_only(source: ResponseSource, reader: ResponseFile) -> str | None:
     """Why only the row-by-row path can count this file, or None."""
-    if reader.mapping.covariates():
-        return "columns of declared covariates (import checks their cells by type)"
     if reader.restores_formulas:
         return "a rejects file (its cells are read without their leading quote)"
     if any(source.column_kinds[at] == "other" for at in source.read_columns
@@ -209,6 +213,10 @@ def _exact_only(source: ResponseSource, reader: ResponseFile) -> str | None:
         return "Parquet columns of dates, decimals or nested values among those read"
     if reader.header_line.count('"') % 2:
         return "a quote in the header line that is not closed on it"
+    # last: the weighted counts of a sampled survey read its design columns fast, when no
+    # other reason holds (surveykit.counting.weighted_files)
+    if reader.mapping.covariates():
+        return COVARIATES_EXACT_ONLY
     return None
 
 

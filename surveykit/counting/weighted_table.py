@@ -23,7 +23,12 @@ cell:
   design: may be left out, and the weights are the design's);
 * ``n``: the number of respondents, a whole number >= 1;
 * ``weight2``: the sum of the squared weights, when the design has no clusters
-  (every respondent is then a PSU).
+  (every respondent is then a PSU);
+* ``rep1`` ... ``repR`` (optional, with the producer's replicate weights): the sums
+  of each replicate's analysis weights, for ``report --variance replicates``;
+* ``replicate_df`` (optional, with ``rep1`` ...): survey's degrees of freedom of the
+  replicates, the rank of the respondents' replicate weights - 1, the same on every
+  row (without it, the rank of the cells' sums, which can be lower).
 
 Columns starting with ``_`` are ignored. Rows with the same keys add up (a
 file counted per partition can be concatenated). docs/complex-samples.md has the
@@ -51,6 +56,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -77,11 +83,20 @@ __all__ = ["is_weighted_table", "read_weighted_file", "read_weighted_table",
            "weighted_columns", "write_weighted_table"]
 
 
-def weighted_columns(survey: Survey, domain: bool = False) -> list[str]:
-    """The header of survey ``survey``'s weighted counts table, in order."""
+def weighted_columns(survey: Survey, domain: bool = False, replicates: int = 0,
+                     replicate_df: bool = False) -> list[str]:
+    """The header of survey ``survey``'s weighted counts table, in order (``replicates``:
+    how many replicate sums it carries; ``replicate_df``: whether it carries their degrees
+    of freedom)."""
     sampling = survey.sampling
     return ["survey", "question", *design_keys(sampling), *(["domain"] if domain else []),
-            "group", "response", "weight", "n", *([] if sampling.clusters else ["weight2"])]
+            "group", "response", "weight", "n", *([] if sampling.clusters else ["weight2"]),
+            *(f"rep{j + 1}" for j in range(replicates)),
+            *(["replicate_df"] if replicate_df else [])]
+
+
+def _replicate_column(name: str) -> bool:
+    return re.fullmatch(r"rep[1-9][0-9]*", name) is not None
 
 
 def is_weighted_table(path: str | Path) -> bool:
@@ -99,9 +114,12 @@ def is_weighted_table(path: str | Path) -> bool:
 def write_weighted_table(stream: TextIO, survey: Survey, cells: pd.DataFrame) -> None:
     """Write ``cells`` (:func:`surveykit.store.design_values.weighted_cells`'s table: a
     ``question`` column, the design's keys, ``group``, ``response``, ``weight``, ``n``,
-    ``weight2``) as survey ``survey``'s weighted counts table."""
+    ``weight2``; ``rep1`` ... and ``replicate_df`` with the producer's replicate weights) as
+    survey ``survey``'s weighted counts table."""
     domain = "domain" in cells.columns
-    header = weighted_columns(survey, domain)
+    header = weighted_columns(survey, domain,
+                              sum(_replicate_column(str(c)) for c in cells.columns),
+                              "replicate_df" in cells.columns)
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(header)
     for record in cells.assign(survey=survey.name).to_dict("records"):
@@ -155,6 +173,16 @@ def read_weighted_table(stream: TextIO, survey: Survey, name: str) -> dict[str, 
             f"{name}, line 1: a weighted counts table of survey {survey.name!r} needs the "
             f"columns {', '.join(required)}; missing: {', '.join(lacking)}")
     optional = [c for c in ("domain", "group", "weight", "weight2") if c in used]
+    replicate_columns = sorted((c for c in used if _replicate_column(c)),
+                               key=lambda c: int(c[3:]))
+    if replicate_columns != [f"rep{j + 1}" for j in range(len(replicate_columns))]:
+        raise ParameterError(f"{name}, line 1: the replicate columns are "
+                             f"{', '.join(replicate_columns)}; number them rep1 ... repR "
+                             "without gaps; nothing was read")
+    if "replicate_df" in used and not replicate_columns:
+        raise ParameterError(f"{name}, line 1: column 'replicate_df' goes with the replicate "
+                             "sums rep1 ... repR, which the file lacks; nothing was read")
+    degrees: list[int] = []
     questions, groups = question_lookup(survey), group_lookup(survey)
     spellings = [question.answer_spellings() for question in survey.questions]
     rows: list[list[dict]] = [[] for _ in survey.questions]
@@ -216,6 +244,18 @@ def read_weighted_table(stream: TextIO, survey: Survey, name: str) -> dict[str, 
                                                         else "") + "weights", positive=True)
         if sampling.weight is None:
             record.pop("weight", None)
+        for column in replicate_columns:
+            record[column] = _number(cell[column], line, column, fail,
+                                     "a sum of replicate weights", positive=False)
+        if "replicate_df" in used:
+            df = _number(cell["replicate_df"], line, "replicate_df", fail,
+                         "degrees of freedom", positive=False)
+            if not df.is_integer() or (degrees and df != degrees[0]):
+                raise fail(line, "replicate_df", cell["replicate_df"],
+                           "is not a whole number" if not df.is_integer() else
+                           f"differs from the first row's {degrees[0]}: it is the "
+                           "replicates' degrees of freedom, the same on every row")
+            degrees.append(int(df))
         rows[question].append(record)
     out = {}
     for question, records in zip(survey.questions, rows, strict=True):
@@ -223,7 +263,10 @@ def read_weighted_table(stream: TextIO, survey: Survey, name: str) -> dict[str, 
         if sampling.weight is None:
             table["weight"] = table["n"].astype(float)
         table["group"] = table["group"].astype(object)
-        out[question.id] = _added_up(table)
+        table = _added_up(table)
+        if degrees:
+            table["replicate_df"] = degrees[0]
+        out[question.id] = table
     return out
 
 
@@ -233,7 +276,8 @@ def _order(records: Sequence[dict]) -> list[str] | None:
 
 def _added_up(table: pd.DataFrame) -> pd.DataFrame:
     """Rows with the same keys added up (a table counted per partition and concatenated)."""
-    sums = [c for c in ("weight", "n", "weight2") if c in table.columns]
+    sums = [*(c for c in ("weight", "n", "weight2") if c in table.columns),
+            *(c for c in table.columns if _replicate_column(str(c)))]
     keys = [c for c in table.columns if c not in sums]
     if table.empty:
         return table
@@ -244,8 +288,10 @@ def _number(text: str, line: int, column: str, fail, what: str, positive: bool) 
     try:
         value = float(text.strip())
     except ValueError:
-        raise fail(line, column, text, f"is not a number: {what} is a number above 0") \
-            from None
+        raise fail(line, column, text, f"is not a number: {what} is a number "
+                   + ("above 0" if positive else "of 0 or more")) from None
     if not math.isfinite(value) or (positive and value <= 0):
         raise fail(line, column, text, f"is not a number above 0 ({what})")
+    if not math.isfinite(value) or value < 0:
+        raise fail(line, column, text, f"is not a number of 0 or more ({what})")
     return value

@@ -249,9 +249,13 @@ def _column_role(index: int, name: str, profile: ImportProfile, tool: ExportTool
         question, rule = found
         return ColumnRole(index, name, "question", survey.questions[question].id, rule)
     replicates = survey.sampling.replicate_weights if survey.sampling else None
-    if replicates is not None and replicates.pattern is not None and replicates.matches(name):
-        return ColumnRole(index, name, "covariate", rule="[sampling] replicate_weights",
-                          covariate=name)
+    if replicates is not None and replicates.pattern is not None:
+        # a group path's end too, as other columns: Kobo writes "group_x/repw1"
+        for number, path in enumerate(header_paths(name)):
+            if replicates.matches(path):
+                return ColumnRole(index, name, "covariate",
+                                  rule="[sampling] replicate_weights"
+                                       + (", path" if number else ""), covariate=path)
     if tool is not None and any(canonical_header(p) in tool.metadata for p in header_paths(name)):
         return ColumnRole(index, name, "ignored", rule=f"{tool.name} metadata")
     if any(resolver.is_form_field(path) for path in header_paths(name)):

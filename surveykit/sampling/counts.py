@@ -62,8 +62,8 @@ import numpy as np
 from surveykit.errors import ParameterError
 from surveykit.sampling.design import SamplingDesign
 
-__all__ = ["UNANSWERED", "WeightedCounts", "design_keys", "first_parent", "population_sizes",
-           "units_within"]
+__all__ = ["UNANSWERED", "WeightedCounts", "design_keys", "first_parent", "gram_rank",
+           "population_sizes", "units_within"]
 
 #: The response code of respondents without an answer (they keep their PSU in the design).
 UNANSWERED = -1
@@ -518,6 +518,37 @@ def design_keys(sampling: SamplingDesign) -> list[str]:
     if sampling.fpc:
         columns += ["fpc"] if stages == 1 else [f"fpc{k + 1}" for k in range(stages)]
     return columns
+
+
+def gram_rank(gram: np.ndarray, tol: float = 1e-5) -> int:
+    """The rank of a matrix W from its Gram matrix G = W'W, as R's ``qr(W, tol)$rank`` counts
+    it (LINPACK's dqrdc2, which ``survey::svrepdesign`` uses for ``degf``): the columns in
+    order, each orthogonalized against the columns kept so far; a column whose remaining
+    norm is below ``tol`` times its own norm is dependent. G is what a GROUP BY can sum
+    (sum over the respondents of w_i w_j), so the rank needs no respondent's row: the
+    remaining squared norms are the pivots of a Cholesky factorization of G over the
+    columns kept.
+
+    >>> w = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0]])  # col 3 = 1 + 2
+    >>> gram_rank(w.T @ w), gram_rank(np.eye(4))
+    (2, 4)
+    """
+    gram = np.asarray(gram, dtype=float)
+    kept: list[int] = []
+    factor = np.zeros_like(gram)  # rows of the Cholesky factor L, for the kept columns
+    for k in range(gram.shape[0]):
+        if gram[k, k] <= 0:
+            continue
+        row = np.zeros(gram.shape[0])
+        for j in kept:  # L[k, j] = (G[k, j] - sum_i<j L[k, i] L[j, i]) / L[j, j]
+            row[j] = (gram[k, j] - row[kept] @ factor[j, kept]) / factor[j, j]
+        remaining = gram[k, k] - row[kept] @ row[kept]
+        if remaining <= (tol * tol) * gram[k, k]:
+            continue
+        row[k] = math.sqrt(remaining)
+        factor[k] = row
+        kept.append(k)
+    return len(kept)
 
 
 def _columns_of(table: object) -> Mapping[str, Sequence]:

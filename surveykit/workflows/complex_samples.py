@@ -216,8 +216,19 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
     return ComplexSampleReport(
         report=report, sampling=survey.sampling, variance=variance, by=by_name, level=level,
         estimates=estimates, skipped=skipped, respondents=sample.respondents,
-        strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights, df=sample.df,
+        strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights,
+        df=_design_df(sample.df, estimates, variance),
         models=models)
+
+
+def _design_df(linearization: int, estimates: Mapping[str, object], variance: str) -> int:
+    """The design's degrees of freedom as the report states them: PSUs - strata, or with the
+    producer's replicate weights survey's ``degf`` for svrepdesign, the rank of the
+    replicate weights - 1 (the estimates' df, on which their intervals are)."""
+    if variance == "replicates":
+        for estimate in estimates.values():
+            return estimate.df
+    return linearization
 
 
 def _declared_models(engine: Engine, survey) -> list[ModelFit]:
@@ -279,11 +290,19 @@ def _sample_of_cells(survey, cells: Mapping[str, object]) -> _Sample:
     if all(table.empty for table in cells.values()):
         return _Sample(counts=lambda question: None, respondents=0, strata=0, psus=0,
                        sum_weights=0.0, df=0)
-    counts = {question.id: cell_counts(cells[question.id], survey.sampling,
-                                       design=question.design,
-                                       grouped=len(question.design.group_names) > 1,
-                                       name=f"question {question.id!r}")
-              for question in survey.questions if not question.numeric}
+    def read(question):
+        table = cells[question.id]
+        counts = cell_counts(table.drop(columns="replicate_df", errors="ignore"),
+                             survey.sampling, design=question.design,
+                             grouped=len(question.design.group_names) > 1,
+                             name=f"question {question.id!r}")
+        if "replicate_df" in table.columns and len(table):
+            # the rank of the respondents' replicate weights, which the cells' sums can lower
+            counts = replace(counts, replicate_rank=int(table["replicate_df"].iloc[0]) + 1)
+        return counts
+
+    counts = {question.id: read(question) for question in survey.questions
+              if not question.numeric}
     if not counts:  # numeric questions only: their sections read the rows
         raise ParameterError(f"survey {survey.name!r} has no yes/no or category question")
     # every respondent of the sample is a cell of every question: the largest tells it all
@@ -296,12 +315,15 @@ def _sample_of_cells(survey, cells: Mapping[str, object]) -> _Sample:
 
 def complex_report_for_counts_file(database: Engine | str | PathLike, path: str | PathLike,
                                    survey_name: str | None = None, *, level: float = 0.95,
-                                   method: str | None = None) -> ComplexSampleReport:
+                                   method: str | None = None,
+                                   variance: str = "linearization") -> ComplexSampleReport:
     """The report of a survey with ``[sampling]`` from a weighted counts table
     (:mod:`surveykit.counting.weighted_table`: sums of weights per question, stratum, PSU,
     fpc, group and response, made anywhere): the design-based estimates with the
-    linearization variance, as from the stored answers, and today's report from the cells'
-    respondents. A counts table has no respondents, so ``[[models]]`` are not fitted.
+    linearization variance, or ``variance="replicates"`` from the sums of the producer's
+    replicate weights the table carries (``rep1`` ...), as from the stored answers, and
+    today's report from the cells' respondents. A counts table has no respondents, so
+    ``[[models]]`` are not fitted.
 
     >>> # complex_report_for_counts_file("surveykit.db", "weighted.csv").to_dict()
     """
@@ -313,31 +335,48 @@ def complex_report_for_counts_file(database: Engine | str | PathLike, path: str 
         cells = read_weighted_file(path, survey)
         issued = store.issued_respondent_count(engine, survey.name)
         tallies = store.code_tallies(engine, survey.name) if issued else None
-    return _report_from_cells(survey, cells, issued, tallies, level, method, str(path))
+    return _report_from_cells(survey, cells, issued, tallies, level, method, str(path),
+                              variance)
 
 
 def complex_report_for_files(database: Engine | str | PathLike, survey_name: str,
                              data, *, replace: bool = False, level: float = 0.95,
-                             method: str | None = None) -> ComplexSampleReport:
+                             method: str | None = None, engine_name: str = "duckdb",
+                             scheduler: str | None = None,
+                             variance: str = "linearization") -> ComplexSampleReport:
     """``report --data`` on a survey with ``[sampling]``: the answers and design columns of
-    the files ``data`` summed into weighted cells without importing them
-    (:func:`surveykit.workflows.counting.weighted_cells_of_files`), then reported as a
+    the files ``data`` summed into weighted cells without importing them, by DuckDB or Dask
+    (``engine_name``, ``scheduler``;
+    :func:`surveykit.workflows.counting.weighted_cells_of_files`), then reported as a
     weighted counts table is (:func:`complex_report_for_counts_file`)."""
     from surveykit.workflows.counting import weighted_cells_of_files
 
     with store.engine_for(database) as engine:
-        survey, table = weighted_cells_of_files(engine, survey_name, data, replace=replace)
+        survey, table = weighted_cells_of_files(engine, survey_name, data, replace=replace,
+                                                engine_name=engine_name, scheduler=scheduler)
         issued = store.issued_respondent_count(engine, survey.name)
         tallies = store.code_tallies(engine, survey.name) if issued else None
     cells = {question.id: table[table["question"] == question.id].drop(columns="question")
              for question in survey.questions}
-    return _report_from_cells(survey, cells, issued, tallies, level, method, "--data")
+    return _report_from_cells(survey, cells, issued, tallies, level, method, "--data",
+                              variance)
 
 
-def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
-                       ) -> ComplexSampleReport:
+def _report_from_cells(survey, cells, issued, tallies, level, method, where: str,
+                       variance: str = "linearization") -> ComplexSampleReport:
     """The report from every question's weighted cells (no respondents, so no models):
-    linearization estimates, and today's report from the cells' respondents."""
+    linearization estimates (or ``variance="replicates"``: the producer's replicate weights'
+    sums), and today's report from the cells' respondents."""
+    if variance not in ("linearization", "replicates"):
+        raise ParameterError(f"{where}: --variance {variance} needs every respondent's row; "
+                             "a counts table holds cells: use linearization, or replicates "
+                             "with the sums of the producer's replicate weights (rep1 ...)")
+    if variance == "replicates" and not all(
+            "rep1" in table.columns for table in cells.values()):
+        raise ParameterError(f"{where}: --variance replicates needs the sums of the "
+                             "producer's replicate weights (columns rep1 ... repR); "
+                             "'surveykit counts --data FILES --format csv' writes them when "
+                             "[sampling] has replicate_weights")
     from surveykit.counts import Counts, QuestionCounts
     from surveykit.sampling import survey_estimate
 
@@ -364,15 +403,17 @@ def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
     skipped: dict[str, str] = {}
     for question in survey.questions:
         try:
-            estimate = survey_estimate(question.design, sample.counts(question))
+            estimate = survey_estimate(question.design, sample.counts(question),
+                                       variance=variance)
             estimates[question.id] = replace(estimate, domains=tuple(
                 sorted(estimate.domains, key=lambda d: _domain_key(d.domain))))
         except EstimationError as exc:
             skipped[question.id] = str(exc)
     return ComplexSampleReport(
-        report=report, sampling=survey.sampling, variance="linearization", by=by,
+        report=report, sampling=survey.sampling, variance=variance, by=by,
         level=level, estimates=estimates, skipped=skipped, respondents=sample.respondents,
-        strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights, df=sample.df)
+        strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights,
+        df=_design_df(sample.df, estimates, variance))
 
 
 def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> _Sample:

@@ -114,22 +114,39 @@ def weighted_cells_of_store(engine: Engine, survey_name: str):
 
 
 def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
-                            replace: bool = False):
+                            replace: bool = False, engine_name: str = "duckdb",
+                            scheduler: str | None = None):
     """Survey ``survey_name`` (with ``[sampling]``) and the weighted cells of the answers and
-    design columns in ``data``, nothing imported into the database: the files are imported,
-    one after the other, into a temporary SQLite file (every check and message of
-    ``surveykit import``, the design's included: a missing or non-positive weight, a PSU
-    that changes stratum, a lonely PSU, each named by file, line, column and value), with
-    the survey's issued ids, and the cells summed there by the store's one GROUP BY."""
+    design columns in ``data``, nothing imported into the database.
+
+    The cells are one GROUP BY of ``engine_name`` over the files where they lie
+    (:func:`surveykit.counting.weighted_files.weighted_file_cells`: DuckDB, or Dask on
+    the cluster at ``scheduler``), with the sums of the producer's replicate weights
+    (``rep1`` ...). When that finds something off (a bad weight, a PSU that changes
+    stratum, a lonely PSU, a bad answer, ...), and when the survey has issued ids, the
+    files are imported, one after the other, into a temporary SQLite file (every check and
+    message of ``surveykit import``, the design's included, each named by file, line,
+    column and value), with the survey's issued ids, and the cells summed there by the
+    store's one GROUP BY."""
     import tempfile
 
+    from surveykit.counting import ENGINES
     from surveykit.counting.sources import expand_paths
+    from surveykit.counting.weighted_files import weighted_file_cells
     from surveykit.store.importer import import_responses
 
+    if engine_name not in ENGINES:
+        raise ParameterError(f"engine {engine_name!r} must be one of {', '.join(ENGINES)}")
+    if scheduler is not None and engine_name != "dask":
+        raise ParameterError(f"scheduler ({scheduler!r}) is only used with engine 'dask'")
     survey = store.load_survey(engine, survey_name)
     if survey.sampling is None:
         raise ParameterError(f"survey {survey.name!r} has no [sampling] section")
     paths = expand_paths(data)
+    if not store.issued_respondent_count(engine, survey.name):
+        table = weighted_file_cells(survey, paths, engine=engine_name, scheduler=scheduler)
+        if table is not None:
+            return survey, table
     with tempfile.TemporaryDirectory(prefix="surveykit-weighted-") as folder, \
             store.engine_for(f"sqlite:///{Path(folder) / 'counts.db'}") as scratch:
         store.init_database(scratch)
@@ -137,7 +154,42 @@ def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str
         _copy_issued(engine, scratch, survey.name)
         for path in paths:
             import_responses(scratch, path, survey.name, replace=replace)
-        return weighted_cells_of_store(scratch, survey.name)
+        survey, table = weighted_cells_of_store(scratch, survey.name)
+        if survey.sampling.replicate_weights is not None:
+            table = _with_replicate_sums(scratch, survey, table)
+        return survey, table
+
+
+def _with_replicate_sums(engine: Engine, survey: Survey, table):
+    """The store's weighted cells with the sums of the producer's replicate weights per
+    cell (``rep1`` ...) and their degrees of freedom (``replicate_df``), as
+    :mod:`surveykit.counting.weighted_files` gives them: from every respondent's row
+    (:func:`surveykit.store.design_values.sampling_frame`), for files the GROUP BY over the
+    files could not vouch for."""
+    import pandas as pd
+
+    from surveykit.sampling.counts import design_keys, gram_rank
+    from surveykit.sampling.rows import design_rows
+    from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame
+
+    _, frame = sampling_frame(engine, survey.name)
+    sampling = survey.sampling
+    replicates = design_rows(frame, sampling).replicates
+    names = [name for name in (sampling.strata, *sampling.clusters, *sampling.fpc) if name]
+    keys = ["question", *design_keys(sampling), "group", "response"]
+    sums = [f"rep{j + 1}" for j in range(replicates.shape[1])]
+    pieces = [pd.DataFrame({
+        "question": question.id,
+        **{key: frame[name].to_numpy() for key, name in zip(keys[1:-2], names, strict=True)},
+        "group": frame[question.id + GROUP_SUFFIX].astype(object).to_numpy(),
+        "response": frame[question.id].astype(object).to_numpy(),
+        **{column: replicates[:, j] for j, column in enumerate(sums)}})
+        for question in survey.questions]
+    per_cell = pd.concat(pieces, ignore_index=True).groupby(
+        keys, dropna=False, sort=False, as_index=False)[sums].sum()
+    out = table.merge(per_cell, on=keys, how="left", validate="one_to_one")
+    out["replicate_df"] = gram_rank(replicates.T @ replicates) - 1
+    return out
 
 
 def _copy_issued(source: Engine, target: Engine, survey_name: str) -> None:
