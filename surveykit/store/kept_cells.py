@@ -39,10 +39,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     Connection,
+    Engine,
     Float,
     Select,
     String,
@@ -65,8 +67,11 @@ from sqlalchemy import (
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
-from surveykit.sampling.counts import design_keys
-from surveykit.store.engines import dialect_insert
+from surveykit.numeric_counts import NumericCounts, NumericQuestionCounts, NumericSums
+from surveykit.sampling.counts import NUMBER, design_keys
+from surveykit.store.answer_counts import kept_respondents_statement
+from surveykit.store.engines import dialect_insert, read_snapshot
+from surveykit.store.surveys import survey_id
 from surveykit.store.tables import (
     covariates,
     known_respondents,
@@ -78,13 +83,12 @@ from surveykit.store.tables import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NO_ANSWER", "NUMBER", "SUMS", "Touched", "add_first_answers", "change_cells",
-           "contributions_statement", "key_columns", "read_cells", "rebuild_cells"]
+__all__ = ["NO_ANSWER", "SUMS", "KeptSample", "Touched", "add_first_answers", "change_cells",
+           "contributions_statement", "key_columns", "read_cells", "read_sample",
+           "rebuild_cells"]
 
 #: ``response`` of a respondent without an answer to the question (``group_number`` 0).
 NO_ANSWER = ""
-#: ``response`` of a numeric question's number answers (their sums are in the cell).
-NUMBER = "#"
 #: The summed columns of a cell, in the table's order.
 SUMS = ("n", "invalid", "weight", "weight2", "y", "y2", "wy", "wy2", "w2y", "w2y2")
 _KEY = ("survey_id", "question_id", "design_key", "group_number", "response")
@@ -342,3 +346,49 @@ def read_cells(conn: Connection, key: int, survey: Survey, domain: str | None = 
     if not all(math.isfinite(v) for v in frame["weight"]):
         return None
     return frame
+
+
+@dataclass(frozen=True)
+class KeptSample:
+    """What a report reads of a sampled survey, in one snapshot: its kept cells
+    (:func:`read_cells`'s table, None where the stored values are no clean design) and the
+    number of respondents with an answer (``known_respondents``)."""
+
+    table: pd.DataFrame | None
+    known_respondents: int
+
+    def numeric_counts(self, survey: Survey) -> list[NumericQuestionCounts]:
+        """The unweighted sums of each numeric question (survey order), as
+        :func:`surveykit.store.numeric_answers.read_numeric_counts` gives them from the
+        answers: per group the numbers, their sum and sum of squares and the "don't know"
+        answers; ``missing`` the known respondents who gave the question no answer."""
+        table = self.table
+        out = []
+        for question in survey.questions:
+            if not question.numeric:
+                continue
+            mine = table[(table["question"] == question.id) & table["response"].notna()]
+            groups: dict[str, NumericSums] = {}
+            for group, cells in mine.groupby("group", sort=True):
+                numbers = cells[cells["response"] == NUMBER]
+                groups[str(int(group))] = NumericSums(
+                    int(numbers["n"].sum()), float(numbers["y"].sum()),
+                    float(numbers["y2"].sum()), int(cells.loc[cells["response"] == _DONT_KNOW,
+                                                                "n"].sum()))
+            counts = NumericCounts.from_mapping(groups)
+            answered = counts.answered + counts.dont_know
+            out.append(NumericQuestionCounts(
+                question_id=question.id, counts=counts,
+                missing=max(self.known_respondents - answered, 0)))
+        return out
+
+
+def read_sample(engine: Engine, survey: Survey, domain: str | None = None) -> KeptSample:
+    """The kept cells of the stored survey ``survey`` (with ``[sampling]``; ``domain`` a
+    design key column or None) and its number of respondents with an answer, in one
+    snapshot."""
+    with read_snapshot(engine) as conn:
+        key = survey_id(conn, survey.name)
+        table = read_cells(conn, key, survey, domain)
+        known = conn.execute(kept_respondents_statement(key)).scalar_one()
+    return KeptSample(table=table, known_respondents=int(known or 0))
