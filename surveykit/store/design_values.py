@@ -381,6 +381,8 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
     table = pd.DataFrame(rows, columns=["question", *labels, "group", "response",
                                         *(a.name for a in aggregates)])
     table["group"] = pd.Series([row.group for row in rows], dtype=object)  # ints and None
+    # texts and None: pandas may read a missing answer as NaN, which is no answer either
+    table["response"] = pd.Series([row.response for row in rows], dtype=object)
     if weight_text is not None and (table["_weighted"] != table["n"]).any():
         return None  # a respondent without a weight
     if (table["_min_weight"] <= 0).any() or table[labels].isna().to_numpy().any():
