@@ -241,8 +241,9 @@ class Touched:
             f"VARCHAR({RESPONDENT_ID_LENGTH}) PRIMARY KEY)"
             + (" ON COMMIT DROP" if postgres else ""))
         if tables:
-            conn.exec_driver_sql(f"INSERT INTO {self.TABLE} (respondent_id) " + " UNION ".join(
-                f"SELECT respondent_id FROM {name}" for name in tables))
+            listed = " UNION ALL ".join(f"SELECT respondent_id FROM {name}" for name in tables)
+            conn.exec_driver_sql(f"INSERT INTO {self.TABLE} (respondent_id) SELECT DISTINCT "
+                                 f"respondent_id FROM ({listed}) listed")
         if ids:
             conn.exec_driver_sql(f"INSERT INTO {self.TABLE} (respondent_id) VALUES (%s) "
                                  "ON CONFLICT DO NOTHING" if postgres else
