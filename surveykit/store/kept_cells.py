@@ -50,6 +50,7 @@ from sqlalchemy import (
     String,
     Text,
     and_,
+    bindparam,
     case,
     cast,
     column,
@@ -61,7 +62,6 @@ from sqlalchemy import (
     select,
     table,
     true,
-    union_all,
 )
 
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
@@ -207,15 +207,18 @@ def contributions_statement(conn: Connection, key: int, survey: Survey,
 def change_cells(conn: Connection, statement: Select) -> None:
     """Add the signed sums of ``statement`` (rows in the table's columns, one per cell) to
     the kept cells; a cell whose ``n`` falls to 0 keeps every sum at exactly 0."""
+    conn.execute(_upsert(conn, statement))
+
+
+def _upsert(conn: Connection, statement: Select):
     insert = dialect_insert(conn, weighted_cells).from_select([*_KEY, *SUMS], statement)
     kept, new = weighted_cells.c, insert.excluded
     empty = kept.n + new.n == 0
-    insert = insert.on_conflict_do_update(
+    return insert.on_conflict_do_update(
         index_elements=[kept[name] for name in _KEY],
         set_={"n": kept.n + new.n, "invalid": kept.invalid + new.invalid, **{
             name: case((empty, 0.0), else_=kept[name] + new[name])
             for name in SUMS[2:]}})
-    conn.execute(insert)
 
 
 class Touched:
@@ -264,20 +267,39 @@ class Touched:
         return select(column("respondent_id")).select_from(table(self.TABLE))
 
 
-def _literal_ids(respondent_ids: Sequence[str]) -> Select:
-    return union_all(*[select(literal(r, String).label("respondent_id"))
-                       for r in respondent_ids]).subquery("ids").select()
+# (dialect, survey key, survey source) -> the two statements of add_first_answers, compiled
+# once: building and compiling them costs far more than running them (tens of ms, against
+# under one for the database), and a web server runs them at every submission
+_FIRST_ANSWERS: dict[tuple[str, int, str], tuple[tuple[str, dict, tuple | None], ...]] = {}
+
+
+def _compiled(conn: Connection, statement) -> tuple[str, dict, tuple | None]:
+    """The driver's SQL of ``statement``, its parameters' values and (qmark drivers) order."""
+    compiled = statement.compile(dialect=conn.dialect,
+                                 compile_kwargs={"render_postcompile": True})
+    order = tuple(compiled.positiontup) if compiled.positional else None
+    return str(compiled), dict(compiled.params), order
 
 
 def add_first_answers(conn: Connection, key: int, survey: Survey,
                       respondent_ids: Sequence[str]) -> None:
     """After a write that gave ``respondent_ids`` their first answers (a web submission):
-    their cells without answers out, their cells with the answers in. Two statements in
-    the caller's transaction; call it for a survey with ``[sampling]`` only."""
-    ids = _literal_ids(respondent_ids)
-    change_cells(conn, contributions_statement(conn, key, survey, ids, answers=False,
-                                               sign=-1))
-    change_cells(conn, contributions_statement(conn, key, survey, ids))
+    their cells without answers out, their cells with the answers in. Two statements per
+    respondent in the caller's transaction; call it for a survey with ``[sampling]`` only."""
+    cache = (conn.dialect.name, key, survey.source)
+    prepared = _FIRST_ANSWERS.get(cache)
+    if prepared is None:
+        ids = select(bindparam("b_respondent", "", type_=String).label("respondent_id")
+                     ).subquery("ids").select()
+        prepared = tuple(_compiled(conn, _upsert(conn, contributions_statement(
+            conn, key, survey, ids, answers=answers, sign=sign)))
+            for answers, sign in ((False, -1), (True, 1)))
+        _FIRST_ANSWERS[cache] = prepared
+    for respondent in respondent_ids:
+        for sql, defaults, order in prepared:
+            values = {**defaults, "b_respondent": respondent}
+            conn.exec_driver_sql(sql, tuple(values[name] for name in order)
+                                 if order is not None else values)
 
 
 def rebuild_cells(conn: Connection, key: int, survey: Survey) -> None:
