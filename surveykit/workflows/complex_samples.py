@@ -2,10 +2,14 @@
 
 Joins the store and the sampling math (:func:`surveykit.sampling.rows.cell_counts`,
 :func:`surveykit.sampling.survey_estimate`, :func:`surveykit.sampling.survey_regress`).
-Estimation reads weighted cells, not respondents: the store's one GROUP BY
-(:func:`surveykit.store.design_values.weighted_cells`) for the linearization variance,
-every respondent's row (:func:`surveykit.store.design_values.sampling_frame`) for the
-replicate variances, for regression, and to name a respondent whose stored values are wrong.
+Estimation reads weighted cells, not respondents: the store's kept cells
+(:mod:`surveykit.store.kept_cells`, kept by every write) for the linearization variance
+without domains or with domains by a design key column, and for every numeric question's
+weighted estimate; the store's one GROUP BY over the respondents
+(:func:`surveykit.store.design_values.weighted_cells`) for domains by another covariate
+(not a key of the kept cells); every respondent's row
+(:func:`surveykit.store.design_values.sampling_frame`) for the replicate variances, for
+regression, and to name a respondent whose stored values are wrong.
 
 * :func:`complex_report_for_survey` is ``surveykit report --survey NAME`` on such a
   survey: today's report (counts, privacy losses, checks) and, per question, the
@@ -437,27 +441,21 @@ def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> 
 
 def _numeric_section(question, frame, sampling: SamplingDesign,
                      counts: NumericQuestionCounts, level: float) -> NumericSection:
-    """A numeric question's section with its design-based estimate: the Horvitz-Thompson
-    total sum w r' of the design's unbiased transform r' of each answer, the Hajek mean,
-    and their variance from the stratified, clustered design (Taylor linearization, as
-    ``survey::svytotal``) plus, without replacement (an fpc), the randomization term
-    (:func:`surveykit.estimation.quantitative.estimate_mean_from_answers`). A design without
-    a per-answer transform (``mix_unknown``), or a failure, falls back to the simple-random-
-    sample estimate with the reason as a warning."""
+    """A numeric question's section with its design-based estimate from every answering
+    respondent's row: the Horvitz-Thompson total sum w r' of the design's unbiased
+    transform r' of each answer, the Hajek mean, and their variance from the stratified,
+    clustered design (Taylor linearization, as ``survey::svytotal``) plus, without
+    replacement (an fpc), the randomization term
+    (:func:`surveykit.estimation.quantitative.estimate_mean_from_answers`). The report reads
+    the rows only where the kept cells are no clean design (the rows name the respondent);
+    otherwise :func:`_numeric_section_from_cells` gives the same numbers."""
     from surveykit.estimation.quantitative import SamplingVariance, estimate_mean_from_answers
     from surveykit.sampling.rows import design_rows
     from surveykit.sampling.variance import linearized_variance
 
     answered = frame[frame[question.id].notna()]
-    estimate = None
-    note = None
-    if answered.empty:
-        pass
-    elif not question.design.has_transform:
-        note = (f"the {question.design.model} design has no per-answer unbiased transform, so "
-                "the weighted estimate is not computed; the mean assumes simple random "
-                "sampling")
-    else:
+
+    def estimate():
         rows = design_rows(answered.reset_index(drop=True), sampling, keep_respondents=True)
         structure = rows.counts
 
@@ -467,18 +465,12 @@ def _numeric_section(question, frame, sampling: SamplingDesign,
         text = answered[question.id].astype(str)
         dont_know = (text == "dont_know").to_numpy()
         values = np.where(dont_know, np.nan, _numbers_of(text, dont_know))
-        try:
-            estimate = estimate_mean_from_answers(
-                question.design, values, dont_know=dont_know, weights=rows.weight,
-                sampling_variance=SamplingVariance(of_sum=of_sum,
-                                                   with_replacement=not sampling.fpc))
-        except (EstimationError, ParameterError) as exc:
-            note = f"no weighted estimate ({exc}); the mean assumes simple random sampling"
-    section = numeric_section(question, counts.counts, missing=counts.missing, level=level,
-                              estimate=estimate)
-    if note is not None:
-        section = replace(section, warnings=(*section.warnings, note))
-    return section
+        return estimate_mean_from_answers(
+            question.design, values, dont_know=dont_know, weights=rows.weight,
+            sampling_variance=SamplingVariance(of_sum=of_sum,
+                                               with_replacement=not sampling.fpc))
+
+    return _weighted_section(question, counts, level, not answered.empty, estimate)
 
 
 def _numeric_section_from_cells(question, cells, sampling: SamplingDesign,
@@ -490,9 +482,20 @@ def _numeric_section_from_cells(question, cells, sampling: SamplingDesign,
     from surveykit.sampling.numeric_cells import estimate_from_numeric_cells
 
     mine = cells[(cells["question"] == question.id) & cells["response"].notna()]
+    return _weighted_section(
+        question, counts, level, not mine.empty,
+        lambda: estimate_from_numeric_cells(mine, sampling, question.design))
+
+
+def _weighted_section(question, counts: NumericQuestionCounts, level: float, answered: bool,
+                      estimate_of: Callable[[], object]) -> NumericSection:
+    """The section with the weighted estimate ``estimate_of()`` where the question has
+    answers; a design without a per-answer transform (``mix_unknown``), or a failure (a
+    lonely unit among the answering respondents, too few answers), falls back to the
+    simple-random-sample estimate with the reason as a warning."""
     estimate = None
     note = None
-    if mine.empty:
+    if not answered:
         pass
     elif not question.design.has_transform:
         note = (f"the {question.design.model} design has no per-answer unbiased transform, so "
@@ -500,7 +503,7 @@ def _numeric_section_from_cells(question, cells, sampling: SamplingDesign,
                 "sampling")
     else:
         try:
-            estimate = estimate_from_numeric_cells(mine, sampling, question.design)
+            estimate = estimate_of()
         except (EstimationError, ParameterError) as exc:
             note = f"no weighted estimate ({exc}); the mean assumes simple random sampling"
     section = numeric_section(question, counts.counts, missing=counts.missing, level=level,
