@@ -71,8 +71,8 @@ def test_store_commands_on_an_empty_database_say_to_run_init(database_url):
 
 
 def test_init_database_is_idempotent(engine):
-    assert store.init_database(engine) == "0006"
-    assert store.init_database(engine) == "0006"
+    assert store.init_database(engine) == "0007"
+    assert store.init_database(engine) == "0007"
     assert store.list_surveys(engine) == []
 
 

@@ -25,6 +25,8 @@ def check_command(survey_name, repair, db_url, fmt):
     every stored answer it cannot count; it exits with status 1 if any. --repair
     then rewrites the kept counts from the answers; what the answers cannot
     rebuild (answers or a definition changed by hand) is reported, status 1.
+    On a survey with [sampling] --repair also rewrites its kept weighted cells
+    from the answers and design values (a design value changed by hand).
 
     Example: surveykit check --survey academic_integrity
     """

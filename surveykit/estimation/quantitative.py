@@ -71,6 +71,7 @@ __all__ = [
     "estimate_domains",
     "estimate_mean",
     "estimate_mean_from_answers",
+    "estimate_mean_from_sums",
     "linearize",
     "numeric_answers",
 ]
@@ -650,6 +651,87 @@ def _weighted(design: QuantitativeDesign, a: NumericAnswers, N: float | None,
         unrelated_mean=float(solution[1]) if solution.size > 1 else None,
         unrelated_variance=float(variance[1]) if solution.size > 1 else None,
         alternatives=MappingProxyType(alternatives), **common)
+
+
+def estimate_mean_from_sums(
+        design: QuantitativeDesign, *, answers: int, dont_know: int, weight: float,
+        weighted_sum: float, weighted_squares: float,
+        variance_of: Callable[[float, float], float], with_replacement: bool,
+        randomization_variance: str = "unbiased") -> NumericEstimate:
+    """:func:`estimate_mean_from_answers` with weights and a sampling variance, from sums.
+
+    For a design whose answers z have a per-answer unbiased transform
+    (``has_transform``: r = (z - a) / b, affine in z) every quantity of the
+    weighted estimators is a sum over the answers of something affine or
+    quadratic in z, so the ``answers`` numbers' sum of weights W, sum w z and
+    sum w z^2 (and the number of ``dont_know`` answers) give the Hajek mean
+    (z_bar_w - a) / b, the Horvitz-Thompson total sum w r' (r' = r / (1 - d),
+    0 for "don't know") and the randomization term
+    (:func:`answer_variance_sum`); ``variance_of(alpha, beta)`` is the sampling
+    variance of sum_i w_i (alpha + beta z_i) over the number answers ("don't
+    know" 0), which a complex sample computes from per-PSU sums of w, w z (and
+    w^2, w^2 z, w^2 z^2 when respondents are the PSUs). ``with_replacement`` as
+    :class:`SamplingVariance`'s. Equal to the estimate from the answers
+    themselves (tests/test_kept_cells.py checks it to 1e-9).
+
+    >>> from surveykit.designs.quantitative import Eriksson
+    >>> d = Eriksson(p=0.5, scrambler=[0, 1, 3, 5, 8])
+    >>> z = np.array([3.0, 8.0, 0.0])
+    >>> def variance_of(alpha, beta):  # each answer its own PSU, with replacement
+    ...     t = alpha + beta * z
+    ...     return 3 / 2 * float(np.sum((t - t.mean()) ** 2))
+    >>> e = estimate_mean_from_sums(d, answers=3, dont_know=0, weight=3.0,
+    ...                             weighted_sum=z.sum(), weighted_squares=z @ z,
+    ...                             variance_of=variance_of, with_replacement=True)
+    >>> f = estimate_mean_from_answers(d, z, weights=np.ones(3))
+    >>> [bool(np.isclose(getattr(e, k), getattr(f, k)))
+    ...  for k in ("mean", "variance", "total", "total_variance")]
+    [True, True, True, True]
+    """
+    if randomization_variance not in ("unbiased", "plug_in"):
+        raise ParameterError(f"randomization_variance ({randomization_variance!r}) must be "
+                             "'unbiased' or 'plug_in'")
+    if not design.has_transform:
+        raise ParameterError(f"design {design.model!r} has no per-answer unbiased transform: "
+                             "its weighted estimate needs the answers themselves")
+    if answers < 2:
+        raise EstimationError(f"{answers} numeric answer(s) with positive weight: the mean "
+                              "and its standard error need at least 2")
+    method = randomization_variance
+    other = "plug_in" if method == "unbiased" else "unbiased"
+    moments = design.moments()
+    a, b = moments.a, moments.b
+    d = float(design.designed_dont_know)
+    a0, inverse = _system(design)
+    c = float(inverse[0, 0])
+    W = float(weight)
+    m = weighted_sum / W
+    mean = c * (m - float(a0[0]))
+    # the Hajek mean's linearized values u = c (z - m) / W for an answer, 0 for "don't know"
+    variance = variance_of(-c * m / W, c / W)
+    alternatives: dict[str, float] = {}
+    randomization: dict[str, float] = {}
+    if not with_replacement:
+        terms = {k: answer_variance_sum(design, weight=W, weighted_sum=weighted_sum,
+                                        weighted_squares=weighted_squares, method=k) / W ** 2
+                 for k in (method, other)}
+        if math.isfinite(terms[other]):
+            alternatives[other] = variance + terms[other]
+        variance += terms[method]
+        # sum w v' = ((1 - d) sum w v + d sum w r^2) / (1 - d)^2 (see _linearized)
+        sum_r2 = (weighted_squares - 2 * a * weighted_sum + a * a * W) / b ** 2
+        randomization = {k: ((1 - d) * terms[k] * W ** 2 + d * sum_r2) / (1 - d) ** 2
+                         for k in (method, other)}
+    # the Horvitz-Thompson total of r' = (z - a) / (b (1 - d))
+    scale = 1.0 / (b * (1 - d))
+    total = scale * (weighted_sum - a * W)
+    total_variance = variance_of(-a * scale, scale) + randomization.get(method, 0.0)
+    return NumericEstimate(
+        design=design, mean=mean, variance=variance, total=total,
+        total_variance=total_variance, n=int(answers), dont_know=int(dont_know),
+        sampling="weighted", population_size=None,
+        group_sizes=MappingProxyType({design.group_names[0]: int(answers)}), weighted=True,
+        alternatives=MappingProxyType(alternatives))
 
 
 def estimate_domains(design: QuantitativeDesign, answers: Sequence[object] | np.ndarray,

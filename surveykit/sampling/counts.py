@@ -62,11 +62,15 @@ import numpy as np
 from surveykit.errors import ParameterError
 from surveykit.sampling.design import SamplingDesign
 
-__all__ = ["UNANSWERED", "WeightedCounts", "design_keys", "first_parent", "gram_rank",
+__all__ = ["NUMBER", "UNANSWERED", "WeightedCounts", "design_keys", "first_parent",
+           "gram_rank",
            "population_sizes", "units_within"]
 
 #: The response code of respondents without an answer (they keep their PSU in the design).
 UNANSWERED = -1
+#: The response of a numeric question's cell of number answers (the cell holds their sums:
+#: :mod:`surveykit.sampling.numeric_cells`).
+NUMBER = "#"
 # Stages whose sampling fraction is below this are with replacement (survey: f < 1e-7 is 0).
 _CERTAIN = 1e-7
 

@@ -34,7 +34,7 @@ from surveykit.sampling.counts import (
 )
 from surveykit.sampling.design import SamplingDesign
 
-__all__ = ["DesignRows", "cell_counts", "design_rows", "weighted_counts"]
+__all__ = ["DesignRows", "cell_counts", "design_rows", "weighted_counts", "weights_from_design"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,12 +253,12 @@ def cell_counts(table: pd.DataFrame, sampling: SamplingDesign, *, design: Design
     group[answered] = [rows.group_labels[code] for code in rows.groups]
     cells = table.assign(response=response, group=group)
     if sampling.weight is None:
-        cells = _weights_from_design(cells, sampling)
+        cells = weights_from_design(cells, sampling)
     return WeightedCounts.from_table(cells, sampling, responses=labels,
                                      groups=rows.group_labels)
 
 
-def _weights_from_design(cells: pd.DataFrame, sampling: SamplingDesign) -> pd.DataFrame:
+def weights_from_design(cells: pd.DataFrame, sampling: SamplingDesign) -> pd.DataFrame:
     """Cells whose ``weight`` counts respondents, weighted as :func:`design_rows` weighs a
     respondent without a weight column: 1, N / n with ``population``, or the product over
     the stages of population / sampled with an fpc."""

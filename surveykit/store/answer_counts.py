@@ -561,15 +561,23 @@ def rebuild_counts(engine: Engine, survey_name: str) -> CountsCheck:
 
     Returns the check as it stood before the rebuild. Every writer keeps the
     counts, so this is for databases changed outside surveykit (a row
-    deleted by hand) and is what migration 0005 did for every survey. The
+    deleted by hand) and is what migration 0005 did for every survey. A survey
+    with ``[sampling]`` gets its kept weighted cells rebuilt too
+    (:func:`surveykit.store.kept_cells.rebuild_cells`, as migration 0007 made them). The
     answers the survey cannot hold (an answer its design does not have, a
     group it does not have) are left out of the rebuilt counts, and stay in
     the check's ``uncountable``.
     """
     before = check_counts(engine, survey_name)
+    # lazy: kept_cells reads the kept number of respondents from this module
+    from surveykit.store.kept_cells import rebuild_cells
+
     with write_transaction(engine) as conn:
         key = survey_id(conn, survey_name)
-        rebuild(conn, key, _layout(conn, key, survey_name))
+        layout = _layout(conn, key, survey_name)
+        rebuild(conn, key, layout)
+        if layout.definition is None:  # a sampled survey's kept weighted cells too
+            rebuild_cells(conn, key, stored_definition(conn, key, survey_name))
     return before
 
 

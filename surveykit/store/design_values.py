@@ -40,8 +40,8 @@ from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError, printable
 from surveykit.sampling.counts import design_keys
 from surveykit.sampling.design import SamplingDesign, natural_order
+from surveykit.store import kept_cells, tables
 from surveykit.store import surveys as stored_surveys
-from surveykit.store import tables
 from surveykit.store.answer_counts import answer_problem
 
 if TYPE_CHECKING:
@@ -228,6 +228,8 @@ def store_frame_values(conn: Connection, key: int, survey: Survey, frame: FrameV
         survey_id=key, survey_version=None, file_name=frame.file_name, sha256=frame.sha256,
         file_format=FRAME_FORMAT, rows_read=len(frame.values), imported=0, replaced=0,
         rejected=0, missing=0, imported_at=datetime.now(UTC))).inserted_primary_key[0]
+    touched = kept_cells.Touched(conn, key, survey)  # the kept cells of these ids change
+    touched.before(ids=respondent_ids)
     rows = [{"survey_id": key, "respondent_id": respondent, "name": name, "value": value,
              "import_id": import_id}
             for respondent, values in zip(respondent_ids, frame.values, strict=True)
@@ -237,6 +239,7 @@ def store_frame_values(conn: Connection, key: int, survey: Survey, frame: FrameV
     first_lines = dict(zip(respondent_ids, frame.lines, strict=True))
     check_design(conn, key, survey, frame.file_name, first_lines, frame.unit,
                  action="issued")
+    touched.after()
 
 
 def lonely_psu_row(frame: pd.DataFrame, sampling: SamplingDesign) -> int | None:

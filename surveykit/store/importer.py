@@ -86,7 +86,7 @@ from surveykit.reading.responses import (
     neutralize_formula,
     open_responses,
 )
-from surveykit.store import answer_counts
+from surveykit.store import answer_counts, kept_cells
 from surveykit.store import database as store
 from surveykit.store.design_values import check_design, check_replicate_columns
 
@@ -414,7 +414,10 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
         sha256=facts.sha256, file_format=source.file_format, rows_read=0, imported=0,
         replaced=0, rejected=0, missing=0, imported_at=now)).inserted_primary_key[0]
     question_keys = _question_keys(conn, key, source.survey)
-    writer = _writer(conn, key, import_id, options)
+    sampled = source.survey.sampling is not None
+    # a sampled survey's kept cells change by the respondents the file touches, which the
+    # staged writer lists before it writes (surveykit.store.kept_cells)
+    writer = _writer(conn, key, import_id, options.staged() if sampled else options)
     covariate_writer = (_CovariateWriter(conn, key, import_id, options.replace)
                         if source.mapping.covariates() else None)
     check = _issued_check(conn, key)
@@ -465,6 +468,10 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
     if rows_read == 0:
         raise CsvImportError(source.name, [], summary=(
             f"{source.name} has a header but no data rows; nothing was imported"))
+    touched = kept_cells.Touched(conn, key, source.survey) if sampled else None
+    if touched is not None:
+        touched.before(tables=[_StagedWriter.TABLE, *(
+            [_CovariateWriter.TABLE] if covariate_writer is not None else [])])
     outcome = writer.finish(conn)
     if outcome.affected != outcome.sent - outcome.unchanged:
         raise _Shortfall
@@ -472,6 +479,8 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
                   else _CovariateOutcome())
     if first_lines is not None:
         check_design(conn, key, source.survey, source.name, first_lines, source.unit)
+    if touched is not None:
+        touched.after()
     imported = outcome.affected - outcome.replaced
     if rejected and not imported and not outcome.replaced and not covariates.stored:
         # Recording the file would make a corrected re-import a no-op ("already imported").

@@ -16,6 +16,7 @@ from sqlalchemy import (
     BigInteger,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     ForeignKeyConstraint,
     Integer,
@@ -258,3 +259,47 @@ class KnownRespondentRecord(Base):
 
     survey_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     respondent_id: Mapped[str] = mapped_column(String(RESPONDENT_ID_LENGTH), primary_key=True)
+
+
+class WeightedCellRecord(Base):
+    """The kept weighted cells of a survey with ``[sampling]``: per question, design key,
+    group and response, the number of respondents and the sums of their weights.
+
+    ``design_key`` is a JSON array of the respondent's stored texts of the design's key
+    columns, in the order :func:`surveykit.sampling.counts.design_keys` names them
+    (stratum, unit at each stage, fpc at each stage; ``[]`` with none, ``null`` for a value
+    not stored). ``group_number`` 0 and ``response`` "" are a respondent without an answer
+    to the question (it keeps its PSU in the design); a numeric question's number answers
+    share the response "#" ("dont_know" is its own). ``n`` respondents, ``invalid`` of them
+    without a weight above 0 (the design is then not clean and the report reads rows),
+    ``weight`` and ``weight2`` the sums of w and w^2 (w = 1 without a weight column); for
+    numeric answers y the sums ``y``, ``y2``, ``wy``, ``wy2``, ``w2y`` and ``w2y2`` (of y,
+    y^2, w y, w y^2, w^2 y, w^2 y^2; 0 elsewhere).
+
+    Every write that changes a sampled survey's answers or design values changes these in
+    its transaction (:mod:`surveykit.store.kept_cells`). A cell whose ``n`` falls to 0
+    stays, with every sum 0 (the cells a survey can have are bounded by its design, not by
+    its respondents); readers skip it.
+    """
+
+    __tablename__ = "weighted_cells"
+    __table_args__ = (
+        ForeignKeyConstraint(["survey_id", "question_id"],
+                             ["questions.survey_id", "questions.id"], ondelete="CASCADE"),
+    )
+
+    survey_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    question_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    design_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    group_number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    response: Mapped[str] = mapped_column(String(ANSWER_LENGTH), primary_key=True)
+    n: Mapped[int] = mapped_column(BigInteger)
+    invalid: Mapped[int] = mapped_column(BigInteger)
+    weight: Mapped[float] = mapped_column(Float)
+    weight2: Mapped[float] = mapped_column(Float)
+    y: Mapped[float] = mapped_column(Float)
+    y2: Mapped[float] = mapped_column(Float)
+    wy: Mapped[float] = mapped_column(Float)
+    wy2: Mapped[float] = mapped_column(Float)
+    w2y: Mapped[float] = mapped_column(Float)
+    w2y2: Mapped[float] = mapped_column(Float)

@@ -69,7 +69,7 @@ from surveykit.designs.quantitative_privacy import answer_bounds
 from surveykit.errors import ParameterError, StoreError
 from surveykit.reading.responses import canonical_respondent_id
 from surveykit.respondent_ids import diagnose_unknown_id
-from surveykit.store import answer_counts
+from surveykit.store import answer_counts, kept_cells
 from surveykit.store import database as store
 from surveykit.vocabulary import decimal_text
 
@@ -408,6 +408,8 @@ class Submissions:
             if new:
                 cursor.run(statements.add_respondents, {"b_survey": self.survey_key,
                                                         "b_new": new})
+            if self.survey.sampling is not None:  # its kept weighted cells too
+                kept_cells.add_first_answers(conn, self.survey_key, self.survey, [respondent_id])
             # Last statement of the transaction: on PostgreSQL this row's lock is held
             # only until the commit that follows.
             cursor.run(statements.count_import, {

@@ -11,10 +11,12 @@ from surveykit.store.models import (
     ResponseRecord,
     SurveyRecord,
     SurveyVersionRecord,
+    WeightedCellRecord,
 )
 
 __all__ = ["answer_counts", "covariates", "imports", "known_respondents", "questions",
-           "respondents", "responses", "survey_versions", "surveys", "tallies"]
+           "respondents", "responses", "survey_versions", "surveys", "tallies",
+           "weighted_cells"]
 
 surveys = SurveyRecord.__table__
 survey_versions = SurveyVersionRecord.__table__
@@ -26,3 +28,4 @@ responses = ResponseRecord.__table__
 covariates = CovariateRecord.__table__
 answer_counts = AnswerCountRecord.__table__
 known_respondents = KnownRespondentRecord.__table__
+weighted_cells = WeightedCellRecord.__table__

@@ -2,10 +2,14 @@
 
 Joins the store and the sampling math (:func:`surveykit.sampling.rows.cell_counts`,
 :func:`surveykit.sampling.survey_estimate`, :func:`surveykit.sampling.survey_regress`).
-Estimation reads weighted cells, not respondents: the store's one GROUP BY
-(:func:`surveykit.store.design_values.weighted_cells`) for the linearization variance,
-every respondent's row (:func:`surveykit.store.design_values.sampling_frame`) for the
-replicate variances, for regression, and to name a respondent whose stored values are wrong.
+Estimation reads weighted cells, not respondents: the store's kept cells
+(:mod:`surveykit.store.kept_cells`, kept by every write) for the linearization variance
+without domains or with domains by a design key column, and for every numeric question's
+weighted estimate; the store's one GROUP BY over the respondents
+(:func:`surveykit.store.design_values.weighted_cells`) for domains by another covariate
+(not a key of the kept cells); every respondent's row
+(:func:`surveykit.store.design_values.sampling_frame`) for the replicate variances, for
+regression, and to name a respondent whose stored values are wrong.
 
 * :func:`complex_report_for_survey` is ``surveykit report --survey NAME`` on such a
   survey: today's report (counts, privacy losses, checks) and, per question, the
@@ -45,9 +49,11 @@ from surveykit.reporting.models import ModelFit
 from surveykit.reporting.numeric_section import NumericSection, numeric_section
 from surveykit.reporting.report import REPORT_FORMATS, Report, build_report, render_report
 from surveykit.sampling import VARIANCE_METHODS, SamplingDesign
+from surveykit.sampling.counts import design_keys
 from surveykit.store import Database
 from surveykit.store import database as store
 from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
+from surveykit.store.kept_cells import KeptSample, key_columns, read_sample
 from surveykit.vocabulary import number_text as _num
 from surveykit.vocabulary import p_value_text
 
@@ -182,22 +188,31 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
                                  "report assumes simple random sampling (see 'surveykit docs "
                                  "complex-samples' to declare weights, strata and clusters)")
         by_name = _by_column(survey, by)
-        sample = _sample_from_cells(engine, survey, variance, by_name)
+        keys = key_columns(survey)
+        kept = read_sample(engine, survey, by_name if by_name in keys else None)
+        sample = _sample_from_cells(engine, survey, variance, by_name, kept)
         if sample is None:
             sample = _sample_from_rows(engine, survey, variance, by_name)
         counts = store.count_responses(engine, survey.name, survey=survey)
-        with Database(engine) as database:
-            numeric = database.survey(survey.name).numeric_counts()
+        if kept.table is not None:
+            numeric = kept.numeric_counts(survey)
+        else:
+            with Database(engine) as database:
+                numeric = database.survey(survey.name).numeric_counts()
         issued = store.issued_respondent_count(engine, survey.name)
         tallies = store.code_tallies(engine, survey.name) if issued else None
         models = tuple(_declared_models(engine, survey))
         asked = [q for q in survey.questions if q.numeric]
-        # a numeric question's weighted estimate reads its answers with their weights
-        frame = sampling_frame(engine, survey.name)[1] if asked else None
+        # a numeric question's weighted estimate: from its kept cells, or (values that are
+        # no clean design, which the rows name) from its answers with their weights
+        frame = sampling_frame(engine, survey.name)[1] if asked and kept.table is None \
+            else None
+    sections = [_numeric_section(question, frame, survey.sampling, found, level)
+                if frame is not None else
+                _numeric_section_from_cells(question, kept.table, survey.sampling, found, level)
+                for question, found in zip(asked, numeric, strict=True)]
     report = build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
-                          method=method, numeric=[
-                              _numeric_section(question, frame, survey.sampling, found, level)
-                              for question, found in zip(asked, numeric, strict=True)])
+                          method=method, numeric=sections)
     if sample.respondents == 0:
         raise ParameterError(f"survey {survey.name!r} has no answers yet: import some first")
     estimates: dict[str, object] = {}
@@ -261,30 +276,40 @@ class _Sample:
     df: int
 
 
-def _sample_from_cells(engine: Engine, survey, variance: str, by: str | None
-                       ) -> _Sample | None:
-    """The sample from the store's weighted cells (one GROUP BY in the database: O(cells)
-    rows whatever the number of respondents), for the linearization variance; None where
-    only the respondents' rows will do: the replicate variances (a jackknife without
-    clusters, bootstrap and BRR draw or pair respondents and PSUs in their stored order, the
+def _sample_from_cells(engine: Engine, survey, variance: str, by: str | None,
+                       kept: KeptSample) -> _Sample | None:
+    """The sample from weighted cells (O(cells) rows whatever the number of respondents),
+    for the linearization variance: the store's kept cells (:mod:`surveykit.store.kept_cells`)
+    without domains or with domains by a design key column (strata, clusters, fpc: a key of
+    every cell); domains by any other covariate are not a key of the kept cells, so they
+    come from the store's GROUP BY over the respondents
+    (:func:`surveykit.store.design_values.weighted_cells`). None where only the
+    respondents' rows will do: the replicate variances (a jackknife without clusters,
+    bootstrap and BRR draw or pair respondents and PSUs in their stored order, the
     producer's replicate weights need their rank), or stored values that are not a clean
     design (the rows then say which respondent is wrong)."""
     if variance != "linearization":
         return None
-    read = weighted_cells(engine, survey.name, by)
-    if read is None:
+    if by is None or by in key_columns(survey):
+        table = kept.table
+    else:
+        read = weighted_cells(engine, survey.name, by)
+        table = None if read is None else read[1]
+    if table is None:
         return None
-    _, table = read
     try:
         return _sample_of_cells(survey, {
             question.id: table[table["question"] == question.id].drop(columns="question")
-            for question in survey.questions})
+            for question in survey.questions}, numeric_only=True)
     except ParameterError:
         return None
 
 
-def _sample_of_cells(survey, cells: Mapping[str, object]) -> _Sample:
-    """The sample from every question's cells (a table in the warehouse format each)."""
+def _sample_of_cells(survey, cells: Mapping[str, object], *, numeric_only: bool = False
+                     ) -> _Sample:
+    """The sample from every question's cells (a table in the warehouse format each);
+    ``numeric_only``: a survey of numeric questions only is described by their cells (the
+    store's kept cells hold every respondent of the sample for every question)."""
     from surveykit.sampling.rows import cell_counts
 
     if all(table.empty for table in cells.values()):
@@ -303,14 +328,30 @@ def _sample_of_cells(survey, cells: Mapping[str, object]) -> _Sample:
 
     counts = {question.id: read(question) for question in survey.questions
               if not question.numeric}
-    if not counts:  # numeric questions only: their sections read the rows
+    if counts:
+        # every respondent of the sample is a cell of every question: the largest tells it all
+        shape = max(counts.values(), key=lambda c: int(c.count.sum()))
+    elif numeric_only:  # the design's structure from a question's cells (every respondent)
+        shape = _structure_of(cells[survey.questions[0].id], survey.sampling)
+    else:
         raise ParameterError(f"survey {survey.name!r} has no yes/no or category question")
-    # every respondent of the sample is a cell of every question: the largest tells it all
-    shape = max(counts.values(), key=lambda c: int(c.count.sum()))
     return _Sample(counts=lambda question: counts[question.id],
                    respondents=int(shape.count.sum()), strata=shape.stratum_count,
                    psus=shape.psu_count, sum_weights=float(math.fsum(shape.weight)),
                    df=shape.degrees_of_freedom)
+
+
+def _structure_of(table, sampling: SamplingDesign):
+    """The design's structure (no answers) from one question's cells."""
+    from surveykit.sampling.counts import WeightedCounts
+    from surveykit.sampling.rows import weights_from_design
+
+    keys = [c for c in table.columns if c in (*design_keys(sampling), "weight", "n",
+                                              "weight2")]
+    cells = table[keys].assign(response=None)
+    if sampling.weight is None:
+        cells = weights_from_design(cells.assign(weight=cells["n"]), sampling)
+    return WeightedCounts.from_table(cells, sampling, responses=())
 
 
 def complex_report_for_counts_file(database: Engine | str | PathLike, path: str | PathLike,
@@ -443,27 +484,21 @@ def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> 
 
 def _numeric_section(question, frame, sampling: SamplingDesign,
                      counts: NumericQuestionCounts, level: float) -> NumericSection:
-    """A numeric question's section with its design-based estimate: the Horvitz-Thompson
-    total sum w r' of the design's unbiased transform r' of each answer, the Hajek mean,
-    and their variance from the stratified, clustered design (Taylor linearization, as
-    ``survey::svytotal``) plus, without replacement (an fpc), the randomization term
-    (:func:`surveykit.estimation.quantitative.estimate_mean_from_answers`). A design without
-    a per-answer transform (``mix_unknown``), or a failure, falls back to the simple-random-
-    sample estimate with the reason as a warning."""
+    """A numeric question's section with its design-based estimate from every answering
+    respondent's row: the Horvitz-Thompson total sum w r' of the design's unbiased
+    transform r' of each answer, the Hajek mean, and their variance from the stratified,
+    clustered design (Taylor linearization, as ``survey::svytotal``) plus, without
+    replacement (an fpc), the randomization term
+    (:func:`surveykit.estimation.quantitative.estimate_mean_from_answers`). The report reads
+    the rows only where the kept cells are no clean design (the rows name the respondent);
+    otherwise :func:`_numeric_section_from_cells` gives the same numbers."""
     from surveykit.estimation.quantitative import SamplingVariance, estimate_mean_from_answers
     from surveykit.sampling.rows import design_rows
     from surveykit.sampling.variance import linearized_variance
 
     answered = frame[frame[question.id].notna()]
-    estimate = None
-    note = None
-    if answered.empty:
-        pass
-    elif not question.design.has_transform:
-        note = (f"the {question.design.model} design has no per-answer unbiased transform, so "
-                "the weighted estimate is not computed; the mean assumes simple random "
-                "sampling")
-    else:
+
+    def estimate():
         rows = design_rows(answered.reset_index(drop=True), sampling, keep_respondents=True)
         structure = rows.counts
 
@@ -473,11 +508,45 @@ def _numeric_section(question, frame, sampling: SamplingDesign,
         text = answered[question.id].astype(str)
         dont_know = (text == "dont_know").to_numpy()
         values = np.where(dont_know, np.nan, _numbers_of(text, dont_know))
+        return estimate_mean_from_answers(
+            question.design, values, dont_know=dont_know, weights=rows.weight,
+            sampling_variance=SamplingVariance(of_sum=of_sum,
+                                               with_replacement=not sampling.fpc))
+
+    return _weighted_section(question, counts, level, not answered.empty, estimate)
+
+
+def _numeric_section_from_cells(question, cells, sampling: SamplingDesign,
+                                counts: NumericQuestionCounts, level: float) -> NumericSection:
+    """:func:`_numeric_section` from the question's kept cells (per-PSU sums of w, w y, w y^2
+    and, without clusters, of w^2, w^2 y, w^2 y^2: :mod:`surveykit.sampling.numeric_cells`),
+    not from the respondents: the same estimate, as the design's per-answer unbiased
+    transform is affine in the answer (``has_transform``)."""
+    from surveykit.sampling.numeric_cells import estimate_from_numeric_cells
+
+    mine = cells[(cells["question"] == question.id) & cells["response"].notna()]
+    return _weighted_section(
+        question, counts, level, not mine.empty,
+        lambda: estimate_from_numeric_cells(mine, sampling, question.design))
+
+
+def _weighted_section(question, counts: NumericQuestionCounts, level: float, answered: bool,
+                      estimate_of: Callable[[], object]) -> NumericSection:
+    """The section with the weighted estimate ``estimate_of()`` where the question has
+    answers; a design without a per-answer transform (``mix_unknown``), or a failure (a
+    lonely unit among the answering respondents, too few answers), falls back to the
+    simple-random-sample estimate with the reason as a warning."""
+    estimate = None
+    note = None
+    if not answered:
+        pass
+    elif not question.design.has_transform:
+        note = (f"the {question.design.model} design has no per-answer unbiased transform, so "
+                "the weighted estimate is not computed; the mean assumes simple random "
+                "sampling")
+    else:
         try:
-            estimate = estimate_mean_from_answers(
-                question.design, values, dont_know=dont_know, weights=rows.weight,
-                sampling_variance=SamplingVariance(of_sum=of_sum,
-                                                   with_replacement=not sampling.fpc))
+            estimate = estimate_of()
         except (EstimationError, ParameterError) as exc:
             note = f"no weighted estimate ({exc}); the mean assumes simple random sampling"
     section = numeric_section(question, counts.counts, missing=counts.missing, level=level,
