@@ -30,6 +30,19 @@ SAMPLE_DATA = locate_resource("sample_data")
 CI_MODULES = ("pyarrow", "distributed", "duckdb", "mpmath", "hypothesis", "playwright")
 CI_PROGRAMS = ("setpriv",)
 
+# Hypothesis: a property test that does not set max_examples itself runs a short search in
+# the default suite; its long search runs under -m slow with its own settings. The bugs a
+# search ever found stay as @example cases, which run whatever the profile.
+# HYPOTHESIS_PROFILE=thorough gives those properties hypothesis's long search here too.
+try:
+    from hypothesis import settings as hypothesis_settings
+except ImportError:  # a laptop without it: the property tests skip (CI refuses, above)
+    pass
+else:
+    hypothesis_settings.register_profile("suite", max_examples=8)
+    hypothesis_settings.register_profile("thorough", max_examples=400)
+    hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Under CI=true, refuse to run without PostgreSQL or a tool some tests would skip."""
