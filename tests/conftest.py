@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,6 +43,34 @@ else:
     hypothesis_settings.register_profile("suite", max_examples=8)
     hypothesis_settings.register_profile("thorough", max_examples=400)
     hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
+
+#: Files whose few tests run long (a wheel built and installed, subprocesses, Java and Node
+#: clients, property searches), longest first: the slowest of the full runs of 2026-11-27
+#: (the slowest tests and, at the end of the run, the files still running).
+LONG_FILES = (
+    "test_readme.py",
+    "test_xlsform_security.py",
+    "test_error_contract.py",
+    "test_properties.py",
+    "test_exit_codes.py",
+    "test_formula_security.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Hand out the longest files first. ``--dist loadfile`` runs a whole file in one process
+    and hands files out one by one as processes finish; the file handed out last runs alone
+    at the end. xdist's own order (most tests first, switched off in addopts by
+    --no-loadscope-reorder) put the few long tests of the README walk-through and the
+    property searches last. Here LONG_FILES go first, then the rest by number of tests as
+    xdist did; a file's tests keep their order (some build on one another)."""
+    def file_of(item: pytest.Item) -> str:
+        return item.nodeid.split("::", 1)[0]
+
+    tests_in = Counter(file_of(item) for item in items)
+    rank = {name: number for number, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: (rank.get(Path(file_of(item)).name, len(rank)),
+                                 -tests_in[file_of(item)], file_of(item)))
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
