@@ -9,6 +9,7 @@ fails to import as a missing package does (ModuleNotFoundError).
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sqlite3
@@ -17,7 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from surveykit.cli import main
 from surveykit.resources import locate_resource
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,10 +43,24 @@ def folder(tmp_path_factory) -> Path:
     place = tmp_path_factory.mktemp("exit")
     for name in ("academic_integrity.toml", "responses_long.csv", "responses_wide.csv"):
         shutil.copy(SAMPLE / name, place / name)
-    for args in (["init"], ["survey", "add", "academic_integrity.toml"],
-                 ["import", "responses_long.csv", "--survey", SURVEY]):
-        result = surveykit(args, place)
-        assert result.returncode == 0, result.stderr
+    # the set-up is not what these tests check: Click's runner in this process (a real
+    # process per command cost three start-ups); the tests below run real processes
+    runner = CliRunner()
+    cwd = os.getcwd()
+    os.chdir(place)
+    try:
+        for args in (["init"], ["survey", "add", "academic_integrity.toml"],
+                     ["import", "responses_long.csv", "--survey", SURVEY]):
+            result = runner.invoke(main, args, env={"SURVEYKIT_DB": None},
+                                   catch_exceptions=False)
+            assert result.exit_code == 0, result.output
+    finally:
+        os.chdir(cwd)
+    # as after the processes ended: no connection left open, the database one file
+    gc.collect()
+    with sqlite3.connect(place / "surveykit.db") as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
     import pandas as pd
 
     pd.read_csv(place / "responses_long.csv").astype(str).to_parquet(place / "answers.parquet")

@@ -4,8 +4,9 @@ status, and a refused input leaves the database exactly as it was. A survey file
 ``survey add`` accepts works with generate, report, export and serve (validation at the
 door).
 
-The default run tries a few dozen inputs per property (a few seconds); the same properties
-run with many more under ``-m slow``.
+The default run tries a few inputs per property (the conftest's "suite" profile) and
+every input these properties ever found a bug with (@example); the same properties run
+with many more under ``-m slow``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ SURVEY = "academic_integrity"
 SAMPLE = locate_resource("sample_data")
 QUESTIONS = ("exam_cheating", "plagiarism", "contract_cheating", "fabricated_data")
 
-FAST = settings(max_examples=25, deadline=None, derandomize=True,
+# The default run: the conftest's "suite" profile (a short derandomized search) plus the
+# @example cases of every bug these properties found; -m slow runs the long searches.
+FAST = settings(deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])

@@ -291,7 +291,9 @@ def cases(draw, mess: int | None = None):
 def test_a_file_counts_as_it_imports_or_both_refuse_it_alike(tmp_path_factory, mess):
     """Tidy files are what DuckDB's one scan counts by itself; untidy ones what it leaves
     to the row-by-row path; messy ones what both refuse."""
-    @hypothesis.settings(max_examples=15, deadline=None, derandomize=True, database=None,
+    # max_examples: the conftest's "suite" profile (a short search); the long search is the
+    # slow test below, and each difference the search found is a test of test_one_reader.py
+    @hypothesis.settings(deadline=None, derandomize=True, database=None,
                          suppress_health_check=list(hypothesis.HealthCheck))
     @hypothesis.given(case=cases(mess))
     def check(case):
