@@ -40,6 +40,18 @@ value) in the same transaction, so
 ``counts`` and ``report`` see web answers exactly like imported ones;
 ``survey list`` counts one import per day of web collection.
 
+How a submission runs (issue 25: the server's CPU per submission): on driver
+connections kept for the survey (:class:`_Connections`), not through SQLAlchemy's
+per-statement machinery; one SELECT reads the id's group and whether ids were
+issued; then the answers are inserted without reading earlier ones: the
+primary key of ``responses`` finds a respondent who has answers, and only then
+are they read and compared (a repeat or a conflict; nothing was written). On
+SQLite the writes are statements of one transaction (BEGIN IMMEDIATE). On
+PostgreSQL, once the day's import record exists, they are one statement in
+autocommit (atomic like a transaction: :data:`_POSTGRES_WRITES`); the first
+submission of a day, and every submission of a survey with ``[sampling]``, use
+the transaction.
+
 Concurrency: on SQLite, writers queue on the database lock (BEGIN IMMEDIATE)
 and, inside one process, on a lock of their own, so that waiting threads do
 not poll SQLite's busy handler. On PostgreSQL the primary key of
@@ -57,8 +69,10 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
+from functools import lru_cache
+from operator import itemgetter
 
 from sqlalchemy import Engine, bindparam, event, exists, func, literal_column, select
 from sqlalchemy import exc as sa_exc
@@ -199,8 +213,14 @@ def web_import_name(moment: datetime, version: int = 1) -> tuple[str, str]:
     >>> web_import_name(datetime(2026, 11, 23, 23, 30, tzinfo=UTC))[0]
     'web 2026-11-23'
     """
-    day = moment.astimezone(UTC).date().isoformat()
-    return f"web {day}", hashlib.sha256(f"surveykit web {day} v{version}".encode()).hexdigest()
+    return _day_record_name(moment.astimezone(UTC).date(), version)
+
+
+@lru_cache(maxsize=16)
+def _day_record_name(day: date, version: int) -> tuple[str, str]:
+    # a SHA-256 per submission cost more than every check of its answers
+    text = day.isoformat()
+    return f"web {text}", hashlib.sha256(f"surveykit web {text} v{version}".encode()).hexdigest()
 
 
 def canonical_web_id(value: object) -> str:
@@ -237,19 +257,21 @@ class _Prepared:
         self.sql = str(compiled)
         self._defaults = dict(compiled.params)
         self._order = tuple(compiled.positiontup) if compiled.positional else None
+        # the values in the statement's order, in C (itemgetter of one name gives no tuple)
+        self._pick = (None if self._order is None
+                      else itemgetter(*self._order) if len(self._order) > 1
+                      else (lambda merged, name=self._order[0]: (merged[name],)))
 
     @classmethod
     def text(cls, sql: str) -> _Prepared:
         """A statement already in the driver's SQL, with named (``%(name)s``) parameters."""
         prepared = cls.__new__(cls)
-        prepared.sql, prepared._defaults, prepared._order = sql, {}, None
+        prepared.sql, prepared._defaults, prepared._order, prepared._pick = sql, {}, None, None
         return prepared
 
     def parameters(self, values: Mapping[str, object]) -> tuple | dict:
-        merged = {**self._defaults, **values}
-        if self._order is None:
-            return merged
-        return tuple(merged[name] for name in self._order)
+        merged = self._defaults | values
+        return merged if self._pick is None else self._pick(merged)
 
 
 class _Cursor:
