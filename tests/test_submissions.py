@@ -206,6 +206,32 @@ def test_concurrent_copies_of_one_submission_store_it_once(survey_engine: Engine
     assert checked_counts(survey_engine, "academic_integrity")[0].answered == 1 + earlier
 
 
+def test_concurrent_respondents_from_the_day_s_first_on_all_store_without_deadlock(
+        survey_engine: Engine):
+    """Writers of the day's first submissions (a transaction) and later ones (one statement
+    on PostgreSQL) lock rows in one order: in opposite orders PostgreSQL found deadlocks."""
+    submissions = open_submissions(survey_engine, "academic_integrity")
+    errors = []
+    barrier = threading.Barrier(12)
+
+    def send(thread: int) -> None:
+        barrier.wait()
+        for number in range(5):
+            try:
+                submissions.record(f"r-{thread}-{number}", ANSWERS, now=NOON)
+            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    submissions.close()
+    assert errors == []
+    assert checked_counts(survey_engine, "academic_integrity")[0].answered == 60
+
+
 def test_repeats_and_conflicts_later_in_the_day_change_nothing(survey_engine: Engine):
     """The common case after the day's first submission (one statement on PostgreSQL)."""
     submissions = open_submissions(survey_engine, "academic_integrity")

@@ -469,9 +469,12 @@ class _Statements:
 # PostgreSQL: a submission's writes as one statement, run in autocommit (a statement is
 # atomic: all of it or nothing), so the whole submission is two round trips (the id's group,
 # then this) where seven statements between BEGIN and COMMIT took nine. The same writes as
-# Submissions._record's, in the same order: the answers (the primary key finds a repeat),
+# Submissions._write's, in the same order: the answers (the primary key finds a repeat),
 # the known respondent, the kept counts, the survey's number of known respondents (only
-# when the respondent is new) and the day's import record.
+# when the respondent is new) and the day's import record. The order is forced: each part
+# reads the one before (PostgreSQL otherwise runs the parts the final SELECT does not read
+# last, and two writers locking the kept counts and the day's record in opposite orders
+# deadlock).
 _POSTGRES_WRITES = """\
 WITH answers AS (
   INSERT INTO responses (survey_id, question_id, respondent_id, answer, group_number,
@@ -481,7 +484,7 @@ WITH answers AS (
   RETURNING 1
 ), known AS (
   INSERT INTO known_respondents (survey_id, respondent_id)
-  VALUES (%(b_survey)s, %(b_respondent)s)
+  SELECT %(b_survey)s, %(b_respondent)s WHERE EXISTS (SELECT FROM answers)
   ON CONFLICT (survey_id, respondent_id) DO NOTHING
   RETURNING 1
 ), cells AS (
@@ -489,17 +492,19 @@ WITH answers AS (
   SELECT %(b_survey)s, question, %(b_group)s, answer, 1
   FROM unnest(%(b_counted)s::integer[], %(b_counted_answers)s::varchar[])
        AS cell(question, answer)
+  WHERE (SELECT count(*) FROM known) >= 0
   ON CONFLICT (survey_id, question_id, group_number, answer)
   DO UPDATE SET count = answer_counts.count + excluded.count
   RETURNING 1
 ), respondents_known AS (
   UPDATE surveys SET known_respondents = known_respondents + 1
   WHERE id = %(b_survey)s AND EXISTS (SELECT FROM known)
+    AND (SELECT count(*) FROM cells) >= 0
   RETURNING 1
 ), day AS (
   UPDATE imports SET rows_read = rows_read + 1, imported = imported + %(b_imported)s,
                      missing = missing + %(b_missing)s
-  WHERE id = %(b_import)s
+  WHERE id = %(b_import)s AND (SELECT count(*) FROM respondents_known) >= 0
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM answers), (SELECT count(*) FROM day)"""
