@@ -180,8 +180,12 @@ def test_web_answers_go_to_one_import_record_per_utc_day(survey_engine: Engine):
     assert versions == [1, 1]  # the survey definition the answers were read with
 
 
-def test_concurrent_copies_of_one_submission_store_it_once(survey_engine: Engine):
+@pytest.mark.parametrize("earlier", [0, 1], ids=["first_of_the_day", "later_in_the_day"])
+def test_concurrent_copies_of_one_submission_store_it_once(survey_engine: Engine, earlier: int):
+    """Also once the day's import record exists (PostgreSQL then writes in one statement)."""
     submissions = open_submissions(survey_engine, "academic_integrity")
+    for number in range(earlier):
+        submissions.record(f"earlier-{number}", ANSWERS, now=NOON)
     results, errors = [], []
     barrier = threading.Barrier(8)
 
@@ -199,7 +203,51 @@ def test_concurrent_copies_of_one_submission_store_it_once(survey_engine: Engine
         thread.join(timeout=60)
     assert errors == []
     assert sorted(r.already_recorded for r in results) == [False] + [True] * 7
-    assert checked_counts(survey_engine, "academic_integrity")[0].answered == 1
+    assert checked_counts(survey_engine, "academic_integrity")[0].answered == 1 + earlier
+
+
+def test_concurrent_respondents_from_the_day_s_first_on_all_store_without_deadlock(
+        survey_engine: Engine):
+    """Writers of the day's first submissions (a transaction) and later ones (one statement
+    on PostgreSQL) lock rows in one order: in opposite orders PostgreSQL found deadlocks."""
+    submissions = open_submissions(survey_engine, "academic_integrity")
+    errors = []
+    barrier = threading.Barrier(12)
+
+    def send(thread: int) -> None:
+        barrier.wait()
+        for number in range(5):
+            try:
+                submissions.record(f"r-{thread}-{number}", ANSWERS, now=NOON)
+            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    submissions.close()
+    assert errors == []
+    assert checked_counts(survey_engine, "academic_integrity")[0].answered == 60
+
+
+def test_repeats_and_conflicts_later_in_the_day_change_nothing(survey_engine: Engine):
+    """The common case after the day's first submission (one statement on PostgreSQL)."""
+    submissions = open_submissions(survey_engine, "academic_integrity")
+    submissions.record("web-1", ANSWERS, now=NOON)  # creates the day's import record
+    second = submissions.record("web-2", {**ANSWERS, "plagiarism": "yes"}, now=NOON)
+    assert (second.answers, second.already_recorded) == (4, False)
+    before = snapshot(survey_engine)
+    again = submissions.record("web-2", {**ANSWERS, "plagiarism": "yes"}, now=NOON)
+    assert again.already_recorded and again.import_id == second.import_id
+    with pytest.raises(SubmissionConflict, match="different answers are already recorded"):
+        submissions.record("web-2", ANSWERS, now=NOON)
+    submissions.close()
+    assert snapshot(survey_engine) == before
+    counted = checked_counts(survey_engine, "academic_integrity")
+    assert counted[0].answered == 2
+    assert [q.answers() for q in counted][1] == {"no": 1, "yes": 1}
 
 
 def test_web_import_records_name_the_survey_version_they_read_answers_with(tmp_path):

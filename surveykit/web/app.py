@@ -141,6 +141,11 @@ class _PageBytes:
         return token.encode("ascii").join(self.parts)
 
 
+# The answers to a submission, as bytes once.
+_RECORDED = b'{"status":"recorded"}'
+_ALREADY_RECORDED = b'{"status":"already_recorded"}'
+
+
 def _error(status: int, message: str, reason: str,
            headers: dict[str, str] | None = None) -> Response:
     """A refusal (:func:`surveykit.web.security.error_body`) with ``status``."""
@@ -407,9 +412,9 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
                                       data["answers"])
             if result.already_recorded:
                 tally.repeated += 1
-                return JSONResponse({"status": "already_recorded"})
+                return Response(_ALREADY_RECORDED, media_type="application/json")
             tally.recorded += 1
-            return JSONResponse({"status": "recorded"}, status_code=201)
+            return Response(_RECORDED, status_code=201, media_type="application/json")
         return await answer(request, ("respondent_id", "answers"), act)
 
     async def healthz(request: Request) -> Response:
