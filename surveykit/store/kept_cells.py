@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -281,25 +281,31 @@ def _compiled(conn: Connection, statement) -> tuple[str, dict, tuple | None]:
     return str(compiled), dict(compiled.params), order
 
 
-def add_first_answers(conn: Connection, key: int, survey: Survey,
-                      respondent_ids: Sequence[str]) -> None:
+def add_first_answers(bind: Connection | Engine, key: int, survey: Survey,
+                      respondent_ids: Sequence[str],
+                      run: Callable[[str, tuple | dict], object] | None = None) -> None:
     """After a write that gave ``respondent_ids`` their first answers (a web submission):
     their cells without answers out, their cells with the answers in. Two statements per
-    respondent in the caller's transaction; call it for a survey with ``[sampling]`` only."""
-    cache = (conn.dialect.name, key, survey.source)
+    respondent in the caller's transaction; call it for a survey with ``[sampling]`` only.
+
+    ``bind`` gives the dialect the statements are compiled for (compiled once per survey);
+    ``run(sql, parameters)`` executes one on the caller's transaction (a web server's
+    driver cursor), by default ``bind.exec_driver_sql`` (``bind`` a Connection)."""
+    cache = (bind.dialect.name, key, survey.source)
     prepared = _FIRST_ANSWERS.get(cache)
     if prepared is None:
         ids = select(bindparam("b_respondent", "", type_=String).label("respondent_id")
                      ).subquery("ids").select()
-        prepared = tuple(_compiled(conn, _upsert(conn, contributions_statement(
-            conn, key, survey, ids, answers=answers, sign=sign)))
+        prepared = tuple(_compiled(bind, _upsert(bind, contributions_statement(
+            bind, key, survey, ids, answers=answers, sign=sign)))
             for answers, sign in ((False, -1), (True, 1)))
         _FIRST_ANSWERS[cache] = prepared
+    execute = run if run is not None else bind.exec_driver_sql
     for respondent in respondent_ids:
         for sql, defaults, order in prepared:
             values = {**defaults, "b_respondent": respondent}
-            conn.exec_driver_sql(sql, tuple(values[name] for name in order)
-                                 if order is not None else values)
+            execute(sql, tuple(values[name] for name in order)
+                    if order is not None else values)
 
 
 def rebuild_cells(conn: Connection, key: int, survey: Survey) -> None:

@@ -291,9 +291,10 @@ class _Cursor:
         self._call(prepared.sql, self._cursor.executemany,
                    [prepared.parameters(row) for row in rows])
 
-    def run_sql(self, sql: str) -> None:
-        """A statement without parameters (BEGIN IMMEDIATE on SQLite)."""
-        self._call(sql, self._cursor.execute, ())
+    def run_sql(self, sql: str, parameters: tuple | Mapping[str, object] = ()) -> None:
+        """A statement in the driver's own SQL (BEGIN IMMEDIATE on SQLite; statements
+        compiled elsewhere, as a sampled survey's kept cells)."""
+        self._call(sql, self._cursor.execute, parameters)
 
     def _call(self, sql: str, method, parameters):
         try:
@@ -328,6 +329,11 @@ class _Connections:
         self._every: list = []
         self._guard = threading.Lock()
         event.listen(engine, "engine_disposed", self._disposed)
+
+    @property
+    def engine(self) -> Engine:
+        """The engine the connections come from (its dialect compiles statements)."""
+        return self._engine
 
     @contextmanager
     def transaction(self, *, write: bool) -> Iterator[_Cursor]:
@@ -659,7 +665,8 @@ class Submissions:
                 cursor.run(statements.add_respondents, {"b_survey": self.survey_key,
                                                         "b_new": new})
             if self.survey.sampling is not None:  # its kept weighted cells too
-                kept_cells.add_first_answers(conn, self.survey_key, self.survey, [respondent_id])
+                kept_cells.add_first_answers(self._connections.engine, self.survey_key,
+                                             self.survey, [respondent_id], run=cursor.run_sql)
             # Last statement of the transaction: on PostgreSQL this row's lock is held
             # only until the commit that follows.
             cursor.run(statements.count_import, {
