@@ -55,7 +55,7 @@ from surveykit.estimation.regression import regress
 from surveykit.estimation.regression_results import Parameter
 from surveykit.sampling.counts import WeightedCounts
 from surveykit.sampling.design import VARIANCE_METHODS, SamplingDesign
-from surveykit.sampling.replicates import bootstrap, brr, jackknife, replicate_variance
+from surveykit.sampling.replicates import replicate_variance, replicate_weights_for
 from surveykit.sampling.rows import design_rows
 from surveykit.sampling.variance import linearized_variance
 
@@ -387,7 +387,7 @@ def survey_regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: 
         method, count = "linearization", 0
         design_df = _fit_degrees_of_freedom(counts, kept)
     else:
-        replicate_weights, scale, rscales, mse, method, design_df = _replicate_weights(
+        replicate_weights, scale, rscales, mse, method, design_df = replicate_weights_for(
             counts, variance, replicates, rng, rho)
         thetas, diverging, stuck = [], [], []
         for r in range(replicate_weights.shape[1]):
@@ -524,20 +524,3 @@ def _inverse(information: np.ndarray, held: np.ndarray) -> np.ndarray:
                               "every parameter; drop a term")
     out[np.ix_(free, free)] = (vectors / values) @ vectors.T
     return out
-
-
-def _replicate_weights(counts: WeightedCounts, variance: str, replicates: int, rng, rho):
-    """Per-row replicate weights (rows, R), scale, rscales, mse, the method's name and df."""
-    if variance == "replicates":
-        spec = counts.sampling.replicate_weights
-        if spec is None or counts.replicates is None:
-            raise ParameterError("variance 'replicates' needs the producer's replicate weights: "
-                                 "declare replicate_weights and replicate_type")
-        scale, rscales = spec.factors(counts.replicates.shape[1])
-        return (counts.replicates, scale, np.asarray(rscales), spec.mse,
-                f"replicates ({spec.type})", counts.replicate_degrees_of_freedom)
-    made = {"jackknife": lambda: jackknife(counts), "brr": lambda: brr(counts, rho),
-            "bootstrap": lambda: bootstrap(counts, replicates, rng)}[variance]()
-    return (made.cell_weights(counts), made.scale, made.rscales, made.mse, made.type,
-            made.degrees_of_freedom)
-
