@@ -191,10 +191,13 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
         models = tuple(_declared_models(engine, survey))
         asked = [q for q in survey.questions if q.numeric]
         # a numeric question's weighted estimate reads its answers with their weights
-        frame = sampling_frame(engine, survey.name)[1] if asked else None
+        frame = sampling_frame(engine, survey.name, covariates=[by_name] if by_name else []
+                               )[1] if asked else None
     report = build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
                           method=method, numeric=[
-                              _numeric_section(question, frame, survey.sampling, found, level)
+                              _numeric_section(question, frame, survey.sampling, found, level,
+                                               variance=variance, by=by_name,
+                                               replicates=replicates, rng=rng)
                               for question, found in zip(asked, numeric, strict=True)])
     if sample.respondents == 0:
         raise ParameterError(f"survey {survey.name!r} has no answers yet: import some first")
@@ -399,46 +402,43 @@ def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> 
 
 
 def _numeric_section(question, frame, sampling: SamplingDesign,
-                     counts: NumericQuestionCounts, level: float) -> NumericSection:
-    """A numeric question's section with its design-based estimate: the Horvitz-Thompson
-    total sum w r' of the design's unbiased transform r' of each answer, the Hajek mean,
-    and their variance from the stratified, clustered design (Taylor linearization, as
-    ``survey::svytotal``) plus, without replacement (an fpc), the randomization term
-    (:func:`surveykit.estimation.quantitative.estimate_mean_from_answers`). A design without
-    a per-answer transform (``mix_unknown``), or a failure, falls back to the simple-random-
-    sample estimate with the reason as a warning."""
-    from surveykit.estimation.quantitative import SamplingVariance, estimate_mean_from_answers
+                     counts: NumericQuestionCounts, level: float, *,
+                     variance: str = "linearization", by: str | None = None,
+                     replicates: int = 500, rng=None) -> NumericSection:
+    """A numeric question's section with its design-based estimate, overall and per value
+    of ``by``: the Horvitz-Thompson total sum w r' of the design's unbiased transform r' of
+    each answer, the Hajek mean (``mix_unknown``: its two groups' weighted means solved), and
+    their variance by linearization (with an fpc, plus the randomization term) or
+    ``variance``'s replicates (:func:`surveykit.sampling.numeric.survey_numeric_estimate`).
+    A failure falls back to the simple-random-sample estimate with the reason as a warning."""
+    from surveykit.estimation.answers import value_text
+    from surveykit.sampling.numeric import survey_numeric_estimate
     from surveykit.sampling.rows import design_rows
-    from surveykit.sampling.variance import linearized_variance
 
-    answered = frame[frame[question.id].notna()]
-    estimate = None
+    answered = frame[frame[question.id].notna()].reset_index(drop=True)
+    found = None
     note = None
-    if answered.empty:
-        pass
-    elif not question.design.has_transform:
-        note = (f"the {question.design.model} design has no per-answer unbiased transform, so "
-                "the weighted estimate is not computed; the mean assumes simple random "
-                "sampling")
-    else:
-        rows = design_rows(answered.reset_index(drop=True), sampling, keep_respondents=True)
-        structure = rows.counts
-
-        def of_sum(values: np.ndarray, weights: np.ndarray) -> float:
-            return float(linearized_variance(structure, (weights * values)[:, None])[0, 0])
-
+    if not answered.empty:
         text = answered[question.id].astype(str)
         dont_know = (text == "dont_know").to_numpy()
-        values = np.where(dont_know, np.nan, _numbers_of(text, dont_know))
+        groups = (answered[question.id + GROUP_SUFFIX].tolist()
+                  if len(question.design.group_names) > 1 else None)
+        domains = None if by is None else [
+            None if value is None or (isinstance(value, float) and math.isnan(value))
+            else value_text(value).strip() for value in answered[by]]
         try:
-            estimate = estimate_mean_from_answers(
-                question.design, values, dont_know=dont_know, weights=rows.weight,
-                sampling_variance=SamplingVariance(of_sum=of_sum,
-                                                   with_replacement=not sampling.fpc))
+            found = survey_numeric_estimate(
+                question.design, np.where(dont_know, np.nan, _numbers_of(text, dont_know)),
+                rows=design_rows(answered, sampling, keep_respondents=True), groups=groups,
+                dont_know=dont_know, domains=domains, variance=variance,
+                replicates=replicates, rng=rng)
         except (EstimationError, ParameterError) as exc:
             note = f"no weighted estimate ({exc}); the mean assumes simple random sampling"
-    section = numeric_section(question, counts.counts, missing=counts.missing, level=level,
-                              estimate=estimate)
+    section = numeric_section(
+        question, counts.counts, missing=counts.missing, level=level,
+        estimate=None if found is None else found.estimate, by=by,
+        domains=None if found is None else {
+            label: found.domains[label] for label in sorted(found.domains, key=_domain_key)})
     if note is not None:
         section = replace(section, warnings=(*section.warnings, note))
     return section
