@@ -50,7 +50,10 @@ from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation.formulas import build_matrix, drop_missing, parse_formula
 from surveykit.estimation.latent import LatentModel, maximize
 from surveykit.estimation.quantitative import numeric_answers
-from surveykit.estimation.quantitative_regression import weighted_least_squares
+from surveykit.estimation.quantitative_regression import (
+    corrected_least_squares,
+    weighted_least_squares,
+)
 from surveykit.estimation.regression import regress
 from surveykit.estimation.regression_results import Parameter
 from surveykit.sampling.counts import WeightedCounts
@@ -439,6 +442,13 @@ def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
     result counts them (``dont_know``). ``data`` has one row per sampled respondent with
     the design columns of ``sampling``; only ``variance="linearization"`` is offered.
 
+    The numeric question may also be a predictor of an observed outcome (``satisfaction ~
+    income + age``): weighted least squares on r is attenuated, so the method-of-moments
+    correction of :func:`~surveykit.estimation.quantitative_regression.fit_linear` is
+    solved with the sampling weights (:func:`~surveykit.estimation.quantitative_regression.
+    corrected_least_squares`) and its estimating equations take the same design-based
+    sandwich.
+
     >>> from surveykit.designs.quantitative import Eriksson
     >>> rng = np.random.default_rng(3)
     >>> design = Eriksson(p=0.7, scrambler=[0, 1, 3, 5, 8])
@@ -459,11 +469,9 @@ def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
     if not isinstance(data, pd.DataFrame) or not data.index.is_unique:
         raise ParameterError("data must be a pandas DataFrame with a unique index")
     parsed = parse_formula(formula, [str(c) for c in data.columns])
-    if parsed.response != scrambled:
-        raise ParameterError(
-            f"formula ({formula!r}): under [sampling] the numeric question {scrambled!r} must "
-            f"be the outcome ({scrambled} ~ ...); as a predictor it is fitted under simple "
-            "random sampling only")
+    if parsed.response != scrambled and scrambled not in parsed.columns:
+        raise ParameterError(f"formula ({formula!r}) does not use the numeric question "
+                             f"{scrambled!r}")
     if not design.has_transform or len(design.group_names) > 1:
         raise ParameterError(
             f"question {scrambled!r}: the {design.model} design has no per-answer unbiased "
@@ -471,25 +479,32 @@ def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
     frame, _ = drop_missing(data, [parsed.response, *parsed.columns])
     answers = numeric_answers(design, frame[scrambled].tolist())
     frame = frame.loc[answers.answered]
-    matrix = build_matrix(parsed, frame)
-    matrix.check_rank()
-    X = matrix.values
-    if X.shape[0] <= X.shape[1]:
-        raise EstimationError(f"{X.shape[0]} answers for {X.shape[1]} coefficients: too few "
-                              "to fit")
     rows = design_rows(data, sampling, keep_respondents=True)
     kept = data.index.get_indexer(frame.index)
     weights = rows.weight[kept]
-    fit = weighted_least_squares(X, design.transform(answers.values[answers.answered]),
-                                 weights, formula=formula)
-    size = X.shape[1]
+    z = answers.values[answers.answered]
+    if parsed.response == scrambled:
+        matrix = build_matrix(parsed, frame)
+        matrix.check_rank()
+        X = matrix.values
+        if X.shape[0] <= X.shape[1]:
+            raise EstimationError(f"{X.shape[0]} answers for {X.shape[1]} coefficients: too "
+                                  "few to fit")
+        terms = tuple(matrix.terms)
+        fit = weighted_least_squares(X, design.transform(z), weights, formula=formula)
+    else:
+        # the scrambled answer as a predictor: the weighted method-of-moments correction
+        # (Fuller 1987), its estimating equations totalled per PSU as the outcome's are
+        terms, fit = corrected_least_squares(formula, scrambled, design, parsed, frame, z,
+                                             weights)
+    size = len(terms)
     held = np.zeros(size, dtype=bool)
     bread = _inverse(fit.bread, held)
     counts = rows.counts
     influence = np.zeros((counts.weight.size, size))
     influence[kept] = fit.scores @ bread
     parameters = [Parameter(part="coefficients", name=term, category=None, index=j, null=0.0)
-                  for j, term in enumerate(matrix.terms)]
+                  for j, term in enumerate(terms)]
     return SurveyRegressionResult(
         formula=formula, sensitive=scrambled, design=design, sampling=sampling,
         variance_method="linearization", x=fit.coefficients,
