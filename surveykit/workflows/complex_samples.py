@@ -647,6 +647,12 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
             used += parse_formula(sensitive_formula, columns, option="sensitive formula",
                                   response=False).columns
         asked = [c for c in dict.fromkeys(used) if c in ids]
+        if len(asked) == 2 and parsed.response == asked[0] \
+                and survey.question(asked[1]).numeric:
+            from surveykit.definition.covariates import numeric_predictor_message
+
+            raise ParameterError(
+                f"formula: {printable(numeric_predictor_message(formula, *asked))}")
         if len(asked) != 1:
             raise ParameterError(f"formula ({printable(formula)}) must use exactly one of the "
                                  f"survey's questions ({', '.join(ids)}); it uses "
