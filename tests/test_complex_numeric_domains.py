@@ -40,6 +40,7 @@ range = [0, 10]
 
 [covariates]
 band = "category"
+meals = "number"
 
 [sampling]
 weight = "pw"
@@ -65,7 +66,7 @@ def url(engine, tmp_path) -> str:
     frame.insert(0, "respondent_id", [f"s{i}" for i in range(len(frame))])
     frame["band"] = np.where(frame["meals"] >= 50, "high", "low")
     add_and_import(url, tmp_path, SURVEY.format(design=ERIKSSON),
-                   frame[["respondent_id", "dnum", "pw", "band", "answer"]].rename(
+                   frame[["respondent_id", "dnum", "pw", "band", "meals", "answer"]].rename(
                        columns={"answer": "score"}))
     return url
 
@@ -111,6 +112,26 @@ def test_report_by_with_the_jackknife_gives_svrepdesign_values(url):
     assert (question["mean"], question["se"]) == pytest.approx(
         (jk["mean"]["estimate"], jk["mean"]["se"]), rel=1e-6)
     assert_domains_equal(question["domains"], jk["by_mean"], jk["by_total"])
+
+
+def test_regress_with_the_numeric_question_as_a_predictor_is_the_corrected_fit(url):
+    from surveykit.designs.quantitative import Eriksson
+    from surveykit.sampling import SamplingDesign, survey_linear_regress
+
+    result = run_cli("regress", "--survey", "api_domains", "--formula", "meals ~ score",
+                     "--db", url, "--format", "json")
+    assert result.exit_code == 0, result.output
+    got = {c["term"]: c for c in json.loads(result.output)["coefficients"]}
+    frame = pd.read_csv(ROOT / "numeric_answers_apiclus1.csv", dtype={"answer": str})
+    frame["answer"] = [a if a == "dont_know" else float(a) for a in frame["answer"]]
+    library = survey_linear_regress(
+        frame, "meals ~ answer", scrambled="answer",
+        design=Eriksson(p=0.6, scrambler=[0, 1, 3, 5, 8], dont_know=0.1),
+        sampling=SamplingDesign(weight="pw", clusters=("dnum",)))
+    assert [got["(Intercept)"]["estimate"], got["score"]["estimate"]] == pytest.approx(
+        library.params.to_numpy(), rel=1e-9)
+    assert [got["(Intercept)"]["se"], got["score"]["se"]] == pytest.approx(
+        library.bse.to_numpy(), rel=1e-9)
 
 
 def test_without_by_there_are_no_domains(url):
