@@ -202,3 +202,35 @@ def test_an_unknown_variance_method_is_refused_with_the_allowed_ones():
     with pytest.raises(ParameterError, match=r"variance \('taylor'\) must be one of "
                                              r"linearization, "):
         survey_numeric_estimate(eriksson(), np.ones(len(frame)), rows=rows, variance="taylor")
+
+
+@pytest.mark.parametrize("case", REFERENCE["bootstrap"]["cases"], ids=lambda c: c["sample"])
+def test_producer_replicate_weights_equal_svrepdesign(case):
+    """survey's bootstrap weights given as the producer's (variance = "replicates")."""
+    from surveykit.sampling import ReplicateWeights
+
+    frame = eriksson_frame(case["sample"])
+    weights = pd.read_csv(ROOT / case["replicate_weights"])
+    frame = pd.concat([frame, weights], axis=1)
+    spec = ReplicateWeights(type="bootstrap", pattern="rep*", scale=case["scale"],
+                            rscales=tuple(case["rscales"]), mse=case["mse"])
+    base = SAMPLINGS[case["sample"]]
+    sampling = SamplingDesign(weight=base.weight, strata=base.strata, clusters=base.clusters,
+                              fpc=base.fpc, replicate_weights=spec)
+    rows = design_rows(frame, sampling, keep_respondents=True)
+    dont_know = (frame["answer"] == "dont_know").to_numpy()
+    values = np.where(dont_know, np.nan, pd.to_numeric(frame["answer"], errors="coerce"))
+    result = survey_numeric_estimate(eriksson(), values, rows=rows, dont_know=dont_know,
+                                     domains=frame["by"].tolist(), variance="replicates")
+    assert result.variance_method == "replicates (bootstrap)"
+    whole = result.estimate
+    assert (whole.mean, whole.se) == pytest.approx(
+        (case["mean"]["estimate"], case["mean"]["se"]), rel=1e-6)
+    assert (whole.total, whole.total_se) == pytest.approx(
+        (case["total"]["estimate"], case["total"]["se"]), rel=1e-6)
+    for i, label in enumerate(case["by_mean"]["domains"]):
+        domain = result.domains[label]
+        assert (domain.mean, domain.se) == pytest.approx(
+            (case["by_mean"]["estimate"][i], case["by_mean"]["se"][i]), rel=1e-6)
+        assert (domain.total, domain.total_se) == pytest.approx(
+            (case["by_total"]["estimate"][i], case["by_total"]["se"][i]), rel=1e-6)

@@ -19,7 +19,8 @@
 # variance is unknown), and the Eriksson cases are given with and without fpc.
 #
 # Run from the repository root:  Rscript tools/r_reference/survey_api_numeric_domains.R
-# Writes tests/reference/survey_api/numeric_domains.json and numeric_mix_unknown_<sample>.csv.
+# Writes tests/reference/survey_api/numeric_domains.json, numeric_mix_unknown_<sample>.csv and
+# numeric_boot_<sample>_repweights.csv (survey's bootstrap replicate weights, as a producer's).
 
 source(file.path("tools", "r_reference", "common.R"))
 suppressPackageStartupMessages(library(survey))
@@ -140,6 +141,41 @@ for (name in names(setups)) {
     domains = domain_mu)
 }
 
+# the producer's replicate weights: survey's bootstrap (50 replicates, seeded) of the
+# designs with fpc, stored as analysis weights, and the estimates svrepdesign makes with them
+boot_cases <- list()
+for (name in names(setups)) {
+  frame <- read.csv(file.path(out_dir, paste0("numeric_answers_", name, ".csv")),
+                    stringsAsFactors = FALSE)
+  frame$answered <- frame$answer != "dont_know"
+  z <- suppressWarnings(as.numeric(frame$answer))
+  frame$r <- ifelse(frame$answered, (z - a) / b, NA)
+  frame$r1 <- ifelse(frame$answered, (z - a) / b / (1 - d), 0)
+  frame$by <- ifelse(frame$meals >= 50, "high", "low")
+  design <- eval(parse(text = setups[[name]]$fpc))
+  boot <- as.svrepdesign(design, type = "bootstrap", replicates = 50)
+  repweights <- weights(boot, "analysis")
+  colnames(repweights) <- paste0("rep", seq_len(ncol(repweights)))
+  file <- paste0("numeric_boot_", name, "_repweights.csv")
+  write_reference_csv(repweights, file.path(out_dir, file))
+  mean_all <- svymean(~r, subset(boot, answered))
+  total_all <- svytotal(~r1, boot)
+  by_mean <- svyby(~r, ~by, subset(boot, answered), svymean)
+  by_total <- svyby(~r1, ~by, boot, svytotal)
+  boot_cases[[length(boot_cases) + 1]] <- list(
+    sample = name, replicate_weights = file,
+    setup = c(paste0("design <- ", setups[[name]]$fpc),
+              "boot <- as.svrepdesign(design, type = \"bootstrap\", replicates = 50)"),
+    scale = boot$scale, rscales = as.numeric(boot$rscales), mse = boot$mse,
+    mean = list(call = "svymean(~r, subset(boot, answered))",
+                estimate = as.numeric(coef(mean_all)), se = as.numeric(SE(mean_all))),
+    total = list(call = "svytotal(~r1, boot)",
+                 estimate = as.numeric(coef(total_all)), se = as.numeric(SE(total_all))),
+    by_mean = c(list(call = "svyby(~r, ~by, subset(boot, answered), svymean)"),
+                by_values(by_mean)),
+    by_total = c(list(call = "svyby(~r1, ~by, boot, svytotal)"), by_values(by_total)))
+}
+
 write_reference_json(list(
   provenance = provenance(script, packages, extra = list(seed = seed)),
   eriksson = list(model = "eriksson", p = p, scrambler = deck, dont_know = d, a = a, b = b,
@@ -150,5 +186,8 @@ write_reference_json(list(
                      truth = "api00 / 100", unrelated = "ell / 10",
                      answers = "numeric_mix_unknown_<sample>.csv (z, group)",
                      by = "ifelse(meals >= 50, \"high\", \"low\")",
-                     cases = mix_cases)
+                     cases = mix_cases),
+  bootstrap = list(note = paste("the Eriksson answers with the producer's replicate weights",
+                                "numeric_boot_<sample>_repweights.csv (analysis weights)"),
+                   cases = boot_cases)
 ), file.path(out_dir, "numeric_domains.json"))
