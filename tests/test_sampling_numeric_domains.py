@@ -234,3 +234,32 @@ def test_producer_replicate_weights_equal_svrepdesign(case):
             (case["by_mean"]["estimate"][i], case["by_mean"]["se"][i]), rel=1e-6)
         assert (domain.total, domain.total_se) == pytest.approx(
             (case["by_total"]["estimate"][i], case["by_total"]["se"][i]), rel=1e-6)
+
+
+@pytest.mark.parametrize("case", MIX["regression"], ids=lambda c: c["sample"])
+def test_mix_unknown_as_a_regression_outcome_equals_svyglm_of_its_group_system(case):
+    from surveykit.sampling import survey_linear_regress
+
+    frame = mix_frame(case["sample"])
+    fit = survey_linear_regress(frame, "z ~ meals", scrambled="z",
+                                design=MixUnknown(p=MIX["p"]), group="group",
+                                sampling=NO_FPC[case["sample"]])
+    assert fit.params.index.tolist() == case["terms"][:2]   # theta is part "unrelated"
+    assert fit.params.to_numpy() == pytest.approx(case["coefficients"][:2], rel=1e-6)
+    assert fit.bse.to_numpy() == pytest.approx(case["se"][:2], rel=1e-6)
+    assert fit.x == pytest.approx(case["coefficients"], rel=1e-6)
+    assert np.sqrt(np.diag(fit.covariance)) == pytest.approx(case["se"], rel=1e-6)
+    unrelated = [p for p in fit.to_dict()["coefficients"] if p["part"] == "unrelated"]
+    assert [p["term"] for p in unrelated] == ["(unrelated mean)"]
+
+
+def test_mix_unknown_as_a_predictor_or_without_its_groups_is_refused():
+    from surveykit.sampling import survey_linear_regress
+
+    frame = mix_frame("apistrat")
+    with pytest.raises(ParameterError, match="cannot be a predictor .* use it as the outcome"):
+        survey_linear_regress(frame, "meals ~ z", scrambled="z", design=MixUnknown(p=MIX["p"]),
+                              group="group", sampling=NO_FPC["apistrat"])
+    with pytest.raises(ParameterError, match="has 2 groups; give the column of each "):
+        survey_linear_regress(frame, "z ~ meals", scrambled="z", design=MixUnknown(p=MIX["p"]),
+                              sampling=NO_FPC["apistrat"])

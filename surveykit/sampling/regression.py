@@ -423,9 +423,14 @@ def _fit_degrees_of_freedom(counts: WeightedCounts, kept: np.ndarray) -> int:
     return int(np.unique(counts.units[kept, 0]).size - np.unique(counts.stratum[kept]).size)
 
 
+#: The parameter of mix_unknown's unrelated mean theta in a regression with it as the outcome.
+UNRELATED_MEAN = "(unrelated mean)"
+
+
 def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
                           design: QuantitativeDesign, sampling: SamplingDesign,
-                          variance: str = "linearization") -> SurveyRegressionResult:
+                          variance: str = "linearization", group: str | None = None
+                          ) -> SurveyRegressionResult:
     """Linear regression of a numeric question's scrambled answers under a complex sample:
     weighted least squares of the design's unbiased transform r = (z - a) / b
     (``design.transform``) on the formula's terms, with the design-based sandwich
@@ -448,6 +453,13 @@ def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
     solved with the sampling weights (:func:`~surveykit.estimation.quantitative_regression.
     corrected_least_squares`) and its estimating equations take the same design-based
     sandwich.
+
+    A two-group design without a per-answer transform (``mix_unknown``; ``group`` names
+    the column of each respondent's group, 1 or 2) as the outcome: E[z | x, g] = b_g x'beta
+    + t_g theta (a_g = 0), so weighted least squares of z on the columns b_g x and t_g
+    (as :func:`~surveykit.estimation.quantitative_regression.fit_linear` without weights)
+    with the same sandwich; theta, the unrelated question's mean, is the parameter
+    ``(unrelated mean)``, part ``unrelated``.
 
     >>> from surveykit.designs.quantitative import Eriksson
     >>> rng = np.random.default_rng(3)
@@ -472,13 +484,22 @@ def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
     if parsed.response != scrambled and scrambled not in parsed.columns:
         raise ParameterError(f"formula ({formula!r}) does not use the numeric question "
                              f"{scrambled!r}")
-    if not design.has_transform or len(design.group_names) > 1:
+    grouped = len(design.group_names) > 1
+    if not design.has_transform and parsed.response != scrambled:
         raise ParameterError(
             f"question {scrambled!r}: the {design.model} design has no per-answer unbiased "
-            "transform, so its regression under [sampling] is not available")
-    frame, _ = drop_missing(data, [parsed.response, *parsed.columns])
-    answers = numeric_answers(design, frame[scrambled].tolist())
+            "transform, so it cannot be a predictor (the unrelated question's mean is "
+            "unknown); use it as the outcome")
+    if grouped and (group is None or group not in data.columns):
+        raise ParameterError(f"question {scrambled!r}: the {design.model} design has "
+                             f"{len(design.group_names)} groups; give the column of each "
+                             "respondent's group (group=...)")
+    frame, _ = drop_missing(data, [parsed.response, *parsed.columns,
+                                   *([group] if grouped else [])])
+    answers = numeric_answers(design, frame[scrambled].tolist(),
+                              groups=frame[group].tolist() if grouped else None)
     frame = frame.loc[answers.answered]
+    codes = answers.group[answers.answered]
     rows = design_rows(data, sampling, keep_respondents=True)
     kept = data.index.get_indexer(frame.index)
     weights = rows.weight[kept]
@@ -491,7 +512,17 @@ def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
             raise EstimationError(f"{X.shape[0]} answers for {X.shape[1]} coefficients: too "
                                   "few to fit")
         terms = tuple(matrix.terms)
-        fit = weighted_least_squares(X, design.transform(z), weights, formula=formula)
+        if design.has_transform and not grouped:
+            fit = weighted_least_squares(X, design.transform(z), weights, formula=formula)
+        else:
+            # per group E[z | x] = a_g + b_g x'beta + t_g theta: least squares of z - a_g on
+            # b_g x and t_g (fit_linear's system, weighted)
+            moments = [design.moments(i) for i in range(len(design.group_names))]
+            a, b, t = (np.array([getattr(m, name) for m in moments])[codes]
+                       for name in ("a", "b", "t"))
+            fit = weighted_least_squares(np.column_stack([b[:, None] * X, t]), z - a,
+                                         weights, formula=formula)
+            terms = (*terms, UNRELATED_MEAN)
     else:
         # the scrambled answer as a predictor: the weighted method-of-moments correction
         # (Fuller 1987), its estimating equations totalled per PSU as the outcome's are
@@ -503,7 +534,8 @@ def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
     counts = rows.counts
     influence = np.zeros((counts.weight.size, size))
     influence[kept] = fit.scores @ bread
-    parameters = [Parameter(part="coefficients", name=term, category=None, index=j, null=0.0)
+    parameters = [Parameter(part="unrelated" if term == UNRELATED_MEAN else "coefficients",
+                            name=term, category=None, index=j, null=0.0)
                   for j, term in enumerate(terms)]
     return SurveyRegressionResult(
         formula=formula, sensitive=scrambled, design=design, sampling=sampling,

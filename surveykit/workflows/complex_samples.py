@@ -672,7 +672,7 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
                                     sensitive_formula=sensitive_formula)
         return survey_linear_regress(frame, formula, scrambled=question.id,
                                      design=question.design, sampling=survey.sampling,
-                                     variance=variance)
+                                     variance=variance, group=question.id + GROUP_SUFFIX)
     group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
     return survey_regress(frame, formula, sensitive=question.id, design=question.design,
                           sampling=survey.sampling, group=group, family=family,

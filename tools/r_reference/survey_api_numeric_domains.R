@@ -176,6 +176,25 @@ for (name in names(setups)) {
     by_total = c(list(call = "svyby(~r1, ~by, boot, svytotal)"), by_values(by_total)))
 }
 
+# mix.unknown as a regression outcome: E[z | x, g] = p_g (b0 + b1 meals) + (1 - p_g) theta,
+# least squares of z on p_g, p_g meals and 1 - p_g (no intercept) with svyglm's sandwich
+regression_cases <- list()
+for (name in names(setups)) {
+  frame <- read.csv(file.path(out_dir, paste0("numeric_mix_unknown_", name, ".csv")))
+  frame$pg <- p_groups[frame$group]
+  setup <- setups[[name]]$nofpc
+  design <- eval(parse(text = setup))
+  call <- quote(svyglm(z ~ 0 + pg + I(pg * meals) + I(1 - pg), design = design,
+                       family = gaussian()))
+  fit <- eval(call)
+  regression_cases[[length(regression_cases) + 1]] <- list(
+    sample = name,
+    setup = c(paste0("frame <- read.csv(\"numeric_mix_unknown_", name, ".csv\")"),
+              "frame$pg <- c(0.8, 0.3)[frame$group]", paste0("design <- ", setup)),
+    call = call_text(call), terms = c("(Intercept)", "meals", "(unrelated mean)"),
+    coefficients = as.numeric(coef(fit)), se = as.numeric(sqrt(diag(vcov(fit)))))
+}
+
 write_reference_json(list(
   provenance = provenance(script, packages, extra = list(seed = seed)),
   eriksson = list(model = "eriksson", p = p, scrambler = deck, dont_know = d, a = a, b = b,
@@ -186,7 +205,7 @@ write_reference_json(list(
                      truth = "api00 / 100", unrelated = "ell / 10",
                      answers = "numeric_mix_unknown_<sample>.csv (z, group)",
                      by = "ifelse(meals >= 50, \"high\", \"low\")",
-                     cases = mix_cases),
+                     cases = mix_cases, regression = regression_cases),
   bootstrap = list(note = paste("the Eriksson answers with the producer's replicate weights",
                                 "numeric_boot_<sample>_repweights.csv (analysis weights)"),
                    cases = boot_cases)
