@@ -92,12 +92,14 @@ def test_the_weights_and_clusters_matter():
                            list(CASES["apiclus1"]["se"].values()), rtol=1e-2)
 
 
-def test_a_predictor_or_a_design_without_a_transform_is_refused():
+def test_a_formula_without_the_question_or_a_two_group_design_without_groups_is_refused():
+    # as a predictor it is fitted (test_sampling_numeric_predictor.py)
     frame = answers("apistrat")
-    with pytest.raises(ParameterError, match="must be the outcome"):
-        survey_linear_regress(frame, "ell ~ answer", scrambled="answer", design=design(),
+    with pytest.raises(ParameterError, match="does not use the numeric question 'answer'"):
+        survey_linear_regress(frame, "ell ~ meals", scrambled="answer", design=design(),
                               sampling=SAMPLINGS["apistrat"])
-    with pytest.raises(ParameterError, match="no per-answer unbiased transform"):
+    # mix_unknown needs its groups (with them it is fitted: test_sampling_numeric_domains.py)
+    with pytest.raises(ParameterError, match="has 2 groups; give the column"):
         survey_linear_regress(frame, "answer ~ ell", scrambled="answer",
                               design=MixUnknown(p=[0.7, 0.3]),
                               sampling=SAMPLINGS["apistrat"])

@@ -48,8 +48,8 @@ from surveykit.sampling.design import VARIANCE_METHODS
               help="A survey with [sampling]: the design-based variance (default "
                    "linearization; 'surveykit docs complex-samples').")
 @click.option("--by", "by", metavar="COLUMN", default=None,
-              help="A survey with [sampling]: estimates per value of this design column or "
-                   "covariate too (domains, as survey::svyby).")
+              help="Estimates per value of this covariate (or design column) too: domains, "
+                   "as survey::svyby; without [sampling], for numeric questions only.")
 @click.argument("more_data", nargs=-1, type=click.Path(), metavar="[PATH]...")
 def report_command(survey_name, fmt, out_file, level, method, db_url, data, engine_name,
                    scheduler, replace, decimal_comma, counts_file, more_data, variance, by):
@@ -141,7 +141,7 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
         engine = open_store(db_url)
         from surveykit.workflows.complex_samples import sampling_declared
 
-        if variance or by or sampling_declared(engine, survey_name):
+        if variance or sampling_declared(engine, survey_name):
             from surveykit.workflows.complex_samples import (
                 complex_report_for_survey,
                 render_complex_report,
@@ -152,7 +152,8 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
                                                level=level, method=method)
             render_report = render_complex_report  # noqa: F811 -- same formats, one more part
         else:
-            report = report_for_survey(engine, survey_name, level=level, method=method)
+            report = report_for_survey(engine, survey_name, level=level, method=method,
+                                       by=by)
     text = render_report(report, fmt)
     if out_file is None:
         echo_user_text(text) if fmt == "text" else click.echo(text, nl=False)

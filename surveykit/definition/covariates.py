@@ -47,7 +47,7 @@ from surveykit.estimation.formula_syntax import read_formula
 from surveykit.vocabulary import canonical_spelling
 
 __all__ = ["COVARIATE_KINDS", "COVARIATE_NAME_LENGTH", "COVARIATE_VALUE_LENGTH", "Covariate",
-           "ModelSpec", "parse_covariates", "parse_models"]
+           "ModelSpec", "numeric_predictor_message", "parse_covariates", "parse_models"]
 
 #: The types a covariate can be declared with.
 COVARIATE_KINDS = ("number", "category")
@@ -234,9 +234,25 @@ def _covariate(name: str, spec: object, where: str,
     return Covariate(name=name, kind=kind, low=bounds["min"], high=bounds["max"])
 
 
+def numeric_predictor_message(formula: str, outcome: str, scrambled: str) -> str:
+    """Why a numeric question cannot be a covariate of another question's model, and what
+    to do instead."""
+    return (f"{formula!r} uses the numeric question {scrambled!r} as a covariate of "
+            f"question {outcome!r}, whose answers are randomized too: {scrambled}'s unbiased "
+            "transform is its true value plus noise, and in a model that is not linear in "
+            "the covariate (the logistic model of a randomized answer) that noise biases "
+            "every coefficient, with no known correction; fit each question on the "
+            f"covariates instead (\"{outcome} ~ age\", \"{scrambled} ~ age\"), or use "
+            f"{scrambled!r} as a predictor of a covariate (\"satisfaction ~ {scrambled}\": "
+            "linear, with the randomization corrected)")
+
+
 def parse_models(value: object, questions: Sequence[str], covariates: Sequence[Covariate],
-                 fail: Callable[[str, str], Exception]) -> tuple[ModelSpec, ...]:
-    """Validate ``[[models]]``: each formula uses one question and declared covariates.
+                 fail: Callable[[str, str], Exception], *,
+                 numeric: Sequence[str] = ()) -> tuple[ModelSpec, ...]:
+    """Validate ``[[models]]``: each formula uses one question and declared covariates;
+    ``numeric`` names the numeric questions (``type = "number"``), whose use as a second
+    question gets its own reason.
 
     >>> def fail(where, message): return ValueError(f"{where}: {message}")
     >>> age = Covariate(name="age", kind="number")
@@ -274,6 +290,10 @@ def parse_models(value: object, questions: Sequence[str], covariates: Sequence[C
                                                             covariates)) from None
         used = [c for c in dict.fromkeys([parsed.response, *parsed.columns])
                 if c is not None and c.casefold() in by_folded]
+        scrambled = [c for c in used[1:] if c in numeric and parsed.response == used[0]]
+        if len(used) == 2 and scrambled:
+            raise fail(f"{where}.formula", numeric_predictor_message(formula, used[0],
+                                                                      scrambled[0]))
         if len(used) != 1:
             listed = ", ".join(used)
             raise fail(f"{where}.formula", (

@@ -509,7 +509,7 @@ class _Validator:
             parsed.append(question)
         groups = self.groups(parsed)
         models = parse_models(data.get("models", []), [q.id for q in parsed], covariates,
-                              self.fail)
+                              self.fail, numeric=[q.id for q in parsed if q.numeric])
         joint = parse_joint(data.get("joint", []), [q.id for q in parsed], self.fail)
         return Survey(name=name, title=title, design=default[0] if default else None,
                       questions=tuple(parsed), wording=wording, language=language, source=text,

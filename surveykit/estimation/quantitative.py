@@ -74,6 +74,7 @@ __all__ = [
     "estimate_mean_from_sums",
     "linearize",
     "numeric_answers",
+    "weighted_point",
 ]
 
 #: Variance formulas under simple random sampling (see the module docstring).
@@ -308,7 +309,9 @@ class NumericEstimate:
     ``unrelated_mean`` and ``unrelated_variance`` for ``mix_unknown`` (RRreg's
     piUQ); ``alternatives``: the variance of the mean under the other formulas
     that apply (``srswor_rrtcs``, ``plug_in``), to show a peer's number beside
-    ours; ``n``: numeric answers used, ``dont_know``: "don't know" answers.
+    ours; ``n``: numeric answers used, ``dont_know``: "don't know" answers;
+    ``variance_method``: how a complex sample's variance was estimated (linearization,
+    JKn, bootstrap, ...; None under simple random sampling).
     """
 
     design: QuantitativeDesign
@@ -326,6 +329,7 @@ class NumericEstimate:
     alternatives: Mapping[str, float] = field(default_factory=dict)
     weighted: bool = False
     notes: tuple[str, ...] = ()
+    variance_method: str | None = None
 
     @property
     def se(self) -> float:
@@ -386,6 +390,7 @@ class NumericEstimate:
                                  "se": _finite(math.sqrt(v)) if v >= 0 else None}
                              for k, v in self.alternatives.items()},
             "groups": dict(self.group_sizes), "notes": list(self.notes),
+            "variance_method": self.variance_method,
         }
         if self.unrelated_mean is not None:
             out["unrelated_mean"] = _finite(self.unrelated_mean)
@@ -612,19 +617,8 @@ def _weighted(design: QuantitativeDesign, a: NumericAnswers, N: float | None,
         return NumericEstimate(mean=total / N, variance=total_variance / N ** 2, total=total,
                                total_variance=total_variance,
                                alternatives=MappingProxyType(alternatives), **common)
-    # Hajek: the weighted group means of the answers, solved as in estimate_mean; the
-    # linearized values u_k = sum_g inverse[k, g] (z - m_g) / W_g
-    a0, inverse = _system(design)
-    means, weight_sums = [], []
-    u = np.zeros((inverse.shape[0], a.values.size))
-    for i in range(len(names)):
-        members = answered & (a.group == i)
-        W = float(np.sum(w[members]))
-        m_g = float(np.dot(w[members], a.values[members]) / W)
-        means.append(m_g)
-        weight_sums.append(W)
-        u += np.outer(inverse[:, i], np.where(members, np.nan_to_num(a.values) - m_g, 0.0) / W)
-    solution = inverse @ (np.array(means) - a0)
+    hajek = _hajek(design, a, w, linearized=True)
+    solution, u, weight_sums = hajek.solution, hajek.u, hajek.weight_sums
     variance = [plan.of_sum(u[k], w) for k in range(u.shape[0])]
     if not plan.with_replacement:
         if not design.has_transform:
@@ -646,6 +640,11 @@ def _weighted(design: QuantitativeDesign, a: NumericAnswers, N: float | None,
     elif ht_total and design.has_transform:
         total = float(np.dot(w, lin[method].r))
         total_variance = total_variance_of(lin[method])
+    elif ht_total:
+        # no per-answer transform (mix_unknown): N_hat mu_hat, N_hat the weights of the
+        # respondents (answers and "don't know"), linearized as w_i (mu_hat + N_hat u_i)
+        total = hajek.size * mean
+        total_variance = plan.of_sum(mean + hajek.size * u[0], w)
     return NumericEstimate(
         mean=mean, variance=mean_variance, total=total, total_variance=total_variance,
         unrelated_mean=float(solution[1]) if solution.size > 1 else None,
@@ -734,6 +733,65 @@ def estimate_mean_from_sums(
         alternatives=MappingProxyType(alternatives))
 
 
+@dataclass(frozen=True, eq=False)
+class _Hajek:
+    """The Hajek estimators of every unknown: ``solution`` (mu, then theta for
+    ``mix_unknown``), per respondent the linearized values ``u`` (unknowns x respondents:
+    solution - truth ~ sum_i w_i u_i), the groups' ``weight_sums`` over the answers and
+    ``size`` N_hat, the weights of every respondent (answers and "don't know")."""
+
+    solution: np.ndarray
+    u: np.ndarray
+    weight_sums: list[float]
+    size: float
+
+
+def _hajek(design: QuantitativeDesign, a: NumericAnswers, w: np.ndarray, *,
+           linearized: bool) -> _Hajek:
+    """The weighted group means m_g of the answers solved as in :func:`estimate_mean`;
+    with ``linearized``, u_k = sum_g inverse[k, g] (z - m_g) / W_g (Woodruff's
+    linearization of a ratio, the delta method for the solution, linear in the m_g)."""
+    answered = a.answered & (w > 0)
+    a0, inverse = _system(design)
+    means, weight_sums = [], []
+    u = np.zeros((inverse.shape[0], a.values.size if linearized else 0))
+    for i in range(len(design.group_names)):
+        members = answered & (a.group == i)
+        W = float(np.sum(w[members]))
+        if W <= 0:
+            raise EstimationError(f"no numeric answer with positive weight in group "
+                                  f"{design.group_names[i]}")
+        m_g = float(np.dot(w[members], a.values[members]) / W)
+        means.append(m_g)
+        weight_sums.append(W)
+        if linearized:
+            u += np.outer(inverse[:, i],
+                          np.where(members, np.nan_to_num(a.values) - m_g, 0.0) / W)
+    return _Hajek(solution=inverse @ (np.array(means) - a0), u=u, weight_sums=weight_sums,
+                  size=float(np.sum(w)))
+
+
+def weighted_point(design: QuantitativeDesign, answers: NumericAnswers,
+                   weights: np.ndarray) -> tuple[float, float]:
+    """The weighted estimate's mean and total alone, with ``weights`` in place of the
+    answers' (a replicate's weights, zero outside a domain): the Hajek mean and the
+    total sum w r' (N_hat mean without a per-answer transform), as
+    :func:`estimate_mean_from_answers` and :func:`estimate_domains` compute them without
+    a population size. For replicate variances, which refit these once per replicate.
+
+    >>> from surveykit.designs.quantitative import MixNorm
+    >>> design = MixNorm(p=1.0, mu=0, sigma=1)
+    >>> a = numeric_answers(design, [1.0, 3.0, 8.0])
+    >>> weighted_point(design, a, np.array([1.0, 1.0, 0.0]))
+    (2.0, 4.0)
+    """
+    w = np.asarray(weights, dtype=float)
+    mean = float(_hajek(design, answers, w, linearized=False).solution[0])
+    if design.has_transform:
+        return mean, float(np.dot(w, _linearized(design, answers, "unbiased").r))
+    return mean, float(np.sum(w)) * mean
+
+
 def estimate_domains(design: QuantitativeDesign, answers: Sequence[object] | np.ndarray,
                      domains: Sequence[object] | np.ndarray, *,
                      groups: Sequence[object] | np.ndarray | None = None,
@@ -746,7 +804,8 @@ def estimate_domains(design: QuantitativeDesign, answers: Sequence[object] | np.
 
     Each domain's mean is the Hajek mean of its answers; its variance the
     linearization over the whole sample with the others' values set to 0 (as R
-    survey's ``svyby``), so the domain's size counts as random. Totals are the
+    survey's ``svyby``), so the domain's size counts as random. A respondent whose
+    label is None (or NaN) is in no domain and stays in the design. Totals are the
     Horvitz-Thompson totals sum w r' over the domain; without weights, w = N / n
     given ``population_size`` N (else no total).
 
@@ -762,7 +821,8 @@ def estimate_domains(design: QuantitativeDesign, answers: Sequence[object] | np.
         raise ParameterError(f"domains has {len(labels)} entries for {a.kept.size} answers")
     N = _check_sampling("srswr", population_size, design)
     # the domains of the respondents numeric_answers kept (missing answers are left out)
-    domain_labels = np.array([str(label) for label in labels], dtype=object)[a.kept]
+    domain_labels = np.array([None if _no_label(label) else str(label) for label in labels],
+                             dtype=object)[a.kept]
     if not a.weighted:
         scale = (N / a.values.size) if N is not None else 1.0
         a = dataclasses.replace(a, weights=np.full(a.values.size, scale),
@@ -770,8 +830,15 @@ def estimate_domains(design: QuantitativeDesign, answers: Sequence[object] | np.
     plan = sampling_variance or WITH_REPLACEMENT
     out = {}
     for label in dict.fromkeys(domain_labels.tolist()):
+        if label is None:
+            continue  # in no domain, but still in the design (as svyby's NA)
         inside = domain_labels == label
         estimate = _weighted(design, a, None, plan, randomization_variance, inside,
                              ht_total=a.weighted)
         out[label] = estimate
     return out
+
+
+def _no_label(label: object) -> bool:
+    """A missing domain label: None or a float NaN."""
+    return label is None or (isinstance(label, float | np.floating) and math.isnan(label))

@@ -45,7 +45,8 @@ from surveykit.estimation.binomial import check_level, z_value
 from surveykit.estimation.formulas import build_matrix, drop_missing, parse_formula
 from surveykit.estimation.quantitative import numeric_answers
 
-__all__ = ["COV_TYPES", "LeastSquares", "LinearFit", "fit_linear", "weighted_least_squares"]
+__all__ = ["COV_TYPES", "LeastSquares", "LinearFit", "corrected_least_squares", "fit_linear",
+           "weighted_least_squares"]
 
 #: Sandwich variances: HC0 (White's), HC1 (HC0 times n / (n - k), the default).
 COV_TYPES = ("HC1", "HC0")
@@ -269,6 +270,23 @@ def _outcome(formula, scrambled, design, terms, X, z, g, w, cov_type, dropped, d
 
 def _predictor(formula, scrambled, design, parsed, frame, z, w, cov_type, dropped, dont_know,
                weighted) -> LinearFit:
+    terms, fit = corrected_least_squares(formula, scrambled, design, parsed, frame, z, w)
+    cov = _sandwich(fit.bread, fit.scores, cov_type)
+    return LinearFit(formula=formula, scrambled=scrambled, design=design, mode="predictor",
+                     cov_type=cov_type, terms=terms, coefficients=fit.coefficients, cov=cov,
+                     n=fit.scores.shape[0], n_dropped=dropped, dont_know=dont_know,
+                     weighted=weighted)
+
+
+def corrected_least_squares(formula: str, scrambled: str, design: QuantitativeDesign, parsed,
+                            frame: pd.DataFrame, z: np.ndarray, w: np.ndarray
+                            ) -> tuple[tuple[str, ...], LeastSquares]:
+    """The method-of-moments correction for a scrambled predictor (module docstring): the
+    terms and the solution of (X'WX - D) beta = X'W y with D = sum w v at the scrambled
+    column, with its bread X'WX - D and the rows' estimating equations psi_i (whose sum is 0
+    at the solution), for White's sandwich here and the design-based one of
+    :func:`surveykit.sampling.regression.survey_linear_regress`. ``frame`` holds the
+    answered rows, ``z`` their answers, ``w`` their weights."""
     r = design.transform(z)
     v = design.transform_variance(r)
     transformed = frame.assign(**{scrambled: r})
@@ -303,7 +321,5 @@ def _predictor(formula, scrambled, design, parsed, frame, z, w, cov_type, droppe
     residuals = y - X @ coefficients
     scores = (w * residuals)[:, None] * X
     scores[:, j] += w * v * coefficients[j]
-    cov = _sandwich(bread, scores, cov_type)
-    return LinearFit(formula=formula, scrambled=scrambled, design=design, mode="predictor",
-                     cov_type=cov_type, terms=matrix.terms, coefficients=coefficients, cov=cov,
-                     n=n, n_dropped=dropped, dont_know=dont_know, weighted=weighted)
+    return tuple(matrix.terms), LeastSquares(coefficients=coefficients, bread=bread,
+                                             scores=scores)

@@ -54,4 +54,5 @@ def model_spec(survey: Survey, formula: str, *, family: str | None = None,
         entry["family"] = family
     if sensitive_formula.strip() not in ("~ 1", "~1"):
         entry["sensitive_formula"] = sensitive_formula
-    return parse_models([entry], [q.id for q in survey.questions], survey.covariates, fail)[0]
+    return parse_models([entry], [q.id for q in survey.questions], survey.covariates, fail,
+                        numeric=[q.id for q in survey.questions if q.numeric])[0]

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 from markupsafe import Markup
@@ -63,7 +64,8 @@ class NumericSection:
     a range and decimals too fine to enumerate); ``distribution`` is the estimated
     distribution of the true values where the design identifies it and the answers were
     given; ``answers`` the reported numbers (for the plot), ``missing`` the respondents who
-    left it blank.
+    left it blank; ``domains`` the estimate per value of the column ``by`` (``report --by``),
+    in the order shown.
     """
 
     question: Question
@@ -77,6 +79,8 @@ class NumericSection:
     error: str | None = None
     warnings: tuple[str, ...] = ()
     privacy_error: str | None = None
+    by: str | None = None
+    domains: Mapping[str, NumericEstimate] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -132,24 +136,40 @@ class NumericSection:
              "values": [x.to_dict() for x in self.distribution.quantiles(QUANTILES,
                                                                         self.level)]}
             if self.distribution is not None else None)
+        record["variance_method"] = fit.get("variance_method")
+        record["by"] = self.by
+        record["domains"] = [domain_record(label, e, self.level)
+                             for label, e in self.domains.items()]
         record["error"] = self.error
         record["warnings"] = list(self.warnings)
         return record
+
+
+def domain_record(label: str, estimate: NumericEstimate, level: float) -> dict[str, object]:
+    """One domain of a numeric question for JSON, with the keys of a categorical domain
+    (``domain``, ``estimate``, ``se``, ``ci_low``, ``ci_high``, ``total``, ``total_se``) and
+    the answers behind it (``n``, ``dont_know``)."""
+    fit = estimate.to_dict(level)
+    return {"domain": label, "estimate": fit["mean"], "se": fit["se"],
+            "ci_low": fit["ci_low"], "ci_high": fit["ci_high"], "total": fit["total"],
+            "total_se": fit["total_se"], "n": fit["n"], "dont_know": fit["dont_know"]}
 
 
 def numeric_section(question: Question, counts: NumericCounts, *,
                     answers: Sequence[float] | np.ndarray | None = None,
                     groups: Sequence[object] | np.ndarray | None = None,
                     missing: int = 0, population_size: float | None = None,
-                    level: float = 0.95, estimate: NumericEstimate | None = None
-                    ) -> NumericSection:
+                    level: float = 0.95, estimate: NumericEstimate | None = None,
+                    by: str | None = None,
+                    domains: Mapping[str, NumericEstimate] | None = None) -> NumericSection:
     """The section of numeric ``question`` from its ``counts``.
 
     ``answers`` (with ``groups`` for a two-group design) are the reported numbers, "don't
     know" left out: with them the section has the quantiles and a plot. ``estimate``, when
     given, is used as it is (a weighted or complex-sample estimate); otherwise the mean is
     estimated from ``counts`` under simple random sampling, with the total when
-    ``population_size`` is known.
+    ``population_size`` is known. ``domains`` (estimates by value of the column ``by``)
+    are shown as they are given.
     """
     if not question.numeric:
         raise ParameterError(f"question {question.id!r} is not a numeric question")
@@ -200,7 +220,20 @@ def numeric_section(question: Question, counts: NumericCounts, *,
     return NumericSection(question=question, counts=counts, estimate=estimate,
                           privacy=privacy, level=level, missing=missing,
                           distribution=distribution, answers=values, error=error,
-                          warnings=tuple(warnings), privacy_error=privacy_error)
+                          warnings=tuple(warnings), privacy_error=privacy_error, by=by,
+                          domains=MappingProxyType(dict(domains or {})))
+
+
+def _mean_text(e: NumericEstimate, unit: str | None, level: float) -> str:
+    low, high = e.confidence_interval(level)
+    return (f"{amount_text(e.mean, unit=unit)} (se {amount_text(e.se)}; {level_text(level)} "
+            f"interval [{amount_text(low)}, {amount_text(high)}])")
+
+
+def _total_text(e: NumericEstimate, unit: str | None, level: float) -> str:
+    total = e.total_interval(level)
+    return (f"{amount_text(e.total, unit=unit)} (se {amount_text(e.total_se)}; interval "
+            f"[{amount_text(total.low)}, {amount_text(total.high)}])")
 
 
 def numeric_facts(section: NumericSection) -> list[tuple[str, str]]:
@@ -210,17 +243,19 @@ def numeric_facts(section: NumericSection) -> list[tuple[str, str]]:
     q, e = section.question, section.estimate
     facts: list[tuple[str, str]] = []
     if e is not None:
-        low, high = e.confidence_interval(section.level)
-        facts.append(("mean", f"{amount_text(e.mean, unit=q.unit)} (se {amount_text(e.se)}; "
-                              f"{level_text(section.level)} interval "
-                              f"[{amount_text(low)}, {amount_text(high)}])"))
-        total = e.total_interval(section.level)
-        if e.total is not None and total is not None:
-            facts.append(("total", f"{amount_text(e.total, unit=q.unit)} (se "
-                                   f"{amount_text(e.total_se)}; interval "
-                                   f"[{amount_text(total.low)}, {amount_text(total.high)}])"))
+        facts.append(("mean", _mean_text(e, q.unit, section.level)))
+        if e.total is not None and e.total_interval(section.level) is not None:
+            facts.append(("total", _total_text(e, q.unit, section.level)))
         for name, variance in e.alternatives.items():
             facts.append(("also", f"se {amount_text(math.sqrt(variance))} under {name}"))
+        if e.variance_method is not None:
+            facts.append(("variance", e.variance_method))
+    for label, domain in section.domains.items():
+        # the user's column and values: the templates and printable() escape them
+        text = f"{section.by} = {label}: mean {_mean_text(domain, q.unit, section.level)}"
+        if domain.total is not None and domain.total_interval(section.level) is not None:
+            text += f"; total {_total_text(domain, q.unit, section.level)}"
+        facts.append(("domain", f"{text}; {domain.n:,} numbers"))
     answered = section.answered
     dk = section.counts.dont_know
     designed = float(q.design.designed_dont_know)

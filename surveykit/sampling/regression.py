@@ -50,12 +50,15 @@ from surveykit.errors import EstimationError, ParameterError
 from surveykit.estimation.formulas import build_matrix, drop_missing, parse_formula
 from surveykit.estimation.latent import LatentModel, maximize
 from surveykit.estimation.quantitative import numeric_answers
-from surveykit.estimation.quantitative_regression import weighted_least_squares
+from surveykit.estimation.quantitative_regression import (
+    corrected_least_squares,
+    weighted_least_squares,
+)
 from surveykit.estimation.regression import regress
 from surveykit.estimation.regression_results import Parameter
 from surveykit.sampling.counts import WeightedCounts
 from surveykit.sampling.design import VARIANCE_METHODS, SamplingDesign
-from surveykit.sampling.replicates import bootstrap, brr, jackknife, replicate_variance
+from surveykit.sampling.replicates import replicate_variance, replicate_weights_for
 from surveykit.sampling.rows import design_rows
 from surveykit.sampling.variance import linearized_variance
 
@@ -387,7 +390,7 @@ def survey_regress(data: pd.DataFrame, formula: str, *, sensitive: str, design: 
         method, count = "linearization", 0
         design_df = _fit_degrees_of_freedom(counts, kept)
     else:
-        replicate_weights, scale, rscales, mse, method, design_df = _replicate_weights(
+        replicate_weights, scale, rscales, mse, method, design_df = replicate_weights_for(
             counts, variance, replicates, rng, rho)
         thetas, diverging, stuck = [], [], []
         for r in range(replicate_weights.shape[1]):
@@ -420,9 +423,14 @@ def _fit_degrees_of_freedom(counts: WeightedCounts, kept: np.ndarray) -> int:
     return int(np.unique(counts.units[kept, 0]).size - np.unique(counts.stratum[kept]).size)
 
 
+#: The parameter of mix_unknown's unrelated mean theta in a regression with it as the outcome.
+UNRELATED_MEAN = "(unrelated mean)"
+
+
 def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
                           design: QuantitativeDesign, sampling: SamplingDesign,
-                          variance: str = "linearization") -> SurveyRegressionResult:
+                          variance: str = "linearization", group: str | None = None
+                          ) -> SurveyRegressionResult:
     """Linear regression of a numeric question's scrambled answers under a complex sample:
     weighted least squares of the design's unbiased transform r = (z - a) / b
     (``design.transform``) on the formula's terms, with the design-based sandwich
@@ -438,6 +446,20 @@ def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
     a missing value do; their PSUs stay in the design (svyglm's subset design), and the
     result counts them (``dont_know``). ``data`` has one row per sampled respondent with
     the design columns of ``sampling``; only ``variance="linearization"`` is offered.
+
+    The numeric question may also be a predictor of an observed outcome (``satisfaction ~
+    income + age``): weighted least squares on r is attenuated, so the method-of-moments
+    correction of :func:`~surveykit.estimation.quantitative_regression.fit_linear` is
+    solved with the sampling weights (:func:`~surveykit.estimation.quantitative_regression.
+    corrected_least_squares`) and its estimating equations take the same design-based
+    sandwich.
+
+    A two-group design without a per-answer transform (``mix_unknown``; ``group`` names
+    the column of each respondent's group, 1 or 2) as the outcome: E[z | x, g] = b_g x'beta
+    + t_g theta (a_g = 0), so weighted least squares of z on the columns b_g x and t_g
+    (as :func:`~surveykit.estimation.quantitative_regression.fit_linear` without weights)
+    with the same sandwich; theta, the unrelated question's mean, is the parameter
+    ``(unrelated mean)``, part ``unrelated``.
 
     >>> from surveykit.designs.quantitative import Eriksson
     >>> rng = np.random.default_rng(3)
@@ -459,37 +481,62 @@ def survey_linear_regress(data: pd.DataFrame, formula: str, *, scrambled: str,
     if not isinstance(data, pd.DataFrame) or not data.index.is_unique:
         raise ParameterError("data must be a pandas DataFrame with a unique index")
     parsed = parse_formula(formula, [str(c) for c in data.columns])
-    if parsed.response != scrambled:
-        raise ParameterError(
-            f"formula ({formula!r}): under [sampling] the numeric question {scrambled!r} must "
-            f"be the outcome ({scrambled} ~ ...); as a predictor it is fitted under simple "
-            "random sampling only")
-    if not design.has_transform or len(design.group_names) > 1:
+    if parsed.response != scrambled and scrambled not in parsed.columns:
+        raise ParameterError(f"formula ({formula!r}) does not use the numeric question "
+                             f"{scrambled!r}")
+    grouped = len(design.group_names) > 1
+    if not design.has_transform and parsed.response != scrambled:
         raise ParameterError(
             f"question {scrambled!r}: the {design.model} design has no per-answer unbiased "
-            "transform, so its regression under [sampling] is not available")
-    frame, _ = drop_missing(data, [parsed.response, *parsed.columns])
-    answers = numeric_answers(design, frame[scrambled].tolist())
+            "transform, so it cannot be a predictor (the unrelated question's mean is "
+            "unknown); use it as the outcome")
+    if grouped and (group is None or group not in data.columns):
+        raise ParameterError(f"question {scrambled!r}: the {design.model} design has "
+                             f"{len(design.group_names)} groups; give the column of each "
+                             "respondent's group (group=...)")
+    frame, _ = drop_missing(data, [parsed.response, *parsed.columns,
+                                   *([group] if grouped else [])])
+    answers = numeric_answers(design, frame[scrambled].tolist(),
+                              groups=frame[group].tolist() if grouped else None)
     frame = frame.loc[answers.answered]
-    matrix = build_matrix(parsed, frame)
-    matrix.check_rank()
-    X = matrix.values
-    if X.shape[0] <= X.shape[1]:
-        raise EstimationError(f"{X.shape[0]} answers for {X.shape[1]} coefficients: too few "
-                              "to fit")
+    codes = answers.group[answers.answered]
     rows = design_rows(data, sampling, keep_respondents=True)
     kept = data.index.get_indexer(frame.index)
     weights = rows.weight[kept]
-    fit = weighted_least_squares(X, design.transform(answers.values[answers.answered]),
-                                 weights, formula=formula)
-    size = X.shape[1]
+    z = answers.values[answers.answered]
+    if parsed.response == scrambled:
+        matrix = build_matrix(parsed, frame)
+        matrix.check_rank()
+        X = matrix.values
+        if X.shape[0] <= X.shape[1]:
+            raise EstimationError(f"{X.shape[0]} answers for {X.shape[1]} coefficients: too "
+                                  "few to fit")
+        terms = tuple(matrix.terms)
+        if design.has_transform and not grouped:
+            fit = weighted_least_squares(X, design.transform(z), weights, formula=formula)
+        else:
+            # per group E[z | x] = a_g + b_g x'beta + t_g theta: least squares of z - a_g on
+            # b_g x and t_g (fit_linear's system, weighted)
+            moments = [design.moments(i) for i in range(len(design.group_names))]
+            a, b, t = (np.array([getattr(m, name) for m in moments])[codes]
+                       for name in ("a", "b", "t"))
+            fit = weighted_least_squares(np.column_stack([b[:, None] * X, t]), z - a,
+                                         weights, formula=formula)
+            terms = (*terms, UNRELATED_MEAN)
+    else:
+        # the scrambled answer as a predictor: the weighted method-of-moments correction
+        # (Fuller 1987), its estimating equations totalled per PSU as the outcome's are
+        terms, fit = corrected_least_squares(formula, scrambled, design, parsed, frame, z,
+                                             weights)
+    size = len(terms)
     held = np.zeros(size, dtype=bool)
     bread = _inverse(fit.bread, held)
     counts = rows.counts
     influence = np.zeros((counts.weight.size, size))
     influence[kept] = fit.scores @ bread
-    parameters = [Parameter(part="coefficients", name=term, category=None, index=j, null=0.0)
-                  for j, term in enumerate(matrix.terms)]
+    parameters = [Parameter(part="unrelated" if term == UNRELATED_MEAN else "coefficients",
+                            name=term, category=None, index=j, null=0.0)
+                  for j, term in enumerate(terms)]
     return SurveyRegressionResult(
         formula=formula, sensitive=scrambled, design=design, sampling=sampling,
         variance_method="linearization", x=fit.coefficients,
@@ -524,20 +571,3 @@ def _inverse(information: np.ndarray, held: np.ndarray) -> np.ndarray:
                               "every parameter; drop a term")
     out[np.ix_(free, free)] = (vectors / values) @ vectors.T
     return out
-
-
-def _replicate_weights(counts: WeightedCounts, variance: str, replicates: int, rng, rho):
-    """Per-row replicate weights (rows, R), scale, rscales, mse, the method's name and df."""
-    if variance == "replicates":
-        spec = counts.sampling.replicate_weights
-        if spec is None or counts.replicates is None:
-            raise ParameterError("variance 'replicates' needs the producer's replicate weights: "
-                                 "declare replicate_weights and replicate_type")
-        scale, rscales = spec.factors(counts.replicates.shape[1])
-        return (counts.replicates, scale, np.asarray(rscales), spec.mse,
-                f"replicates ({spec.type})", counts.replicate_degrees_of_freedom)
-    made = {"jackknife": lambda: jackknife(counts), "brr": lambda: brr(counts, rho),
-            "bootstrap": lambda: bootstrap(counts, replicates, rng)}[variance]()
-    return (made.cell_weights(counts), made.scale, made.rscales, made.mse, made.type,
-            made.degrees_of_freedom)
-

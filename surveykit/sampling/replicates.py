@@ -40,7 +40,8 @@ import numpy as np
 from surveykit.errors import EstimationError, ParameterError
 from surveykit.sampling.counts import WeightedCounts
 
-__all__ = ["Replicates", "bootstrap", "brr", "hadamard", "jackknife", "replicate_variance"]
+__all__ = ["Replicates", "bootstrap", "brr", "hadamard", "jackknife", "replicate_variance",
+           "replicate_weights_for"]
 
 # survey: a stratum sampled completely (fpc = n) gets no jackknife replicate.
 _CENSUS = 1e-7
@@ -291,3 +292,21 @@ def replicate_variance(thetas: np.ndarray, estimate: np.ndarray, scale: float,
     centre = np.asarray(estimate, dtype=float) if mse else thetas[rscales > 0].mean(axis=0)
     deviations = (thetas - centre) * np.sqrt(rscales)[:, None]
     return scale * deviations.T @ deviations
+
+
+def replicate_weights_for(counts: WeightedCounts, variance: str, replicates: int, rng, rho):
+    """Per-row replicate weights (rows, R), scale, rscales, mse, the method's name and df:
+    the producer's (``variance = "replicates"``) or made from the PSUs (``jackknife``,
+    ``brr`` with Fay's ``rho``, ``bootstrap`` with ``replicates`` draws from ``rng``)."""
+    if variance == "replicates":
+        spec = counts.sampling.replicate_weights
+        if spec is None or counts.replicates is None:
+            raise ParameterError("variance 'replicates' needs the producer's replicate weights: "
+                                 "declare replicate_weights and replicate_type")
+        scale, rscales = spec.factors(counts.replicates.shape[1])
+        return (counts.replicates, scale, np.asarray(rscales), spec.mse,
+                f"replicates ({spec.type})", counts.replicate_degrees_of_freedom)
+    made = {"jackknife": lambda: jackknife(counts), "brr": lambda: brr(counts, rho),
+            "bootstrap": lambda: bootstrap(counts, replicates, rng)}[variance]()
+    return (made.cell_weights(counts), made.scale, made.rscales, made.mse, made.type,
+            made.degrees_of_freedom)

@@ -203,13 +203,19 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
         tallies = store.code_tallies(engine, survey.name) if issued else None
         models = tuple(_declared_models(engine, survey))
         asked = [q for q in survey.questions if q.numeric]
-        # a numeric question's weighted estimate: from its kept cells, or (values that are
-        # no clean design, which the rows name) from its answers with their weights
-        frame = sampling_frame(engine, survey.name)[1] if asked and kept.table is None \
-            else None
-    sections = [_numeric_section(question, frame, survey.sampling, found, level)
-                if frame is not None else
-                _numeric_section_from_cells(question, kept.table, survey.sampling, found, level)
+        # a numeric question's weighted estimate: from its kept cells where they serve
+        # (linearization, no domains, a per-answer transform affine in the answer), else
+        # from its answers with their weights and design values (domains, replicates,
+        # mix_unknown, or values that are no clean design, which the rows name)
+        from_cells = (kept.table is not None and variance == "linearization"
+                      and by_name is None)
+        from_rows = [q for q in asked if not (from_cells and q.design.has_transform)]
+        frame = sampling_frame(engine, survey.name, covariates=[by_name] if by_name else []
+                               )[1] if from_rows else None
+    sections = [_numeric_section_from_cells(question, kept.table, survey.sampling, found, level)
+                if question not in from_rows else
+                _numeric_section(question, frame, survey.sampling, found, level,
+                                 variance=variance, by=by_name, replicates=replicates, rng=rng)
                 for question, found in zip(asked, numeric, strict=True)]
     report = build_report(survey, counts, code_tallies=tallies, issued=issued, level=level,
                           method=method, numeric=sections)
@@ -483,37 +489,46 @@ def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> 
 
 
 def _numeric_section(question, frame, sampling: SamplingDesign,
-                     counts: NumericQuestionCounts, level: float) -> NumericSection:
-    """A numeric question's section with its design-based estimate from every answering
-    respondent's row: the Horvitz-Thompson total sum w r' of the design's unbiased
-    transform r' of each answer, the Hajek mean, and their variance from the stratified,
-    clustered design (Taylor linearization, as ``survey::svytotal``) plus, without
-    replacement (an fpc), the randomization term
-    (:func:`surveykit.estimation.quantitative.estimate_mean_from_answers`). The report reads
-    the rows only where the kept cells are no clean design (the rows name the respondent);
-    otherwise :func:`_numeric_section_from_cells` gives the same numbers."""
-    from surveykit.estimation.quantitative import SamplingVariance, estimate_mean_from_answers
+                     counts: NumericQuestionCounts, level: float, *,
+                     variance: str = "linearization", by: str | None = None,
+                     replicates: int = 500, rng=None) -> NumericSection:
+    """A numeric question's section with its design-based estimate, overall and per value
+    of ``by``: the Horvitz-Thompson total sum w r' of the design's unbiased transform r' of
+    each answer, the Hajek mean (``mix_unknown``: its two groups' weighted means solved), and
+    their variance by linearization (with an fpc, plus the randomization term) or
+    ``variance``'s replicates (:func:`surveykit.sampling.numeric.survey_numeric_estimate`).
+    A failure falls back to the simple-random-sample estimate with the reason as a warning."""
+    from surveykit.estimation.answers import value_text
+    from surveykit.sampling.numeric import survey_numeric_estimate
     from surveykit.sampling.rows import design_rows
-    from surveykit.sampling.variance import linearized_variance
 
-    answered = frame[frame[question.id].notna()]
-
-    def estimate():
-        rows = design_rows(answered.reset_index(drop=True), sampling, keep_respondents=True)
-        structure = rows.counts
-
-        def of_sum(values: np.ndarray, weights: np.ndarray) -> float:
-            return float(linearized_variance(structure, (weights * values)[:, None])[0, 0])
-
+    answered = frame[frame[question.id].notna()].reset_index(drop=True)
+    found = None
+    note = None
+    if not answered.empty:
         text = answered[question.id].astype(str)
         dont_know = (text == "dont_know").to_numpy()
-        values = np.where(dont_know, np.nan, _numbers_of(text, dont_know))
-        return estimate_mean_from_answers(
-            question.design, values, dont_know=dont_know, weights=rows.weight,
-            sampling_variance=SamplingVariance(of_sum=of_sum,
-                                               with_replacement=not sampling.fpc))
-
-    return _weighted_section(question, counts, level, not answered.empty, estimate)
+        groups = (answered[question.id + GROUP_SUFFIX].tolist()
+                  if len(question.design.group_names) > 1 else None)
+        domains = None if by is None else [
+            None if value is None or (isinstance(value, float) and math.isnan(value))
+            else value_text(value).strip() for value in answered[by]]
+        try:
+            found = survey_numeric_estimate(
+                question.design, np.where(dont_know, np.nan, _numbers_of(text, dont_know)),
+                rows=design_rows(answered, sampling, keep_respondents=True), groups=groups,
+                dont_know=dont_know, domains=domains, variance=variance,
+                replicates=replicates, rng=rng)
+        except (EstimationError, ParameterError) as exc:
+            note = f"no weighted estimate ({exc}); the mean assumes simple random sampling"
+    section = numeric_section(
+        question, counts.counts, missing=counts.missing, level=level,
+        estimate=None if found is None else found.estimate, by=by,
+        domains=None if found is None else {
+            label: found.domains[label] for label in sorted(found.domains, key=_domain_key)})
+    if note is not None:
+        section = replace(section, warnings=(*section.warnings, note))
+    return section
 
 
 def _numeric_section_from_cells(question, cells, sampling: SamplingDesign,
@@ -753,6 +768,12 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
             used += parse_formula(sensitive_formula, columns, option="sensitive formula",
                                   response=False).columns
         asked = [c for c in dict.fromkeys(used) if c in ids]
+        if len(asked) == 2 and parsed.response == asked[0] \
+                and survey.question(asked[1]).numeric:
+            from surveykit.definition.covariates import numeric_predictor_message
+
+            raise ParameterError(
+                f"formula: {printable(numeric_predictor_message(formula, *asked))}")
         if len(asked) != 1:
             raise ParameterError(f"formula ({printable(formula)}) must use exactly one of the "
                                  f"survey's questions ({', '.join(ids)}); it uses "
@@ -772,7 +793,7 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
                                     sensitive_formula=sensitive_formula)
         return survey_linear_regress(frame, formula, scrambled=question.id,
                                      design=question.design, sampling=survey.sampling,
-                                     variance=variance)
+                                     variance=variance, group=question.id + GROUP_SUFFIX)
     group = question.id + GROUP_SUFFIX if len(question.design.group_names) > 1 else None
     return survey_regress(frame, formula, sensitive=question.id, design=question.design,
                           sampling=survey.sampling, group=group, family=family,

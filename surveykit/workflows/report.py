@@ -7,10 +7,14 @@ store in one snapshot (:meth:`surveykit.store.handle.StoredSurvey.read`), the re
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from types import MappingProxyType
 
 from surveykit.definition.survey import Survey
-from surveykit.errors import SurveykitError
+from surveykit.errors import EstimationError, ParameterError, SurveykitError, printable
+from surveykit.estimation.quantitative import NumericEstimate
 from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.joint_section import JointSection
 from surveykit.reporting.numeric_section import NumericSection, numeric_section
@@ -18,7 +22,7 @@ from surveykit.reporting.report import Report, build_report
 from surveykit.store import Database
 from surveykit.store.numeric_answers import NumericAnswerRows
 
-__all__ = ["PLOTTED_ANSWERS", "numeric_sections", "report_for_survey"]
+__all__ = ["PLOTTED_ANSWERS", "numeric_domains", "numeric_sections", "report_for_survey"]
 
 #: A numeric question with at most this many stored answers has its answers read for the
 #: report's quantiles and plot; one with more is reported from its sums alone (the mean,
@@ -27,12 +31,13 @@ PLOTTED_ANSWERS = 100_000
 
 
 def report_for_survey(database, survey_name: str, *, level: float = 0.95,
-                      method: str | None = None) -> Report:
+                      method: str | None = None, by: str | None = None) -> Report:
     """Read a stored survey (definition, kept counts, issued ids, instruction totals: one
     snapshot) and build its report.
 
     ``database`` is an engine, an SQLite path or any SQLAlchemy URL, as the
-    CLI's ``--db`` takes it.
+    CLI's ``--db`` takes it. ``by``, a covariate: every numeric question's mean per value
+    of it too (:func:`numeric_domains`).
 
     >>> # report_for_survey("surveykit.db", "academic_integrity").to_frame()
     """
@@ -48,8 +53,14 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
 
             models = fit_declared_models(opened.engine, survey)
         joint = tuple(_declared_joint(opened.engine, survey))
+        by_name = _covariate(survey, by)
+        domains = {} if by_name is None else {
+            q.id: numeric_domains(opened.engine, survey, q.id, by_name)
+            for q in survey.questions if q.numeric}
     numeric = numeric_sections(survey, reading.numeric, reading.numeric_answers or {},
                                level=level)
+    if by_name is not None:
+        numeric = [_with_domains(section, by_name, domains[section.id]) for section in numeric]
     return build_report(survey, list(reading.counts), code_tallies=reading.code_tallies,
                         issued=reading.issued, level=level, method=method, models=models,
                         joint=joint, numeric=numeric)
@@ -74,6 +85,57 @@ def numeric_sections(survey: Survey, counts: Sequence[NumericQuestionCounts],
         sections.append(numeric_section(question, found.counts, answers=numbers,
                                         groups=groups, missing=found.missing, level=level))
     return sections
+
+
+def numeric_domains(engine, survey: Survey, question_id: str, by: str
+                    ) -> Mapping[str, NumericEstimate] | str:
+    """Numeric question ``question_id``'s mean per value of covariate ``by`` under simple
+    random sampling (:func:`surveykit.estimation.quantitative.estimate_domains`: the Hajek
+    mean of each domain's answers, its variance linearized over the whole sample as svyby
+    on ``svydesign(ids = ~1)``), in the values' order; a respondent without a value is in no
+    domain. Where the domains cannot be estimated (a domain or group with fewer than two
+    answers), the reason instead."""
+    from surveykit.estimation.answers import value_text
+    from surveykit.estimation.quantitative import estimate_domains
+    from surveykit.store.frames import GROUP_COLUMN, respondent_frame
+    from surveykit.workflows.complex_samples import _domain_key
+
+    question = survey.question(question_id)
+    frame = respondent_frame(engine, survey.name, question.id, [by])
+    if frame.empty:
+        return {}
+    dont_know = (frame[question.id] == "dont_know").to_numpy()
+    values = [math.nan if dk or value is None else float(value)
+              for value, dk in zip(frame[question.id], dont_know, strict=True)]
+    labels = [None if value is None or (isinstance(value, float) and math.isnan(value))
+              else value_text(value).strip() for value in frame[by]]
+    groups = (frame[GROUP_COLUMN].tolist() if len(question.design.group_names) > 1
+              else None)
+    try:
+        found = estimate_domains(question.design, values, labels, groups=groups,
+                                 dont_know=dont_know)
+    except (EstimationError, ParameterError) as exc:
+        return str(exc)
+    return {label: found[label] for label in sorted(found, key=_domain_key)}
+
+
+def _with_domains(section: NumericSection, by: str,
+                  domains: Mapping[str, NumericEstimate] | str) -> NumericSection:
+    if isinstance(domains, str):
+        return replace(section, by=by, warnings=(
+            *section.warnings, f"no estimates by {by} ({domains})"))
+    return replace(section, by=by, domains=MappingProxyType(dict(domains)))
+
+
+def _covariate(survey: Survey, by: str | None) -> str | None:
+    if by is None:
+        return None
+    try:
+        return survey.covariate(by).name
+    except Exception:
+        columns = ", ".join(c.name for c in survey.covariates) or "none"
+        raise ParameterError(f"--by ({printable(repr(by))}) must be a covariate of survey "
+                             f"{survey.name!r} (it has: {columns})") from None
 
 
 def _declared_joint(engine, survey: Survey) -> list[JointSection]:
