@@ -198,6 +198,46 @@ def test_every_numeric_preset_is_served_with_its_steps_and_scramblers():
     assert rule.lines[0] == WORDING["web_number_linear"]
 
 
+def test_every_numeric_preset_with_a_range_is_served_and_says_only_finite_limits(
+        tmp_path):
+    """A range with an unbounded scrambler (normal, exponential, Laplace) crashed survey
+    add: the page's range message printed the reported range's infinite end. Now an
+    unbounded side is no limit: mix_norm's page checks no range and says nothing, mix_exp's
+    only its lowest number, a card deck's both."""
+    for model, parameters in PRESETS.items():
+        text = (f'name = "s"\ntitle = "S"\n[[questions]]\nid = "n"\ntext = "How many?"\n'
+                f'type = "number"\nrange = [0, 100]\n[questions.design]\nmodel = "{model}"\n'
+                f'{parameters}\n')
+        answer = build_web_form(parse_survey(text),
+                                wording_defaults=WORDING).questions[0].number_answer
+        low, high = parse_survey(text).questions[0].design.reported_range(0.0, 100.0)
+        assert answer.low == (None if math.isinf(low) else low), model
+        assert answer.high == (None if math.isinf(high) else high), model
+        if answer.low is None and answer.high is None:
+            assert answer.range_problem == "", model
+        else:
+            assert answer.range_problem.startswith("Type a number from "), model
+            assert ("∞" in answer.range_problem) == (answer.high is None
+                                                     or answer.low is None), model
+    expected = {"mix_norm": (None, None, ""),
+                "mix_exp": (0.0, None, "Type a number from 0 to ∞."),
+                "eriksson": (0.0, 100.0, "Type a number from 0 to 100.")}
+    for model, (low, high, said) in expected.items():
+        text = (f'name = "s"\ntitle = "S"\n[[questions]]\nid = "n"\ntext = "How many?"\n'
+                f'type = "number"\nrange = [0, 100]\n[questions.design]\nmodel = "{model}"\n'
+                f'{PRESETS[model]}\n')
+        answer = build_web_form(parse_survey(text),
+                                wording_defaults=WORDING).questions[0].number_answer
+        assert (answer.low, answer.high, answer.range_problem) == (low, high, said), model
+        survey_file = tmp_path / f"{model}.toml"
+        survey_file.write_text(text.replace('name = "s"', f'name = "{model}"'),
+                               encoding="utf-8")
+        url = f"sqlite:///{tmp_path / 'ranges.db'}"
+        CliRunner().invoke(main, ["init", "--db", url])
+        result = CliRunner().invoke(main, ["survey", "add", str(survey_file), "--db", url])
+        assert result.exit_code == 0, (model, result.output)
+
+
 def test_dice_are_drawn_by_the_exact_probabilities_of_their_totals():
     text = ('name = "d"\ntitle = "D"\n[[questions]]\nid = "n"\ntext = "How many?"\n'
             'type = "number"\n[questions.design]\nmodel = "eichhorn_hayre"\nscrambler = "dice"\n')

@@ -426,9 +426,13 @@ def _number_question(number: int, total: int, question, survey_wording: Mapping[
     if question.range is not None:
         bounds = answer_bounds(design, *question.range, decimals=question.decimals)
         low, high = (None if math.isinf(v) else v for v in bounds)
-        # said without the half unit a rounded answer may exceed them by
-        shown = [decimal_text(Decimal(repr(v))) for v in answer_bounds(design, *question.range)]
-        range_problem = fill(wording, "web_number_range", low=shown[0], high=shown[1])
+        # said without the half unit a rounded answer may exceed them by; an unbounded
+        # side (a normal or exponential scrambler) is no limit: the page checks only a
+        # finite one, and says nothing when neither is
+        shown = [("-∞" if v < 0 else "∞") if math.isinf(v) else decimal_text(Decimal(repr(v)))
+                 for v in answer_bounds(design, *question.range)]
+        if low is not None or high is not None:
+            range_problem = fill(wording, "web_number_range", low=shown[0], high=shown[1])
     decimals = question.decimals
     answers = ((DONT_KNOW, wording_text(wording, "answer_dont_know")),) \
         if design.designed_dont_know > 0 else ()
