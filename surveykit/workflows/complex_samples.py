@@ -428,14 +428,21 @@ def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
     from surveykit.sampling import survey_estimate
 
     try:
-        sample = _sample_of_cells(survey, cells)
+        sample = _sample_of_cells(survey, cells, numeric_only=True)
     except ParameterError as exc:
         raise ParameterError(f"{where}: {exc}") from None
     if sample.respondents == 0:
         raise ParameterError(f"{where} counts no respondents of survey {survey.name!r}")
     plain = []
+    numeric = []
     for question in survey.questions:
         table = cells[question.id]
+        if question.numeric:
+            sums = _numeric_sums_of_cells(table)
+            numeric.append(_numeric_section_from_cells(
+                question, sums.assign(question=question.id), survey.sampling,
+                _numeric_counts_of_cells(question, sums), level))
+            continue
         answered = table[table["response"].notna()]
         counted: dict[str, dict[str, int]] = {}
         for (group, response), n in answered.groupby(["group", "response"])["n"].sum().items():
@@ -444,11 +451,13 @@ def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
                                     counts=Counts.from_mapping(counted),
                                     missing=int(table.loc[table["response"].isna(), "n"].sum())))
     report = build_report(survey, plain, code_tallies=tallies, issued=issued, level=level,
-                          method=method)
+                          method=method, numeric=numeric)
     by = "domain" if any("domain" in table.columns for table in cells.values()) else None
     estimates: dict[str, object] = {}
     skipped: dict[str, str] = {}
     for question in survey.questions:
+        if question.numeric:
+            continue  # its weighted estimate is in its numeric section
         try:
             estimate = survey_estimate(question.design, sample.counts(question),
                                        variance=variance)
@@ -461,6 +470,50 @@ def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
         level=level, estimates=estimates, skipped=skipped, respondents=sample.respondents,
         strata=sample.strata, psus=sample.psus, sum_weights=sample.sum_weights,
         df=_design_df(sample.df, estimates, variance))
+
+
+def _numeric_sums_of_cells(table):
+    """A counts table's cells of a numeric question (one cell per reported number, its
+    ``response`` the number's text) as the kept cells hold them
+    (:mod:`surveykit.sampling.numeric_cells`): the numbers' cells marked :data:`NUMBER`
+    with their sums ``y``, ``y2``, ``wy``, ``wy2`` (and, with ``weight2``, ``w2y``,
+    ``w2y2``); "don't know" and unanswered cells as they are. Within a cell the number is
+    one value y, so each sum is the cell's n, weight or weight2 times y or y^2."""
+    import pandas as pd
+
+    from surveykit.sampling.counts import NUMBER
+
+    response = table["response"]
+    is_number = response.notna() & (response != "dont_know")
+    try:
+        y = pd.to_numeric(response.where(is_number), errors="raise").fillna(0.0)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"a numeric question's response in a counts table must be a "
+                             f"number, 'dont_know' or empty ({exc})") from None
+    sums = {"y": table["n"] * y, "y2": table["n"] * y * y,
+            "wy": table["weight"] * y, "wy2": table["weight"] * y * y}
+    if "weight2" in table.columns:
+        sums.update(w2y=table["weight2"] * y, w2y2=table["weight2"] * y * y)
+    return table.assign(response=response.where(~is_number, NUMBER), **sums)
+
+
+def _numeric_counts_of_cells(question, sums) -> NumericQuestionCounts:
+    """The unweighted counts of a numeric question from its cells' sums (per group the
+    numbers, their sum and sum of squares, the "don't know" answers; ``missing`` the cells'
+    respondents without an answer), as the store's numeric counts give them."""
+    from surveykit.numeric_counts import NumericCounts, NumericSums
+    from surveykit.sampling.counts import NUMBER
+
+    answered = sums[sums["response"].notna()]
+    groups = {}
+    for group, mine in answered.groupby("group", sort=True):
+        numbers = mine[mine["response"] == NUMBER]
+        groups[str(int(group))] = NumericSums(
+            int(numbers["n"].sum()), float(numbers["y"].sum()), float(numbers["y2"].sum()),
+            int(mine.loc[mine["response"] == "dont_know", "n"].sum()))
+    return NumericQuestionCounts(question_id=question.id,
+                                 counts=NumericCounts.from_mapping(groups),
+                                 missing=int(sums.loc[sums["response"].isna(), "n"].sum()))
 
 
 def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> _Sample:
