@@ -48,8 +48,9 @@ from surveykit.counts import Counts, QuestionCounts
 from surveykit.definition.survey import Survey
 from surveykit.errors import StoreError, clip
 from surveykit.store.engines import BulkStatement, dialect_insert, read_snapshot, write_transaction
+from surveykit.store.kept_cells import rebuild_cells
 from surveykit.store.schema import require_schema
-from surveykit.store.surveys import stored_definition, survey_id
+from surveykit.store.surveys import kept_respondents_statement, stored_definition, survey_id
 from surveykit.store.tables import answer_counts, known_respondents, questions, responses, surveys
 
 __all__ = ["CountDifference", "count_responses", "counts_statement",
@@ -154,11 +155,6 @@ def kept_counts_statement(key: int):
     return (select(answer_counts.c.question_id, answer_counts.c.group_number,
                    answer_counts.c.answer, answer_counts.c.count)
             .where(answer_counts.c.survey_id == key))
-
-
-def kept_respondents_statement(key: int):
-    """The kept number of respondents with at least one answer in survey ``key``."""
-    return select(surveys.c.known_respondents).where(surveys.c.id == key)
 
 
 # -- what a stored cell may hold -----------------------------------------------------------
@@ -569,9 +565,6 @@ def rebuild_counts(engine: Engine, survey_name: str) -> CountsCheck:
     the check's ``uncountable``.
     """
     before = check_counts(engine, survey_name)
-    # lazy: kept_cells reads the kept number of respondents from this module
-    from surveykit.store.kept_cells import rebuild_cells
-
     with write_transaction(engine) as conn:
         key = survey_id(conn, survey_name)
         layout = _layout(conn, key, survey_name)

@@ -69,9 +69,8 @@ from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
 from surveykit.numeric_counts import NumericCounts, NumericQuestionCounts, NumericSums
 from surveykit.sampling.counts import NUMBER, design_keys
-from surveykit.store.answer_counts import kept_respondents_statement
 from surveykit.store.engines import dialect_insert, read_snapshot
-from surveykit.store.surveys import survey_id
+from surveykit.store.surveys import kept_respondents_statement, survey_id
 from surveykit.store.tables import (
     covariates,
     known_respondents,

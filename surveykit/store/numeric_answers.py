@@ -37,8 +37,7 @@ from sqlalchemy import Connection, Float, case, cast, func, select
 from surveykit.definition.survey import Question, Survey
 from surveykit.errors import StoreError
 from surveykit.numeric_counts import NumericCounts, NumericQuestionCounts, NumericSums
-from surveykit.store.answer_counts import kept_respondents_statement
-from surveykit.store.surveys import question_ids
+from surveykit.store.surveys import kept_respondents_statement, question_ids
 from surveykit.store.tables import responses
 
 __all__ = ["DONT_KNOW", "NumericAnswerRows", "numeric_counts_statement",

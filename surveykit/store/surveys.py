@@ -38,9 +38,9 @@ from surveykit.store.tables import (
     surveys,
 )
 
-__all__ = ["add_survey", "as_utc", "current_survey_version", "definition_changes", "list_surveys",
-           "load_survey", "question_ids", "stored_definition", "survey_id", "SurveySummary",
-           "SurveyUpdate", "update_survey"]
+__all__ = ["add_survey", "as_utc", "current_survey_version", "definition_changes",
+           "kept_respondents_statement", "list_surveys", "load_survey", "question_ids",
+           "stored_definition", "survey_id", "SurveySummary", "SurveyUpdate", "update_survey"]
 
 
 def _now() -> datetime:
@@ -361,3 +361,7 @@ def unkept_answers():
                                    answer_counts.c.question_id == questions.c.id))
             .correlate(surveys).scalar_subquery())
 
+
+def kept_respondents_statement(key: int):
+    """The kept number of respondents with at least one answer in survey ``key``."""
+    return select(surveys.c.known_respondents).where(surveys.c.id == key)
