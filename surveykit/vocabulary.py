@@ -26,6 +26,7 @@ from typing import Literal
 from surveykit.errors import ParameterError
 
 __all__ = [
+    "domain_order",
     "BUDGET_SEMANTICS",
     "BUILTIN_SPELLINGS",
     "DONT_KNOW_SPELLINGS",
@@ -226,3 +227,16 @@ def check_semantics(semantics: str) -> str:
     if semantics not in BUDGET_SEMANTICS:
         raise ParameterError(f"semantics ({semantics!r}) must be 'shafer' or 'walley'")
     return semantics
+
+
+def domain_order(label: str) -> tuple:
+    """The sort key of a domain's label, as reports list domains: numbers in numeric order
+    before texts in text order.
+
+    >>> sorted(["10", "b", "9", "a"], key=domain_order)
+    ['9', '10', 'a', 'b']
+    """
+    try:
+        return (0, float(label), "")
+    except ValueError:
+        return (1, 0.0, label)

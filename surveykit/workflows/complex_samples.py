@@ -54,8 +54,8 @@ from surveykit.store import Database
 from surveykit.store import database as store
 from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
 from surveykit.store.kept_cells import KeptSample, key_columns, read_sample
+from surveykit.vocabulary import domain_order, p_value_text
 from surveykit.vocabulary import number_text as _num
-from surveykit.vocabulary import p_value_text
 
 __all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
            "complex_regress_text", "complex_report_for_counts_file", "complex_report_for_files",
@@ -231,7 +231,7 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
                                        variance=variance, replicates=replicates, rng=rng)
             # domains in their values' order, as svyby gives them
             estimates[question.id] = replace(estimate, domains=tuple(
-                sorted(estimate.domains, key=lambda d: _domain_key(d.domain))))
+                sorted(estimate.domains, key=lambda d: domain_order(d.domain))))
         except EstimationError as exc:
             skipped[question.id] = str(exc)
     return ComplexSampleReport(
@@ -462,7 +462,7 @@ def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
             estimate = survey_estimate(question.design, sample.counts(question),
                                        variance=variance)
             estimates[question.id] = replace(estimate, domains=tuple(
-                sorted(estimate.domains, key=lambda d: _domain_key(d.domain))))
+                sorted(estimate.domains, key=lambda d: domain_order(d.domain))))
         except EstimationError as exc:
             skipped[question.id] = str(exc)
     return ComplexSampleReport(
@@ -578,7 +578,7 @@ def _numeric_section(question, frame, sampling: SamplingDesign,
         question, counts.counts, missing=counts.missing, level=level,
         estimate=None if found is None else found.estimate, by=by,
         domains=None if found is None else {
-            label: found.domains[label] for label in sorted(found.domains, key=_domain_key)})
+            label: found.domains[label] for label in sorted(found.domains, key=domain_order)})
     if note is not None:
         section = replace(section, warnings=(*section.warnings, note))
     return section
@@ -628,14 +628,6 @@ def _numbers_of(text, dont_know: np.ndarray) -> np.ndarray:
     """Stored numeric answers (text) as floats, "dont_know" as NaN."""
     return np.array([math.nan if dk else float(value) for value, dk
                      in zip(text, dont_know, strict=True)], dtype=float)
-
-
-def _domain_key(label: str) -> tuple:
-    """Numbers in numeric order before texts in text order."""
-    try:
-        return (0, float(label), "")
-    except ValueError:
-        return (1, 0.0, label)
 
 
 def _by_column(survey, by: str | None) -> str | None:

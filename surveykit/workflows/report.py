@@ -14,13 +14,16 @@ from types import MappingProxyType
 
 from surveykit.definition.survey import Survey
 from surveykit.errors import EstimationError, ParameterError, SurveykitError, printable
-from surveykit.estimation.quantitative import NumericEstimate
+from surveykit.estimation.answers import value_text
+from surveykit.estimation.quantitative import NumericEstimate, estimate_domains
 from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.joint_section import JointSection
 from surveykit.reporting.numeric_section import NumericSection, numeric_section
 from surveykit.reporting.report import Report, build_report
 from surveykit.store import Database
+from surveykit.store.frames import GROUP_COLUMN, respondent_frame
 from surveykit.store.numeric_answers import NumericAnswerRows
+from surveykit.vocabulary import domain_order
 
 __all__ = ["PLOTTED_ANSWERS", "numeric_domains", "numeric_sections", "report_for_survey"]
 
@@ -95,10 +98,6 @@ def numeric_domains(engine, survey: Survey, question_id: str, by: str
     on ``svydesign(ids = ~1)``), in the values' order; a respondent without a value is in no
     domain. Where the domains cannot be estimated (a domain or group with fewer than two
     answers), the reason instead."""
-    from surveykit.estimation.answers import value_text
-    from surveykit.estimation.quantitative import estimate_domains
-    from surveykit.store.frames import GROUP_COLUMN, respondent_frame
-    from surveykit.workflows.complex_samples import _domain_key
 
     question = survey.question(question_id)
     frame = respondent_frame(engine, survey.name, question.id, [by])
@@ -116,7 +115,7 @@ def numeric_domains(engine, survey: Survey, question_id: str, by: str
                                  dont_know=dont_know)
     except (EstimationError, ParameterError) as exc:
         return str(exc)
-    return {label: found[label] for label in sorted(found, key=_domain_key)}
+    return {label: found[label] for label in sorted(found, key=domain_order)}
 
 
 def _with_domains(section: NumericSection, by: str,
