@@ -20,7 +20,14 @@ import warnings
 from collections.abc import Sequence
 
 from surveykit.counting.sources import ResponseSource
-from surveykit.counting.tally import BITS_PER_WORD, RawTally, question_codes, word_count
+from surveykit.counting.tally import (
+    BITS_PER_WORD,
+    NUMBER_PATTERN,
+    RawCells,
+    RawTally,
+    question_codes,
+    word_count,
+)
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
 from surveykit.errors import MissingExtraError
@@ -296,7 +303,6 @@ def _respondent_flags(per_respondent, *, checked: Sequence[str], design: int,
     import numpy as np
     import pandas as pd
 
-    from surveykit.counting.weighted_files import NUMBER_PATTERN
 
     p = per_respondent
     r = p["r"].astype(str)
@@ -430,6 +436,5 @@ def weighted_raw_cells(sources: Sequence[ResponseSource], survey: Survey, column
                      *[f"rep{j + 1}" for j in range(len(replicates))]]
     table = table.reset_index()
     table["a"] = table["a"].astype(object).where(table["a"].notna(), None)
-    from surveykit.counting.weighted_files import RawCells
 
     return RawCells(cells=table, gram=gram[0] if gram else None)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from surveykit.counting.sources import ResponseSource
 from surveykit.counts import Counts, QuestionCounts
@@ -45,8 +46,12 @@ from surveykit.reading.cells import (
 from surveykit.reading.numbers import number_reader
 from surveykit.vocabulary import canonical_spelling
 
-__all__ = ["BITS_PER_WORD", "RawTally", "counts_from_tally", "question_codes",
-           "question_counts", "word_count"]
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+__all__ = ["BITS_PER_WORD", "NUMBER_PATTERN", "RawCells", "RawTally", "counts_from_tally",
+           "question_codes", "question_counts", "word_count"]
 
 #: How "don't know" is stored, for numeric questions as for choice ones.
 _DONT_KNOW = "dont_know"
@@ -178,3 +183,22 @@ def _numeric(question: Question, table: dict[str, dict[str, int]], respondents: 
     return NumericQuestionCounts(question_id=question.id,
                                  counts=NumericCounts.from_mapping(groups),
                                  missing=respondents - answered)
+
+
+# -- the weighted cells of a sampled survey (surveykit.counting.weighted_files) --------------
+
+#: A number cell the fast path reads (a subset of what the importer's float() reads: plain
+#: digits, a dot, an exponent); any other text sends the files to the importer.
+NUMBER_PATTERN = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class RawCells:
+    """What an engine returns: ``cells`` (columns ``qi``, ``f``, the design keys, ``g``,
+    ``a``, ``weight``, ``n``, ``weight2``, ``min_weight``, ``rep1`` ...: see the module
+    docstring) and ``gram``, the sums over the respondents of the products of their
+    replicate weights (R x R; None without replicates), whose rank gives survey's degrees
+    of freedom (:func:`surveykit.sampling.counts.gram_rank`)."""
+
+    cells: pd.DataFrame
+    gram: np.ndarray | None

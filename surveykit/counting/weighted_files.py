@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from surveykit.counting.sources import COVARIATES_EXACT_ONLY, ResponseSource, quote_name, quote_text
-from surveykit.counting.tally import question_codes
+from surveykit.counting.tally import NUMBER_PATTERN, RawCells, question_codes
 from surveykit.definition.covariates import COVARIATE_VALUE_LENGTH
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
@@ -62,16 +62,10 @@ from surveykit.sampling.design import natural_order
 from surveykit.vocabulary import canonical_spelling
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
 __all__ = ["NUMBER_PATTERN", "DesignColumns", "RawCells", "cells_from_raw", "design_columns",
            "duckdb_raw_cells", "weighted_file_cells"]
-
-#: A number cell the fast path reads (a subset of what the importer's float() reads: plain
-#: digits, a dot, an exponent); any other text sends the files to the importer.
-NUMBER_PATTERN = r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
-
 
 @dataclass(frozen=True, kw_only=True)
 class DesignColumns:
@@ -165,18 +159,6 @@ def design_columns(survey: Survey, sources: Sequence[ResponseSource]) -> DesignC
                          others=tuple((name, survey.covariate(name).kind == "number")
                                       for name in others or ()),
                          positions=tuple(positions))
-
-
-@dataclass(frozen=True, kw_only=True, eq=False)
-class RawCells:
-    """What an engine returns: ``cells`` (columns ``qi``, ``f``, the design keys, ``g``,
-    ``a``, ``weight``, ``n``, ``weight2``, ``min_weight``, ``rep1`` ...: see the module
-    docstring) and ``gram``, the sums over the respondents of the products of their
-    replicate weights (R x R; None without replicates), whose rank gives survey's degrees
-    of freedom (:func:`surveykit.sampling.counts.gram_rank`)."""
-
-    cells: pd.DataFrame
-    gram: np.ndarray | None
 
 
 # -- DuckDB ---------------------------------------------------------------------------------
