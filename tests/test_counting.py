@@ -212,7 +212,7 @@ def test_dask_on_a_local_cluster_counts_what_duckdb_and_sqlite_count(engine, mix
     reference = imported(engine, mixed, [long, wide, as_csv(
         tmp_path / "c.csv", mixed, answers(mixed, range(300, 400), 23), "parquet")])
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         on_cluster = count_files(mixed, [long, wide, part], engine="dask",
                                  scheduler=cluster.scheduler_address)
     assert on_cluster == reference

@@ -269,7 +269,7 @@ def test_dask_on_a_local_cluster_gives_duckdbs_cells(tmp_path):
     duckdb_cells = weighted_file_cells(survey, paths)
     assert duckdb_cells is not None
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         dask_cells = weighted_file_cells(survey, paths, engine="dask",
                                          scheduler=cluster.scheduler_address)
         counted = run_cli("counts", "--survey", "api", "--data", str(first), str(second),
