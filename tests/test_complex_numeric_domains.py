@@ -206,3 +206,12 @@ def test_report_by_an_unknown_column_is_one_line(engine, tmp_path):
     assert "--by ('region') must be a covariate of survey 'srs_domains' (it has: faculty)" \
         in result.output
     assert "Traceback" not in result.output
+
+
+def test_report_by_an_unknown_column_of_a_sampled_survey_is_one_line(url):
+    """Under [sampling] --by may also name a design column; the message says so."""
+    result = run_cli("report", "--survey", "api_domains", "--db", url, "--by", "region")
+    assert result.exit_code != 0
+    assert "--by ('region') must be a design column or covariate of survey 'api_domains' " \
+        "(it has: " in result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output

@@ -56,6 +56,7 @@ from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted
 from surveykit.store.kept_cells import KeptSample, key_columns, read_sample
 from surveykit.vocabulary import domain_order, p_value_text
 from surveykit.vocabulary import number_text as _num
+from surveykit.workflows.report import by_covariate
 
 __all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
            "complex_regress_text", "complex_report_for_counts_file", "complex_report_for_files",
@@ -187,7 +188,7 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
             raise ParameterError(f"survey {survey.name!r} has no [sampling] section: its "
                                  "report assumes simple random sampling (see 'surveykit docs "
                                  "complex-samples' to declare weights, strata and clusters)")
-        by_name = _by_column(survey, by)
+        by_name = by_covariate(survey, by, described="a design column or covariate")
         keys = key_columns(survey)
         kept = read_sample(engine, survey, by_name if by_name in keys else None)
         sample = _sample_from_cells(engine, survey, variance, by_name, kept)
@@ -628,18 +629,6 @@ def _numbers_of(text, dont_know: np.ndarray) -> np.ndarray:
     """Stored numeric answers (text) as floats, "dont_know" as NaN."""
     return np.array([math.nan if dk else float(value) for value, dk
                      in zip(text, dont_know, strict=True)], dtype=float)
-
-
-def _by_column(survey, by: str | None) -> str | None:
-    if by is None:
-        return None
-    try:
-        return survey.covariate(by).name
-    except Exception:
-        columns = ", ".join(c.name for c in survey.covariates) or "none"
-        raise ParameterError(f"--by ({printable(repr(by))}) must be a design column or "
-                             f"covariate of survey {survey.name!r} (it has: {columns})"
-                             ) from None
 
 
 # -- rendering ------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
 
             models = fit_declared_models(opened.engine, survey)
         joint = tuple(_declared_joint(opened.engine, survey))
-        by_name = _covariate(survey, by)
+        by_name = by_covariate(survey, by)
         domains = {} if by_name is None else {
             q.id: numeric_domains(opened.engine, survey, q.id, by_name)
             for q in survey.questions if q.numeric}
@@ -126,14 +126,18 @@ def _with_domains(section: NumericSection, by: str,
     return replace(section, by=by, domains=MappingProxyType(dict(domains)))
 
 
-def _covariate(survey: Survey, by: str | None) -> str | None:
+def by_covariate(survey: Survey, by: str | None, *, described: str = "a covariate"
+                 ) -> str | None:
+    """The covariate ``--by`` names (its declared spelling), None without ``--by``; a
+    ParameterError naming the survey's covariates where it names none (``described``: what
+    the report accepts, e.g. "a design column or covariate" under ``[sampling]``)."""
     if by is None:
         return None
     try:
         return survey.covariate(by).name
     except Exception:
         columns = ", ".join(c.name for c in survey.covariates) or "none"
-        raise ParameterError(f"--by ({printable(repr(by))}) must be a covariate of survey "
+        raise ParameterError(f"--by ({printable(repr(by))}) must be {described} of survey "
                              f"{survey.name!r} (it has: {columns})") from None
 
 
