@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
         from distributed import Client, LocalCluster
 
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=":0") as cluster, Client(cluster) as client:
             print(f"\nDask, LocalCluster of {args.workers} worker processes (1 thread each):")
             surveykit_counts(csv_path.parent / "small" / "responses.csv", "dask",
                              cluster.scheduler_address)  # warm the workers' imports

@@ -177,7 +177,6 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
     """
     # lazy loaders: a sample's estimates bring pandas, which the CLI's report does not load
     # for a survey without a sampling design (it asks sampling_declared first)
-    from surveykit.sampling import survey_estimate
 
     if variance not in VARIANCE_METHODS:
         raise ParameterError(f"--variance ({variance!r}) must be one of "
@@ -222,19 +221,8 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
                           method=method, numeric=sections)
     if sample.respondents == 0:
         raise ParameterError(f"survey {survey.name!r} has no answers yet: import some first")
-    estimates: dict[str, object] = {}
-    skipped: dict[str, str] = {}
-    for question in survey.questions:
-        if question.numeric:
-            continue  # its weighted estimate is in its numeric section
-        try:
-            estimate = survey_estimate(question.design, sample.counts(question),
-                                       variance=variance, replicates=replicates, rng=rng)
-            # domains in their values' order, as svyby gives them
-            estimates[question.id] = replace(estimate, domains=tuple(
-                sorted(estimate.domains, key=lambda d: domain_order(d.domain))))
-        except EstimationError as exc:
-            skipped[question.id] = str(exc)
+    estimates, skipped = _design_estimates(survey, sample, variance=variance,
+                                           replicates=replicates, rng=rng)
     return ComplexSampleReport(
         report=report, sampling=survey.sampling, variance=variance, by=by_name, level=level,
         estimates=estimates, skipped=skipped, respondents=sample.respondents,
@@ -251,6 +239,28 @@ def _design_df(linearization: int, estimates: Mapping[str, object], variance: st
         for estimate in estimates.values():
             return estimate.df
     return linearization
+
+
+def _design_estimates(survey, sample: _Sample, *, variance: str, replicates: int = 500,
+                      rng=None) -> tuple[dict[str, object], dict[str, str]]:
+    """Each yes/no or category question's design-based estimate (numeric questions have
+    theirs in their sections), its domains in their values' order as svyby gives them;
+    and, for those that cannot be estimated, why."""
+    from surveykit.sampling import survey_estimate
+
+    estimates: dict[str, object] = {}
+    skipped: dict[str, str] = {}
+    for question in survey.questions:
+        if question.numeric:
+            continue
+        try:
+            estimate = survey_estimate(question.design, sample.counts(question),
+                                       variance=variance, replicates=replicates, rng=rng)
+            estimates[question.id] = replace(estimate, domains=tuple(
+                sorted(estimate.domains, key=lambda d: domain_order(d.domain))))
+        except EstimationError as exc:
+            skipped[question.id] = str(exc)
+    return estimates, skipped
 
 
 def _declared_models(engine: Engine, survey) -> list[ModelFit]:
@@ -426,7 +436,6 @@ def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
                              "'surveykit counts --data FILES --format csv' writes them when "
                              "[sampling] has replicate_weights")
     from surveykit.counts import Counts, QuestionCounts
-    from surveykit.sampling import survey_estimate
 
     try:
         sample = _sample_of_cells(survey, cells, numeric_only=True)
@@ -454,18 +463,7 @@ def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
     report = build_report(survey, plain, code_tallies=tallies, issued=issued, level=level,
                           method=method, numeric=numeric)
     by = "domain" if any("domain" in table.columns for table in cells.values()) else None
-    estimates: dict[str, object] = {}
-    skipped: dict[str, str] = {}
-    for question in survey.questions:
-        if question.numeric:
-            continue  # its weighted estimate is in its numeric section
-        try:
-            estimate = survey_estimate(question.design, sample.counts(question),
-                                       variance=variance)
-            estimates[question.id] = replace(estimate, domains=tuple(
-                sorted(estimate.domains, key=lambda d: domain_order(d.domain))))
-        except EstimationError as exc:
-            skipped[question.id] = str(exc)
+    estimates, skipped = _design_estimates(survey, sample, variance=variance)
     return ComplexSampleReport(
         report=report, sampling=survey.sampling, variance=variance, by=by,
         level=level, estimates=estimates, skipped=skipped, respondents=sample.respondents,
