@@ -32,12 +32,13 @@ import pandas as pd
 from surveykit.designs.quantitative import QuantitativeDesign
 from surveykit.errors import EstimationError
 from surveykit.estimation.quantitative import NumericEstimate, estimate_mean_from_sums
+from surveykit.numeric_counts import NumericCounts, NumericSums
 from surveykit.sampling.counts import NUMBER, WeightedCounts, design_keys
 from surveykit.sampling.design import SamplingDesign
 from surveykit.sampling.rows import weights_from_design
 from surveykit.sampling.variance import linearized_variance
 
-__all__ = ["DONT_KNOW", "estimate_from_numeric_cells"]
+__all__ = ["DONT_KNOW", "estimate_from_numeric_cells", "numeric_counts_of_cells"]
 
 #: The response of a cell of "don't know" answers.
 DONT_KNOW = "dont_know"
@@ -102,3 +103,17 @@ def estimate_from_numeric_cells(table: pd.DataFrame, sampling: SamplingDesign,
         weight=float(weight[number].sum()), weighted_sum=float(wy[number].sum()),
         weighted_squares=float(wy2[number].sum()), variance_of=variance_of,
         with_replacement=not sampling.fpc, randomization_variance=randomization_variance)
+
+
+def numeric_counts_of_cells(cells: pd.DataFrame) -> NumericCounts:
+    """The unweighted counts of one numeric question from its answered cells (``group``,
+    ``response`` :data:`NUMBER` or :data:`DONT_KNOW`, ``n``, ``y``, ``y2``): per group the
+    numbers, their sum and sum of squares and the "don't know" answers, as the store's
+    numeric counts give them from the answers."""
+    groups: dict[str, NumericSums] = {}
+    for group, mine in cells.groupby("group", sort=True):
+        numbers = mine[mine["response"] == NUMBER]
+        groups[str(int(group))] = NumericSums(
+            int(numbers["n"].sum()), float(numbers["y"].sum()), float(numbers["y2"].sum()),
+            int(mine.loc[mine["response"] == DONT_KNOW, "n"].sum()))
+    return NumericCounts.from_mapping(groups)

@@ -67,7 +67,7 @@ from sqlalchemy import (
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
-from surveykit.numeric_counts import NumericCounts, NumericQuestionCounts, NumericSums
+from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.sampling.counts import NUMBER, design_keys
 from surveykit.store.engines import dialect_insert, read_snapshot
 from surveykit.store.surveys import kept_respondents_statement, survey_id
@@ -390,20 +390,16 @@ class KeptSample:
         :func:`surveykit.store.numeric_answers.read_numeric_counts` gives them from the
         answers: per group the numbers, their sum and sum of squares and the "don't know"
         answers; ``missing`` the known respondents who gave the question no answer."""
+        # lazy: the cells' sums come as a pandas table, which this module loads only then
+        from surveykit.sampling.numeric_cells import numeric_counts_of_cells
+
         table = self.table
         out = []
         for question in survey.questions:
             if not question.numeric:
                 continue
             mine = table[(table["question"] == question.id) & table["response"].notna()]
-            groups: dict[str, NumericSums] = {}
-            for group, cells in mine.groupby("group", sort=True):
-                numbers = cells[cells["response"] == NUMBER]
-                groups[str(int(group))] = NumericSums(
-                    int(numbers["n"].sum()), float(numbers["y"].sum()),
-                    float(numbers["y2"].sum()), int(cells.loc[cells["response"] == _DONT_KNOW,
-                                                                "n"].sum()))
-            counts = NumericCounts.from_mapping(groups)
+            counts = numeric_counts_of_cells(mine)
             answered = counts.answered + counts.dont_know
             out.append(NumericQuestionCounts(
                 question_id=question.id, counts=counts,

@@ -500,18 +500,10 @@ def _numeric_counts_of_cells(question, sums) -> NumericQuestionCounts:
     """The unweighted counts of a numeric question from its cells' sums (per group the
     numbers, their sum and sum of squares, the "don't know" answers; ``missing`` the cells'
     respondents without an answer), as the store's numeric counts give them."""
-    from surveykit.numeric_counts import NumericCounts, NumericSums
-    from surveykit.sampling.counts import NUMBER
+    from surveykit.sampling.numeric_cells import numeric_counts_of_cells
 
-    answered = sums[sums["response"].notna()]
-    groups = {}
-    for group, mine in answered.groupby("group", sort=True):
-        numbers = mine[mine["response"] == NUMBER]
-        groups[str(int(group))] = NumericSums(
-            int(numbers["n"].sum()), float(numbers["y"].sum()), float(numbers["y2"].sum()),
-            int(mine.loc[mine["response"] == "dont_know", "n"].sum()))
     return NumericQuestionCounts(question_id=question.id,
-                                 counts=NumericCounts.from_mapping(groups),
+                                 counts=numeric_counts_of_cells(sums[sums["response"].notna()]),
                                  missing=int(sums.loc[sums["response"].isna(), "n"].sum()))
 
 
