@@ -8,13 +8,13 @@ SURVEYKIT_TEST_POSTGRES_URL is unset (CI always sets it: see .ci/run).
 from __future__ import annotations
 
 import os
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import migrated
 import pytest
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 
 from surveykit import store
@@ -106,29 +106,27 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     ]),
 ])
 def database_url(request, tmp_path: Path) -> Iterator[str]:
-    """The URL of an empty database: an SQLite file in tmp_path, or a fresh PostgreSQL schema."""
+    """The URL of an empty database: an SQLite file in tmp_path, or a fresh PostgreSQL
+    database whose search_path is an empty schema of its own (see tests/migrated.py)."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'surveykit.db'}"
         return
-    schema = f"test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(store.resolve_url(POSTGRES_URL))
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = make_url(store.resolve_url(POSTGRES_URL)).update_query_dict(
-        {"options": f"-csearch_path={schema}"})
+    database, url = migrated.new_postgres_database()
     try:
-        yield url.render_as_string(hide_password=False)
+        yield url
     finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+        migrated.drop_postgres_database(database)
 
 
 @pytest.fixture
 def engine(database_url: str) -> Iterator[Engine]:
-    """An engine on a database migrated to head (never create_all)."""
+    """An engine on a database migrated to head (never create_all): a copy of one the
+    migrations built in this process (tests/migrated.py)."""
+    if database_url.startswith("sqlite"):
+        migrated.migrated_sqlite(Path(make_url(database_url).database))
+    else:
+        migrated.migrate_postgres(database_url)
     engine = store.open_engine(database_url)
-    store.init_database(engine)
     yield engine
     engine.dispose()
 
