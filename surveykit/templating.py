@@ -105,6 +105,31 @@ def percent(value: float, digits: int = 0) -> str:
     return f"{100 * float(value):.{digits}f}%"
 
 
+class _MemoryBytecodeCache(jinja2.BytecodeCache):
+    """Compiled templates kept for the life of the process, shared by every environment.
+
+    Each ``make_environment`` call builds a fresh environment (a command may pass its own
+    ``--templates``), and compiling the shipped templates took most of the CPU of
+    ``survey add``'s readiness check. Jinja checks each entry against the template
+    source's checksum before using it, so an edited template is compiled again. Every
+    environment made here has the same options, which the compiled code depends on.
+    """
+
+    def __init__(self) -> None:
+        self._compiled: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        compiled = self._compiled.get(bucket.key)
+        if compiled is not None:
+            bucket.bytecode_from_string(compiled)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._compiled[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _MemoryBytecodeCache()
+
+
 def make_environment(templates_dir: str | Path | None = None, *,
                      filters: Mapping[str, Callable[..., object]] | None = None
                      ) -> jinja2.Environment:
@@ -133,6 +158,7 @@ def make_environment(templates_dir: str | Path | None = None, *,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=_COMPILED,
     )
     environment.filters["percent"] = percent
     environment.filters.update(filters or {})
