@@ -31,16 +31,13 @@ from surveykit.designs.base import (
     DONT_KNOW,
     NO,
     YES,
-    Design,
-    DontKnowBranch,
     Instruction,
     NuisanceParameter,
     Protocol,
     Structure,
+    TwoGroups,
     as_fraction,
-    check_dont_know,
     check_probabilities,
-    group_names,
     instructions_with_dont_know,
     readonly,
     scale_slopes,
@@ -54,13 +51,8 @@ CHEATER = "cheater"
 _RESPONSES = (YES, NO, DONT_KNOW)
 
 
-def _groups_parameter(design: Design) -> dict[str, object]:
-    names = design.groups  # type: ignore[attr-defined]
-    return {} if names == ("1", "2") else {"groups": list(names)}
-
-
 @dataclass(frozen=True, kw_only=True)
-class CheatingDetection(DontKnowBranch, Design):
+class CheatingDetection(TwoGroups):
     """Cheating detection model: in group g answer yes with probability p[g], else truthfully;
     cheaters (share gamma) answer no whatever they are told.
 
@@ -77,23 +69,9 @@ class CheatingDetection(DontKnowBranch, Design):
 
     budget_example: ClassVar[str | None] = "p=0.3,? (p[2] for the budget, given p[1])"
 
-    p: tuple[float, float]
-    dont_know: float = 0.0
-    groups: tuple[str, ...] | None = None
-
-    def __post_init__(self) -> None:
-        p = check_probabilities("p", self.p, 2)
-        if p[0] == p[1]:
-            raise ParameterError(
-                f"p ({list(p)!r}): the two groups must be told to answer yes with different "
-                "probabilities; with equal ones cheaters and honest respondents cannot be "
-                "told apart")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        return {"p": list(self.p), "dont_know": self.dont_know, **_groups_parameter(self)}
+    equal_p_reason: ClassVar[str] = (
+        "the two groups must be told to answer yes with different probabilities; with equal "
+        "ones cheaters and honest respondents cannot be told apart")
 
     def _build(self) -> Structure:
         d = self.designed_dont_know
@@ -108,7 +86,7 @@ class CheatingDetection(DontKnowBranch, Design):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CheatingDetectionSymmetric(DontKnowBranch, Design):
+class CheatingDetectionSymmetric(TwoGroups):
     """Symmetric cheating detection: p = [forced yes, forced no] of group 1, then of group 2.
 
     P(yes | yes, g) = 1 - no_g, P(yes | no, g) = yes_g, P(yes | cheater) = 0.
@@ -125,10 +103,8 @@ class CheatingDetectionSymmetric(DontKnowBranch, Design):
         "p=0.2,0.1,?,? (group 2's forced answers, given group 1's)")
 
     p: tuple[float, float, float, float]
-    dont_know: float = 0.0
-    groups: tuple[str, ...] | None = None
 
-    def __post_init__(self) -> None:
+    def _checked_p(self) -> tuple[float, ...]:
         p = check_probabilities("p", self.p, 4)
         for g in range(2):
             if as_fraction(p[2 * g]) + as_fraction(p[2 * g + 1]) > 1:
@@ -143,12 +119,7 @@ class CheatingDetectionSymmetric(DontKnowBranch, Design):
                 f"p ({list(p)!r}): with p = [yes_1, no_1, yes_2, no_2], (1 - no_1) yes_2 must "
                 "differ from (1 - no_2) yes_1, or compliant carriers, honest non-carriers and "
                 "cheaters cannot be told apart; change one group's forced answers")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        return {"p": list(self.p), "dont_know": self.dont_know, **_groups_parameter(self)}
+        return p
 
     def _build(self) -> Structure:
         d = self.designed_dont_know
@@ -176,7 +147,7 @@ def _cheater_structure(answers: np.ndarray, protocol, dont_know, groups) -> Stru
 
 
 @dataclass(frozen=True, kw_only=True)
-class StochasticLieDetector(DontKnowBranch, Design):
+class StochasticLieDetector(TwoGroups):
     """Stochastic lie detector: non-carriers answer truthfully with probability p[g] in group
     g, else yes; carriers answer yes honestly with probability t (estimated).
 
@@ -194,22 +165,9 @@ class StochasticLieDetector(DontKnowBranch, Design):
 
     budget_example: ClassVar[str | None] = "p=0.1667,? (p[2] for the budget, given p[1])"
 
-    p: tuple[float, float]
-    dont_know: float = 0.0
-    groups: tuple[str, ...] | None = None
-
-    def __post_init__(self) -> None:
-        p = check_probabilities("p", self.p, 2)
-        if p[0] == p[1]:
-            raise ParameterError(
-                f"p ({list(p)!r}): the two groups must answer truthfully with different "
-                "probabilities; with equal ones pi and the honesty t cannot be told apart")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        return {"p": list(self.p), "dont_know": self.dont_know, **_groups_parameter(self)}
+    equal_p_reason: ClassVar[str] = (
+        "the two groups must answer truthfully with different probabilities; with equal ones "
+        "pi and the honesty t cannot be told apart")
 
     def _build(self) -> Structure:
         d = self.designed_dont_know

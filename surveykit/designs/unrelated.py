@@ -43,11 +43,11 @@ from surveykit.designs.base import (
     NuisanceParameter,
     Protocol,
     Structure,
+    TwoGroups,
     as_fraction,
     check_dont_know,
     check_probabilities,
     check_probability,
-    group_names,
     instructions_with_dont_know,
     one_free_entry,
     readonly,
@@ -117,7 +117,7 @@ class UnrelatedQuestionKnown(DontKnowBranch, Design):
 
 
 @dataclass(frozen=True, kw_only=True)
-class UnrelatedQuestionUnknown(DontKnowBranch, Design):
+class UnrelatedQuestionUnknown(TwoGroups):
     """Unrelated question with an unknown innocuous prevalence, two groups: p[g] is the
     probability of answering the sensitive question in group g.
 
@@ -135,26 +135,9 @@ class UnrelatedQuestionUnknown(DontKnowBranch, Design):
     asks_innocuous: ClassVar[bool] = True
     budget_example: ClassVar[str | None] = "p=0.8,? (p[2] for the budget, given p[1])"
 
-    p: tuple[float, float]
-    dont_know: float = 0.0
-    groups: tuple[str, ...] | None = None
-
-    def __post_init__(self) -> None:
-        p = check_probabilities("p", self.p, 2)
-        if p[0] == p[1]:
-            raise ParameterError(
-                f"p ({list(p)!r}): the two groups must answer the sensitive question with "
-                "different probabilities; with equal ones the innocuous share and pi cannot "
-                "be told apart")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        out: dict[str, object] = {"p": list(self.p), "dont_know": self.dont_know}
-        if self.groups != ("1", "2"):
-            out["groups"] = list(self.groups)
-        return out
+    equal_p_reason: ClassVar[str] = (
+        "the two groups must answer the sensitive question with different probabilities; "
+        "with equal ones the innocuous share and pi cannot be told apart")
 
     def _build(self) -> Structure:
         d = self.designed_dont_know
