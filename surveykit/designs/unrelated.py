@@ -161,11 +161,14 @@ class UnrelatedQuestionUnknown(TwoGroups):
             privacy_states=BINARY_STATES, state_parameters={})
 
 
-class CombinedQuestion:
+@dataclass(frozen=True, kw_only=True)
+class CombinedQuestion(DontKnowBranch, Design):
     """Designs that ask one combined question about the sensitive and an innocuous one, with
     no randomizer (crosswise, triangular): the sheet words the question and its answers
     (``{model}_instructions``, ``{model}_yes``, ``{model}_no``), the innocuous yes share p
-    is a fact about the population, and a budget chooses p in (0, ``budget_high``)."""
+    is a fact about the population, and a budget chooses p in (0, ``budget_high``). One
+    value of p, ``excluded_p``, identifies nothing (``excluded_p_reason`` says why); a
+    preset gives its 2 x 2 matrix P(yes/no | yes/no) in :meth:`_answers`."""
 
     model: ClassVar[str]
     asks_innocuous: ClassVar[bool] = True
@@ -173,6 +176,31 @@ class CombinedQuestion:
         {("p", None)})
     combined_wording: ClassVar[Mapping[str, str]]
     budget_high: ClassVar[float]
+    excluded_p: ClassVar[float]
+    #: The end of the message refusing ``excluded_p``, after "p (value) ".
+    excluded_p_reason: ClassVar[str]
+
+    p: float
+    dont_know: float = 0.0
+
+    def __post_init__(self) -> None:
+        p = check_probability("p", self.p)
+        if p == self.excluded_p:
+            raise ParameterError(f"p ({p:g}) {self.excluded_p_reason}")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": self.p, "dont_know": self.dont_know}
+
+    def _answers(self, p: Fraction) -> np.ndarray:  # pragma: no cover - every preset defines it
+        """P(response | state) for responses (yes, no) and states (yes, no), given p."""
+        raise NotImplementedError
+
+    def _build(self) -> Structure:
+        answers = self._answers(as_fraction(self.p))
+        return _one_group(answers, [Instruction("sensitive", Fraction(1))],
+                          self.designed_dont_know, "combined")
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -187,7 +215,7 @@ class CombinedQuestion:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Crosswise(CombinedQuestion, DontKnowBranch, Design):
+class Crosswise(CombinedQuestion):
     """Crosswise model: "yes" means the answers to the sensitive and the innocuous question
     are the same; p is the innocuous question's yes share (p = 1/2 identifies nothing).
 
@@ -201,31 +229,17 @@ class Crosswise(CombinedQuestion, DontKnowBranch, Design):
     summary: ClassVar[str] = ("are your answers to the sensitive and an innocuous question "
                               "(yes share p) the same?")
     budget_high: ClassVar[float] = 0.5
+    excluded_p: ClassVar[float] = 0.5
+    excluded_p_reason: ClassVar[str] = (
+        "must not be 0.5: with an innocuous yes share of one half, \"same\" and \"different\" "
+        "are equally likely whatever the truth")
 
-    p: float
-    dont_know: float = 0.0
-
-    def __post_init__(self) -> None:
-        p = check_probability("p", self.p)
-        if p == 0.5:
-            raise ParameterError(
-                "p (0.5) must not be 0.5: with an innocuous yes share of one half, \"same\" and "
-                "\"different\" are equally likely whatever the truth")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        return {"p": self.p, "dont_know": self.dont_know}
-
-    def _build(self) -> Structure:
-        p = as_fraction(self.p)
-        answers = np.array([[float(p), float(1 - p)], [float(1 - p), float(p)]])
-        return _one_group(answers, [Instruction("sensitive", Fraction(1))],
-                          self.designed_dont_know, "combined")
+    def _answers(self, p: Fraction) -> np.ndarray:
+        return np.array([[float(p), float(1 - p)], [float(1 - p), float(p)]])
 
 
 @dataclass(frozen=True, kw_only=True)
-class Triangular(CombinedQuestion, DontKnowBranch, Design):
+class Triangular(CombinedQuestion):
     """Triangular model: "yes" means at least one of the sensitive and the innocuous
     question is answered yes; p is the innocuous yes share (p = 1 identifies nothing).
 
@@ -239,24 +253,10 @@ class Triangular(CombinedQuestion, DontKnowBranch, Design):
     summary: ClassVar[str] = ("is the answer to the sensitive or an innocuous question "
                               "(yes share p) yes?")
     budget_high: ClassVar[float] = 1.0
+    excluded_p: ClassVar[float] = 1.0
+    excluded_p_reason: ClassVar[str] = (
+        "must be below 1: if everybody answers the innocuous question yes, everybody is in "
+        "the triangle and the answers identify nothing")
 
-    p: float
-    dont_know: float = 0.0
-
-    def __post_init__(self) -> None:
-        p = check_probability("p", self.p)
-        if p == 1:
-            raise ParameterError(
-                "p (1) must be below 1: if everybody answers the innocuous question yes, "
-                "everybody is in the triangle and the answers identify nothing")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        return {"p": self.p, "dont_know": self.dont_know}
-
-    def _build(self) -> Structure:
-        p = as_fraction(self.p)
-        answers = np.array([[1.0, float(p)], [0.0, float(1 - p)]])
-        return _one_group(answers, [Instruction("sensitive", Fraction(1))],
-                          self.designed_dont_know, "combined")
+    def _answers(self, p: Fraction) -> np.ndarray:
+        return np.array([[1.0, float(p)], [0.0, float(1 - p)]])
