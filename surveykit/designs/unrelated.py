@@ -51,7 +51,6 @@ from surveykit.designs.base import (
     instructions_with_dont_know,
     one_free_entry,
     readonly,
-    scale_slopes,
     with_dont_know,
 )
 from surveykit.errors import ParameterError
@@ -138,27 +137,16 @@ class UnrelatedQuestionUnknown(TwoGroups):
     equal_p_reason: ClassVar[str] = (
         "the two groups must answer the sensitive question with different probabilities; "
         "with equal ones the innocuous share and pi cannot be told apart")
+    nuisance_parameter: ClassVar[NuisanceParameter | None] = NuisanceParameter(
+        "pi_innocuous", "share of yes to the innocuous question (RRreg's piUQ)")
 
-    def _build(self) -> Structure:
-        d = self.designed_dont_know
-        base = np.zeros((2, 2, 2))
-        slope = np.zeros((1, 2, 2, 2))
-        protocol = []
-        for g, share in enumerate(self.p):
-            # yes | yes = share + (1 - share) u;  yes | no = (1 - share) u
-            base[g] = [[share, 0.0], [1 - share, 1.0]]
-            slope[0, g] = [[1 - share, 1 - share], [-(1 - share), -(1 - share)]]
-            exact = as_fraction(share)
-            protocol.append(instructions_with_dont_know(
-                [Instruction("sensitive", exact), Instruction("innocuous", 1 - exact)], d))
-        nuisance = (NuisanceParameter(
-            "pi_innocuous", "share of yes to the innocuous question (RRreg's piUQ)"),)
-        return Structure(
-            states=BINARY_STATES, categories=BINARY_STATES, responses=_RESPONSES,
-            groups=self.groups, base=readonly(with_dont_know(base, d)),
-            slopes=readonly(scale_slopes(slope, d)), nuisance=nuisance,
-            protocol=Protocol("instructions", tuple(protocol)),
-            privacy_states=BINARY_STATES, state_parameters={})
+    def _group(self, g: int) -> tuple[list[list[float]], list[list[float]], list[Instruction]]:
+        share = self.p[g]
+        exact = as_fraction(share)
+        # yes | yes = share + (1 - share) u;  yes | no = (1 - share) u
+        return ([[share, 0.0], [1 - share, 1.0]],
+                [[1 - share, 1 - share], [-(1 - share), -(1 - share)]],
+                [Instruction("sensitive", exact), Instruction("innocuous", 1 - exact)])
 
 
 @dataclass(frozen=True, kw_only=True)
