@@ -20,10 +20,16 @@ import numpy as np
 
 from surveykit.errors import ParameterError
 
-__all__ = ["Counts", "QuestionCounts", "plain_counts"]
+__all__ = ["Counts", "QuestionCounts", "check_count", "plain_counts"]
 
 
-def _check_count(where: str, value: object) -> int:
+def check_count(where: str, value: object) -> int:
+    """``value`` as a count: a whole number (an integral float too), not negative; else a
+    one-line error naming ``where`` and the value.
+
+    >>> check_count("yes", 12.0)
+    12
+    """
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         if isinstance(value, float | np.floating) and float(value).is_integer():
             value = int(value)
@@ -51,7 +57,7 @@ class Counts:
             cells: dict[str, int] = {}
             for label, value in row.items():
                 key = str(label)
-                cells[key] = cells.get(key, 0) + _check_count(
+                cells[key] = cells.get(key, 0) + check_count(
                     f"count of {key!r} in group {group}", value)
             frozen[str(group)] = MappingProxyType(cells)
         return cls(MappingProxyType(frozen))

@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from surveykit.counts import Counts, plain_counts
+from surveykit.counts import Counts, check_count, plain_counts
 from surveykit.designs.base import (
     DONT_KNOW,
     NO,
@@ -600,22 +600,11 @@ def estimate(*, design: Design | None = None, counts: Counts | Mapping | None = 
             raise ParameterError(
                 f"yes/no/dont_know counts fit a one-group yes/no design; design "
                 f"{design.model!r} needs counts per group and response")
-        counts = {YES: _count("yes", yes), NO: _count("no", no),
-                  DONT_KNOW: _count("dont_know", 0 if dont_know is None else dont_know)}
+        counts = {YES: check_count("yes", yes), NO: check_count("no", no),
+                  DONT_KNOW: check_count("dont_know", 0 if dont_know is None else dont_know)}
     elif yes is not None or no is not None or dont_know is not None:
         raise ParameterError("give counts or yes/no/dont_know, not both")
     return fit_counts(design, align_counts(design, counts))
-
-
-def _count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        if isinstance(value, float | np.floating) and float(value).is_integer():
-            value = int(value)
-        else:
-            raise ParameterError(f"{name} ({value!r}) must be a whole number (a count)")
-    if value < 0:
-        raise ParameterError(f"{name} ({value}) must not be negative")
-    return int(value)
 
 
 def fit_counts(design: Design, counts: np.ndarray) -> Estimate:
