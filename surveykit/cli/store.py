@@ -77,12 +77,9 @@ def survey_add_command(file, db_url, fmt):
     with all of them. Adding the same file again changes nothing.
     Example: surveykit survey add academic_integrity.toml
     """
-    from surveykit.definition.survey import load_survey_file
     from surveykit.store import add_survey, display_url
-    from surveykit.workflows.readiness import check_survey
 
-    survey = load_survey_file(file)
-    check_survey(survey, str(file))
+    survey = _checked_survey(file)
     engine = open_store(db_url)
     added = add_survey(engine, survey)
     if fmt == "json":
@@ -110,12 +107,9 @@ def survey_update_command(file, db_url, fmt):
     them. Earlier imports keep the version they were read with.
     Example: surveykit survey update academic_integrity.toml
     """
-    from surveykit.definition.survey import load_survey_file
     from surveykit.store import display_url, update_survey
-    from surveykit.workflows.readiness import check_survey
 
-    survey = load_survey_file(file)
-    check_survey(survey, str(file))
+    survey = _checked_survey(file)
     engine = open_store(db_url)
     update = update_survey(engine, survey)
     if fmt == "json":
@@ -128,6 +122,16 @@ def survey_update_command(file, db_url, fmt):
     click.echo(f"Updated survey {survey.name!r} to version {update.version} "
                f"({', '.join(update.changed)} changed); earlier imports keep version "
                f"{update.previous} or before.")
+
+
+def _checked_survey(file):
+    """The survey FILE defines, checked for all that generate, report, export and serve need."""
+    from surveykit.definition.survey import load_survey_file
+    from surveykit.workflows.readiness import check_survey
+
+    survey = load_survey_file(file)
+    check_survey(survey, str(file))
+    return survey
 
 
 @survey_group.command("list")
