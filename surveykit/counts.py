@@ -20,7 +20,7 @@ import numpy as np
 
 from surveykit.errors import ParameterError
 
-__all__ = ["Counts", "QuestionCounts", "check_count", "plain_counts"]
+__all__ = ["AnswerTotals", "Counts", "QuestionCounts", "check_count", "plain_counts"]
 
 
 def check_count(where: str, value: object) -> int:
@@ -140,8 +140,44 @@ def _cell(value: object, where: str) -> object:
     return value
 
 
+class AnswerTotals:
+    """A question's answers over all groups, for the classes that hold its ``counts``
+    (:class:`QuestionCounts`, the report's question).
+
+    >>> QuestionCounts(question_id="q", missing=0, counts=Counts.from_mapping(
+    ...     {"1": {"yes": 3, "no": 4}, "2": {"yes": 1, "dont_know": 2}})).yes
+    4
+    """
+
+    counts: Counts
+
+    def total(self, label: str) -> int:
+        """The count of ``label`` over all groups."""
+        return sum(n for _, response, n in self.counts if response == label)
+
+    @property
+    def yes(self) -> int:
+        """Answers "yes", over all groups."""
+        return self.total("yes")
+
+    @property
+    def no(self) -> int:
+        """Answers "no", over all groups."""
+        return self.total("no")
+
+    @property
+    def dont_know(self) -> int:
+        """Answers "don't know", over all groups."""
+        return self.total("dont_know")
+
+    @property
+    def answered(self) -> int:
+        """Every answer ("don't know" included), over all groups."""
+        return self.counts.total
+
+
 @dataclass(frozen=True)
-class QuestionCounts:
+class QuestionCounts(AnswerTotals):
     """Answers to one question: counts per group and response, plus missing.
 
     ``counts`` maps the group number ("1", "2", ...) to response label to
@@ -177,30 +213,6 @@ class QuestionCounts:
                  for group in sorted(self.counts.table, key=group_key)}
         return QuestionCounts(question_id=self.question_id, counts=Counts.from_mapping(table),
                               missing=self.missing)
-
-    def total(self, label: str) -> int:
-        """The count of ``label`` over all groups."""
-        return sum(n for _, response, n in self.counts if response == label)
-
-    @property
-    def yes(self) -> int:
-        """Answers "yes", over all groups."""
-        return self.total("yes")
-
-    @property
-    def no(self) -> int:
-        """Answers "no", over all groups."""
-        return self.total("no")
-
-    @property
-    def dont_know(self) -> int:
-        """Answers "don't know", over all groups."""
-        return self.total("dont_know")
-
-    @property
-    def answered(self) -> int:
-        """Every answer, over all groups."""
-        return self.counts.total
 
     def answers(self) -> dict[str, int]:
         """Response label -> count over all groups."""
