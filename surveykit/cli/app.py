@@ -52,6 +52,12 @@ def db_option(command: Callable) -> Callable:
     return click.option("--db", "db_url", default=None, metavar="URL", help=DB_HELP)(command)
 
 
+def format_option(command: Callable) -> Callable:
+    """The --format option (text or json) every command that prints a result shares."""
+    return click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text",
+                        show_default=True)(command)
+
+
 
 def open_store(db_url: str | None):
     """The engine of ``--db`` for this command; its connections close when the command ends,

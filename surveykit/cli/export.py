@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, open_store, print_json
+from surveykit.cli.app import (
+    db_option,
+    format_option,
+    main,
+    open_store,
+    print_json,
+)
 from surveykit.errors import printable
 
 
@@ -30,7 +36,7 @@ def export_group() -> None:
               default=None,
               metavar="DIR", help="Folder with your own wording.json (e.g. a translation).")
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def export_xlsform_command(survey_name, out, randomize, acknowledge_risk, templates_dir, db_url,
                            fmt):
     """Write the survey as an XLSForm for ODK Collect, KoboToolbox, Enketo and Web Forms.

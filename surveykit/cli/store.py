@@ -12,6 +12,7 @@ from surveykit.cli.app import (
     data_paths,
     db_option,
     echo_table,
+    format_option,
     main,
     open_store,
     print_json,
@@ -27,7 +28,7 @@ from surveykit.errors import printable, summarize_kinds
 @click.option("--example", is_flag=True,
               help="Also write the example survey (academic_integrity.toml) and its answers "
                    "(responses_long.csv, responses_wide.csv) into the current folder.")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def init_command(db_url, example, fmt):
     """Create the database, or upgrade it to this surveykit's schema.
 
@@ -66,7 +67,7 @@ def survey_group() -> None:
 @survey_group.command("add")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def survey_add_command(file, db_url, fmt):
     """Check a survey definition FILE (TOML) and store it.
 
@@ -97,7 +98,7 @@ def survey_add_command(file, db_url, fmt):
 @survey_group.command("update")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def survey_update_command(file, db_url, fmt):
     """Store an edited survey FILE as the next version of the stored survey of its name.
 
@@ -136,7 +137,7 @@ def _checked_survey(file):
 
 @survey_group.command("list")
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def survey_list_command(db_url, fmt):
     """List the stored surveys with their questions, issued ids and answers."""
     from surveykit.store import list_surveys
