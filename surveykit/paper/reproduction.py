@@ -351,19 +351,27 @@ def _style_error_axes(ax, title: str) -> None:
     ax.grid(alpha=0.3)
 
 
-def _tradeoff_panel(ax, *, errors, epsilon, eps_label, lower, upper, printed_upper,
-                    title: str):
-    """One panel: bands for a few epsilons, the mechanism's band, its rules' error points."""
+def _bounds_band(ax, lower, upper, epsilon: float, *, fill: str, opacity: float, edge: str,
+                 label: str) -> None:
+    """A trade-off's bounds as dotted lines at a few epsilons, and the band between them at
+    ``epsilon`` with its edges."""
     a = _ALPHA_GRID
     for eps, colour in zip(_EPSILONS_SHOWN, ("#9e9e9e", "#616161"), strict=True):
         ax.plot(a, np.clip(lower(a, eps), 0, 1), color=colour, lw=0.9, ls=":")
         ax.plot(a, np.clip(upper(a, eps), 0, 1), color=colour, lw=0.9, ls=":",
                 label=f"bounds for ε = {eps:g}")
     ax.fill_between(a, np.clip(lower(a, epsilon), 0, 1), np.clip(upper(a, epsilon), 0, 1),
-                    color="#bbdefb", alpha=0.6, lw=0,
-                    label=f"region allowed at {eps_label}")
-    ax.plot(a, np.clip(lower(a, epsilon), 0, 1), color="#1565c0", lw=1.6)
-    ax.plot(a, np.clip(upper(a, epsilon), 0, 1), color="#1565c0", lw=1.6)
+                    color=fill, alpha=opacity, lw=0, label=label)
+    ax.plot(a, np.clip(lower(a, epsilon), 0, 1), color=edge, lw=1.6)
+    ax.plot(a, np.clip(upper(a, epsilon), 0, 1), color=edge, lw=1.6)
+
+
+def _tradeoff_panel(ax, *, errors, epsilon, eps_label, lower, upper, printed_upper,
+                    title: str):
+    """One panel: bands for a few epsilons, the mechanism's band, its rules' error points."""
+    a = _ALPHA_GRID
+    _bounds_band(ax, lower, upper, epsilon, fill="#bbdefb", opacity=0.6, edge="#1565c0",
+                 label=f"region allowed at {eps_label}")
     if printed_upper is not None:
         ax.plot(a, printed_upper(a, epsilon), color="#c62828", lw=1.4, ls="--",
                 label="upper bound as printed")
@@ -445,16 +453,9 @@ def plot_figure_4(path: Path, mechanism: GeneralizedWarner = TRADEOFF_MECHANISM)
         (axes[1], double, tradeoff_f2_pe, tradeoff_U2_corrected, tradeoff_f2_op,
          "Corollary 3.19: two answers (Q×Q), f²_pe and f²_op"),
     ):
-        for e, colour in zip(_EPSILONS_SHOWN, ("#9e9e9e", "#616161"), strict=True):
-            ax.plot(a, np.clip(f_pe(a, e), 0, 1), color=colour, lw=0.9, ls=":")
-            ax.plot(a, np.clip(f_op(a, e), 0, 1), color=colour, lw=0.9, ls=":",
-                    label=f"bounds for ε = {e:g}")
-        ax.fill_between(a, np.clip(f_pe(a, eps), 0, 1), np.clip(f_op(a, eps), 0, 1),
-                        color="#c8e6c9", alpha=0.7, lw=0,
-                        label=f"between f_pe and f_op at ε_W = {eps:.3f}"
-                        + (" (f²_op corrected)" if printed else ""))
-        ax.plot(a, np.clip(f_pe(a, eps), 0, 1), color="#2e7d32", lw=1.6)
-        ax.plot(a, np.clip(f_op(a, eps), 0, 1), color="#2e7d32", lw=1.6)
+        _bounds_band(ax, f_pe, f_op, eps, fill="#c8e6c9", opacity=0.7, edge="#2e7d32",
+                     label=f"between f_pe and f_op at ε_W = {eps:.3f}"
+                     + (" (f²_op corrected)" if printed else ""))
         if printed is not None:
             ax.plot(a, printed(a, eps), color="#c62828", lw=1.4, ls="--",
                     label="f²_op as printed")
