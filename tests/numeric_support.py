@@ -54,3 +54,12 @@ def hours_question(text: str = "How many hours a week off the books?",
     return (f'[[questions]]\nid = "hours"\ntext = "{text}"\ntype = "number"\nrange = [0, 40]\n'
             f'{unit_line}decimals = 1\n[questions.design]\nmodel = "bar_lev"\np = 0.5\n'
             'scrambler = [0.5, 1.5]\n')
+
+
+def api_score_question(text: str = "What was the school's API score in 2000, divided by 100?"
+                       ) -> str:
+    """The api data's school score (api00 / 100, R survey's ``api``) as a numeric question
+    with Eriksson's cards, for the sampled-survey tests."""
+    return (f'[[questions]]\nid = "score"\ntext = "{text}"\ntype = "number"\nrange = [0, 10]\n'
+            'decimals = 2\n[questions.design]\nmodel = "eriksson"\np = 0.6\n'
+            'scrambler = [0, 1, 3, 5, 8]\ndont_know = 0.1\n')
