@@ -11,13 +11,13 @@ from surveykit.cli.app import (
     main,
     open_store,
     print_json,
+    survey_option,
 )
 from surveykit.errors import clip, printable
 
 
 @main.command("check")
-@click.option("--survey", "survey_name", required=True, metavar="NAME",
-              help="A survey added with 'surveykit survey add'.")
+@survey_option
 @click.option("--repair", is_flag=True,
               help="Rebuild the kept counts from the answers (after a difference).")
 @db_option

@@ -10,6 +10,7 @@ from surveykit.cli.app import (
     main,
     open_store,
     print_json,
+    survey_option,
 )
 from surveykit.errors import printable
 
@@ -20,8 +21,7 @@ def export_group() -> None:
 
 
 @export_group.command("xlsform")
-@click.option("--survey", "survey_name", required=True, metavar="NAME",
-              help="A survey added with 'surveykit survey add'.")
+@survey_option
 @click.option("--out", required=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="The XLSForm workbook to write (.xlsx); an earlier one is replaced.")
 @click.option("--randomize", type=click.Choice(["self", "device"]), default="self",

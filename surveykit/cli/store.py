@@ -17,6 +17,7 @@ from surveykit.cli.app import (
     open_store,
     print_json,
     progress_bar,
+    survey_option,
 )
 from surveykit.counting import ENGINES
 from surveykit.errors import printable, summarize_kinds
@@ -157,8 +158,7 @@ def survey_list_command(db_url, fmt):
 
 @main.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--survey", "survey_name", required=True, metavar="NAME",
-              help="A survey added with 'surveykit survey add'.")
+@survey_option
 @click.option("--layout", "file_format", type=click.Choice(["auto", "long", "wide"]),
               default=None, help="long: respondent_id,question_id,answer; wide: "
                                  "respondent_id and one column per question; auto: decided "
@@ -301,8 +301,7 @@ def _echo_numeric(numeric, more: bool) -> None:
 
 
 @main.command("counts")
-@click.option("--survey", "survey_name", required=True, metavar="NAME",
-              help="A survey added with 'surveykit survey add'.")
+@survey_option
 @click.option("--data", "data", multiple=True, metavar="PATH",
               help="Count these CSV, XLSX or Parquet files, globs or directories (several may "
                    "follow one --data: --data exports/*.csv) instead of the stored answers; "
