@@ -20,10 +20,16 @@ import numpy as np
 
 from surveykit.errors import ParameterError
 
-__all__ = ["Counts", "QuestionCounts", "plain_counts"]
+__all__ = ["AnswerTotals", "Counts", "QuestionCounts", "check_count", "plain_counts"]
 
 
-def _check_count(where: str, value: object) -> int:
+def check_count(where: str, value: object) -> int:
+    """``value`` as a count: a whole number (an integral float too), not negative; else a
+    one-line error naming ``where`` and the value.
+
+    >>> check_count("yes", 12.0)
+    12
+    """
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         if isinstance(value, float | np.floating) and float(value).is_integer():
             value = int(value)
@@ -51,7 +57,7 @@ class Counts:
             cells: dict[str, int] = {}
             for label, value in row.items():
                 key = str(label)
-                cells[key] = cells.get(key, 0) + _check_count(
+                cells[key] = cells.get(key, 0) + check_count(
                     f"count of {key!r} in group {group}", value)
             frozen[str(group)] = MappingProxyType(cells)
         return cls(MappingProxyType(frozen))
@@ -134,8 +140,44 @@ def _cell(value: object, where: str) -> object:
     return value
 
 
+class AnswerTotals:
+    """A question's answers over all groups, for the classes that hold its ``counts``
+    (:class:`QuestionCounts`, the report's question).
+
+    >>> QuestionCounts(question_id="q", missing=0, counts=Counts.from_mapping(
+    ...     {"1": {"yes": 3, "no": 4}, "2": {"yes": 1, "dont_know": 2}})).yes
+    4
+    """
+
+    counts: Counts
+
+    def total(self, label: str) -> int:
+        """The count of ``label`` over all groups."""
+        return sum(n for _, response, n in self.counts if response == label)
+
+    @property
+    def yes(self) -> int:
+        """Answers "yes", over all groups."""
+        return self.total("yes")
+
+    @property
+    def no(self) -> int:
+        """Answers "no", over all groups."""
+        return self.total("no")
+
+    @property
+    def dont_know(self) -> int:
+        """Answers "don't know", over all groups."""
+        return self.total("dont_know")
+
+    @property
+    def answered(self) -> int:
+        """Every answer ("don't know" included), over all groups."""
+        return self.counts.total
+
+
 @dataclass(frozen=True)
-class QuestionCounts:
+class QuestionCounts(AnswerTotals):
     """Answers to one question: counts per group and response, plus missing.
 
     ``counts`` maps the group number ("1", "2", ...) to response label to
@@ -171,30 +213,6 @@ class QuestionCounts:
                  for group in sorted(self.counts.table, key=group_key)}
         return QuestionCounts(question_id=self.question_id, counts=Counts.from_mapping(table),
                               missing=self.missing)
-
-    def total(self, label: str) -> int:
-        """The count of ``label`` over all groups."""
-        return sum(n for _, response, n in self.counts if response == label)
-
-    @property
-    def yes(self) -> int:
-        """Answers "yes", over all groups."""
-        return self.total("yes")
-
-    @property
-    def no(self) -> int:
-        """Answers "no", over all groups."""
-        return self.total("no")
-
-    @property
-    def dont_know(self) -> int:
-        """Answers "don't know", over all groups."""
-        return self.total("dont_know")
-
-    @property
-    def answered(self) -> int:
-        """Every answer, over all groups."""
-        return self.counts.total
 
     def answers(self) -> dict[str, int]:
         """Response label -> count over all groups."""

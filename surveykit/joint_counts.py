@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from surveykit.counts import _check_count as _count
+from surveykit.counts import check_count as _count
 from surveykit.errors import ParameterError
 
 __all__ = ["JointCounts"]

@@ -24,7 +24,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from surveykit.counts import _check_count as _count  # one check of a count, shared
+from surveykit.counts import check_count as _count  # one check of a count, shared
 from surveykit.errors import ParameterError
 
 __all__ = ["NumericCounts", "NumericQuestionCounts", "NumericSums"]

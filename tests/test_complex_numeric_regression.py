@@ -24,26 +24,14 @@ from store_support import run_cli
 
 from surveykit.designs.quantitative import Eriksson
 from surveykit.sampling import SamplingDesign, survey_linear_regress
+from tests.numeric_support import api_score_question
 
 ROOT = Path(__file__).resolve().parent / "reference" / "survey_api"
 REFERENCE = json.loads((ROOT / "numeric_regression.json").read_text(encoding="utf-8"))
 R = {case["sample"]: case for case in REFERENCE["cases"]}["apiclus2"]
 TERMS = ["(Intercept)", "ell", "meals"]
-SURVEY = '''name = "api_numeric"
-title = "School scores"
-
-[[questions]]
-id = "score"
-text = "What was the school's API score in 2000, divided by 100?"
-type = "number"
-range = [0, 10]
-decimals = 2
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1, 3, 5, 8]
-dont_know = 0.1
-
+SURVEY = ('name = "api_numeric"\ntitle = "School scores"\n\n' + api_score_question()
+          + '''
 [covariates]
 ell = "number"
 meals = "number"
@@ -55,7 +43,7 @@ formula = "score ~ ell + meals"
 weight = "pw"
 clusters = ["dnum", "snum"]
 fpc = ["fpc1", "fpc2"]
-'''
+''')
 
 
 def answers() -> pd.DataFrame:

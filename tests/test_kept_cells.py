@@ -40,8 +40,9 @@ from surveykit.store.kept_cells import SUMS, contributions_statement, read_sampl
 from surveykit.store.submissions import record_submission
 from surveykit.store.tables import weighted_cells as kept_table
 from surveykit.workflows.complex_samples import _numeric_section, _numeric_section_from_cells
+from tests.numeric_support import api_score_question
 
-QUESTIONS = '''name = "api"
+QUESTIONS = ('''name = "api"
 title = "School scores"
 
 [[questions]]
@@ -49,18 +50,9 @@ id = "warner"
 text = "Award (Warner)?"
 design = { model = "warner", p = 0.7 }
 
-[[questions]]
-id = "score"
-text = "The school's API score in 2000, divided by 100?"
-type = "number"
-range = [0, 10]
-decimals = 2
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1, 3, 5, 8]
-dont_know = 0.1
-
+'''
+             + api_score_question("The school's API score in 2000, divided by 100?")
+             + '''
 [[questions]]
 id = "scaled"
 text = "The same, scrambled by a factor?"
@@ -71,7 +63,7 @@ decimals = 2
 model = "eichhorn_hayre"
 scrambler = [0.5, 1, 1.5]
 
-'''
+''')
 #: name -> (api sample, [sampling] section, the design columns the answers file carries)
 DESIGNS = {
     "strata_fpc": ("apistrat", 'weight = "pw"\nstrata = "stype"\nfpc = "fpc"\n',

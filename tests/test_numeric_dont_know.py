@@ -22,42 +22,13 @@ from surveykit import store
 from surveykit.collection.xlsform import build_xlsform
 from surveykit.definition.survey import parse_survey
 from surveykit.store import database
+from tests.numeric_support import choice_question, hours_question, income_question, numeric_survey
 from tests.store_support import run_cli
 from tests.test_numeric_store import dump
 from tests.test_web_app import page_token, post
 from tests.test_web_numeric import client
 
-SURVEY = '''name = "tax"
-title = "Tax"
-[[questions]]
-id = "cheat"
-text = "Ever cheated?"
-[questions.design]
-model = "warner"
-p = 0.7
-[[questions]]
-id = "income"
-text = "How much did you not declare?"
-type = "number"
-range = [0, 100000]
-unit = "EUR"
-decimals = 0
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1000, 5000, 20000]
-dont_know = 0.1
-[[questions]]
-id = "hours"
-text = "How many hours a week off the books?"
-type = "number"
-range = [0, 40]
-decimals = 1
-[questions.design]
-model = "bar_lev"
-p = 0.5
-scrambler = [0.5, 1.5]
-'''
+SURVEY = numeric_survey(choice_question(), income_question(), hours_question())
 NUMERIC = ("income", "hours")
 # What each design says: the rule every path must follow.
 RULE = {"income": True, "hours": False}

@@ -42,33 +42,14 @@ from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import parse_survey
 from surveykit.designs.scramblers import Deck, Exponential, Laplace, Normal, Uniform
 from surveykit.store import add_survey, init_database, open_engine
+from tests.numeric_support import choice_question, income_question, numeric_survey
 
 WORDING = load_wording_defaults(make_environment())
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "questionnaires.md"
 # Monte Carlo checks: a count or a mean within this many standard errors of the oracle.
 SE = 4.0
 
-MIXED = '''name = "tax"
-title = "Tax <b>&amp;</b> *income*"
-[[questions]]
-id = "cheat"
-text = "Ever cheated?"
-[questions.design]
-model = "warner"
-p = 0.7
-[[questions]]
-id = "income"
-text = "How much <script>alert(1)</script> did you *not* declare | [x](y)?"
-type = "number"
-range = [0, 100000]
-unit = "<i>EUR</i>"
-decimals = 0
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1000, 5000, 20000]
-dont_know = 0.1
-[[questions]]
+PARTNERS = '''[[questions]]
 id = "partners"
 text = "How many partners?"
 type = "number"
@@ -79,6 +60,11 @@ p = 0.7
 mu = 40
 sigma = 15
 '''
+MIXED = numeric_survey(
+    choice_question(),
+    income_question(text="How much <script>alert(1)</script> did you *not* declare | [x](y)?",
+                    unit="<i>EUR</i>"),
+    PARTNERS, title="Tax <b>&amp;</b> *income*")
 
 
 def survey_text(model: str, parameters: str, *, decimals: str = "") -> str:

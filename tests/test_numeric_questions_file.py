@@ -10,33 +10,14 @@ from surveykit.definition.survey import parse_survey
 from surveykit.definition.survey_schema import survey_schema
 from surveykit.designs.quantitative import QUANTITATIVE_PRESETS, Eriksson, MixUnknown
 from surveykit.errors import SurveyDefinitionError
+from tests.numeric_support import choice_question, income_question, numeric_survey
 
 try:
     import tomllib
 except ImportError:  # pragma: no cover - Python 3.11 has it
     raise
 
-BASE = '''name = "tax"
-title = "Tax"
-[[questions]]
-id = "cheat"
-text = "Ever cheated?"
-[questions.design]
-model = "warner"
-p = 0.7
-[[questions]]
-id = "income"
-text = "How much did you not declare?"
-type = "number"
-range = [0, 100000]
-unit = "EUR"
-decimals = 0
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1000, 5000, 20000]
-dont_know = 0.1
-'''
+BASE = numeric_survey(choice_question(), income_question())
 
 VALIDATOR = jsonschema.Draft7Validator(survey_schema())
 

@@ -18,28 +18,9 @@ from surveykit.definition.survey import parse_survey
 from surveykit.numeric_counts import NumericCounts
 from surveykit.reporting.numeric_section import numeric_section
 from surveykit.reporting.report import build_report, render_report
+from tests.numeric_support import choice_question, income_question, numeric_survey
 
-SURVEY = '''name = "tax"
-title = "Tax <survey>"
-[[questions]]
-id = "cheat"
-text = "Ever cheated?"
-[questions.design]
-model = "warner"
-p = 0.7
-[[questions]]
-id = "income"
-text = "How much <b>income</b> did you not declare?"
-type = "number"
-range = [0, 100000]
-unit = "EUR & co"
-decimals = 0
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1000, 5000, 20000]
-dont_know = 0.1
-[[questions]]
+PARTNERS = '''[[questions]]
 id = "partners"
 text = "How many partners?"
 type = "number"
@@ -50,6 +31,10 @@ model = "eriksson"
 p = 0.5
 scrambler = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]
 '''
+SURVEY = numeric_survey(
+    choice_question(),
+    income_question(text="How much <b>income</b> did you not declare?", unit="EUR & co"),
+    PARTNERS, title="Tax <survey>")
 
 
 class _Row:

@@ -22,29 +22,10 @@ from surveykit.estimation.quantitative import estimate_mean
 from surveykit.numeric_counts import NumericCounts
 from surveykit.store import Database
 from surveykit.store.submissions import record_submission
+from tests.numeric_support import choice_question, income_question, numeric_survey
 from tests.store_support import run_cli
 
-SURVEY = '''name = "tax"
-title = "Tax"
-[[questions]]
-id = "cheat"
-text = "Ever cheated?"
-[questions.design]
-model = "warner"
-p = 0.7
-[[questions]]
-id = "income"
-text = "How much did you not declare?"
-type = "number"
-range = [0, 100000]
-unit = "EUR"
-decimals = 2
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1000, 5000, 20000]
-dont_know = 0.1
-'''
+SURVEY = numeric_survey(choice_question(), income_question(decimals=2))
 
 
 def _answers(n: int = 120, seed: int = 5) -> list[str]:

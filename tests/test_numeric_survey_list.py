@@ -17,49 +17,13 @@ from sqlalchemy import func, select
 from surveykit import store
 from surveykit.store import database
 from surveykit.store.submissions import record_submission
+from tests.numeric_support import choice_question, income_question, numeric_survey
 from tests.store_support import run_cli
 
-MIXED = '''name = "tax"
-title = "Tax"
-[[questions]]
-id = "cheat"
-text = "Ever cheated?"
-[questions.design]
-model = "warner"
-p = 0.7
-[[questions]]
-id = "income"
-text = "How much did you not declare?"
-type = "number"
-range = [0, 100000]
-decimals = 2
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1000, 5000, 20000]
-dont_know = 0.1
-[[questions]]
-id = "skipped"
-text = "Ever skipped a payment?"
-[questions.design]
-model = "warner"
-p = 0.75
-'''
-CHOICE = '''name = "yesno"
-title = "Yes/no"
-[[questions]]
-id = "a"
-text = "A?"
-[questions.design]
-model = "warner"
-p = 0.7
-[[questions]]
-id = "b"
-text = "B?"
-[questions.design]
-model = "warner"
-p = 0.7
-'''
+MIXED = numeric_survey(choice_question(), income_question(unit=None, decimals=2),
+                       choice_question("skipped", "Ever skipped a payment?", 0.75))
+CHOICE = numeric_survey(choice_question("a", "A?"), choice_question("b", "B?"),
+                        name="yesno", title="Yes/no")
 
 
 @pytest.fixture

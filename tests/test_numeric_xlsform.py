@@ -32,39 +32,9 @@ from surveykit.definition.survey import parse_survey
 from surveykit.designs.quantitative import QUANTITATIVE_PRESETS
 from surveykit.errors import ParameterError
 from surveykit.reading.columns import QuestionResolver
+from tests.numeric_support import choice_question, hours_question, income_question, numeric_survey
 
-SURVEY = '''name = "tax"
-title = "Tax and time"
-[[questions]]
-id = "cheat"
-text = "Have you ever cheated on a tax return?"
-[questions.design]
-model = "warner"
-p = 0.75
-[[questions]]
-id = "income"
-text = "How much income did you leave out of your last tax return?"
-type = "number"
-range = [0, 100000]
-unit = "EUR"
-decimals = 0
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1000, 5000, 20000]
-dont_know = 0.1
-[[questions]]
-id = "hours"
-text = "How many hours a week do you work off the books?"
-type = "number"
-range = [0, 40]
-unit = "hours"
-decimals = 1
-[questions.design]
-model = "bar_lev"
-p = 0.5
-scrambler = [0.5, 1.5]
-[[questions]]
+PARTNERS = '''[[questions]]
 id = "partners"
 text = "How many sexual partners have you had?"
 type = "number"
@@ -74,6 +44,11 @@ decimals = 0
 model = "eichhorn_hayre"
 scrambler = "dice"
 '''
+SURVEY = numeric_survey(
+    choice_question(text="Have you ever cheated on a tax return?", p=0.75),
+    income_question(text="How much income did you leave out of your last tax return?"),
+    hours_question("How many hours a week do you work off the books?", unit="hours"),
+    PARTNERS, title="Tax and time")
 WORDING = load_wording_defaults(make_environment())
 GRID = 1 << GRID_BITS
 # What a respondent types: FIRST/SECOND (SECOND after the first question is cleared);

@@ -21,6 +21,7 @@ from openpyxl import load_workbook
 from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.collection.xlsform import build_xlsform, export_survey_xlsform
 from surveykit.definition.survey import parse_survey
+from tests.numeric_support import choice_question, income_question, numeric_survey
 
 DEFAULTS = load_wording_defaults(make_environment())
 # The survey's translation of every key a numeric note or rule uses, and of a yes/no rule.
@@ -43,30 +44,7 @@ FRENCH = {
     "number_device_table": "Votre nombre {name} : lancez le dé en privé et lisez votre "
                            "résultat ci-dessous.",
 }
-SURVEY = '''name = "impots"
-title = "Impôts"
-language = "fr"
-[wording]
-{wording}
-[[questions]]
-id = "fraude"
-text = "Avez-vous déjà fraudé ?"
-[questions.design]
-model = "warner"
-p = 0.75
-[[questions]]
-id = "revenu"
-text = "Quel revenu avez-vous omis ?"
-type = "number"
-range = [0, 100000]
-unit = "EUR"
-decimals = 0
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1000, 5000, 20000]
-dont_know = 0.1
-[[questions]]
+PARTENAIRES = '''[[questions]]
 id = "partenaires"
 text = "Combien de partenaires ?"
 type = "number"
@@ -78,6 +56,10 @@ number_times = "Multipliez votre vraie valeur par {multiplier}, puis écrivez le
 model = "eichhorn_hayre"
 scrambler = "dice"
 '''
+SURVEY = numeric_survey(
+    choice_question("fraude", "Avez-vous déjà fraudé ?", 0.75),
+    income_question("revenu", "Quel revenu avez-vous omis ?"),
+    PARTENAIRES, name="impots", title="Impôts", head='language = "fr"\n[wording]\n{wording}\n')
 
 
 def _toml(table: dict[str, str]) -> str:

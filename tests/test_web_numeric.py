@@ -45,6 +45,7 @@ from surveykit.designs.scramblers import Deck
 from surveykit.errors import ParameterError
 from surveykit.store import database
 from surveykit.web.app import create_app
+from tests.numeric_support import choice_question, income_question, numeric_survey
 from tests.test_web_app import page_token, post
 from tests.test_web_browser import Watched, counted_uniforms
 from tests.web_support import launch_chromium, serving, snapshot
@@ -55,28 +56,7 @@ GRID = 2 ** 53
 # A choice question, Eriksson's cards with "don't know", and y * W + S2 with W uniform on
 # [1, 2] and S2 a card from 0..3 (Chaudhuri and Christofides); markup in every text the
 # author typed.
-NUMERIC = """
-name = "tax"
-title = "Tax <b>survey</b>"
-[[questions]]
-id = "cheat"
-text = "Ever cheated?"
-[questions.design]
-model = "warner"
-p = 0.7
-[[questions]]
-id = "income"
-text = "How much did you <img src=x onerror=\\"window.pwned = 1\\"> not declare?"
-type = "number"
-range = [0, 100000]
-unit = "<i>EUR</i>"
-decimals = 0
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1000, 5000, 20000]
-dont_know = 0.1
-[[questions]]
+DAYS = '''[[questions]]
 id = "days"
 text = "On how many days?"
 type = "number"
@@ -87,7 +67,12 @@ model = "chaudhuri_christofides"
 scrambler = ["uniform", [0, 1, 2, 3]]
 mu = [1.5, 1.5]
 sigma = [0.28867513459481287, 1.118033988749895]
-"""
+'''
+NUMERIC = numeric_survey(
+    choice_question(),
+    income_question(text='How much did you <img src=x onerror=\\"window.pwned = 1\\"> not declare?',
+                    unit="<i>EUR</i>"),
+    DAYS, title="Tax <b>survey</b>")
 
 
 def add(engine: Engine, text: str = NUMERIC):

@@ -28,25 +28,14 @@ from surveykit.sampling.counts import design_keys
 from surveykit.store import database as store
 from surveykit.store import engine_for
 from surveykit.store.design_values import weighted_cells
+from tests.numeric_support import api_score_question
 
 QUESTIONS = {
     "awards": ('{ model = "direct" }', "awards_yes"),
     "warner": ('{ model = "warner", p = 0.7 }', "answer_warner"),
     "gw": ('{ model = "generalized_warner", p = 0.6, q = 0.2 }', "answer_gw"),
 }
-NUMERIC = '''
-[[questions]]
-id = "score"
-text = "What was the school's API score in 2000, divided by 100?"
-type = "number"
-range = [0, 10]
-decimals = 2
-[questions.design]
-model = "eriksson"
-p = 0.6
-scrambler = [0, 1, 3, 5, 8]
-dont_know = 0.1
-'''
+NUMERIC = "\n" + api_score_question()
 #: name -> (api sample, [sampling] section, the design columns the file carries)
 DESIGNS = {
     "strata_fpc": ("apistrat", 'weight = "pw"\nstrata = "stype"\nfpc = "fpc"\n',

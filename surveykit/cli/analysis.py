@@ -7,10 +7,10 @@ import textwrap
 import click
 
 from surveykit.cli.app import (
-    FORMAT_TEXT_JSON,
     count,
     db_option,
     echo_table,
+    format_option,
     main,
     open_store,
     print_json,
@@ -136,7 +136,7 @@ works there, with a note).
 @click.option("--method", type=click.Choice(CI_METHODS), default=None,
               help="Confidence interval method  [default: wilson-cc for one-group yes/no "
                    "designs, likelihood-ratio otherwise]")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 @click.option("--population-size", "population_size", type=float, default=None,
               metavar="N", help="Numeric designs: the population size N, for the total "
                                 "(RRTCS's N) and the without-replacement variances.")
@@ -660,7 +660,7 @@ given don't-know rate (Corollary 3.12), with Warner's design beside it:
               help="Numeric designs: the true values' assumed mean, for the precision.")
 @click.option("--sd", "value_sd", type=float, default=None,
               help="Numeric designs: the true values' assumed standard deviation.")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 @click.pass_context
 def design_command(ctx, design_name, params, epsilon, dont_know, n, target_se, pi,
                    nuisance_texts, allocation, semantics, plot_file, value_range, decimals,

@@ -52,6 +52,18 @@ def db_option(command: Callable) -> Callable:
     return click.option("--db", "db_url", default=None, metavar="URL", help=DB_HELP)(command)
 
 
+def survey_option(command: Callable) -> Callable:
+    """The required --survey option of the commands that work on one stored survey."""
+    return click.option("--survey", "survey_name", required=True, metavar="NAME",
+                        help="A survey added with 'surveykit survey add'.")(command)
+
+
+def format_option(command: Callable) -> Callable:
+    """The --format option (text or json) every command that prints a result shares."""
+    return click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text",
+                        show_default=True)(command)
+
+
 
 def open_store(db_url: str | None):
     """The engine of ``--db`` for this command; its connections close when the command ends,

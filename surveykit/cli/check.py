@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, echo_table, main, open_store, print_json
+from surveykit.cli.app import (
+    db_option,
+    echo_table,
+    format_option,
+    main,
+    open_store,
+    print_json,
+    survey_option,
+)
 from surveykit.errors import clip, printable
 
 
 @main.command("check")
-@click.option("--survey", "survey_name", required=True, metavar="NAME",
-              help="A survey added with 'surveykit survey add'.")
+@survey_option
 @click.option("--repair", is_flag=True,
               help="Rebuild the kept counts from the answers (after a difference).")
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def check_command(survey_name, repair, db_url, fmt):
     """Recount a survey's answers and compare them with the counts kept for it.
 

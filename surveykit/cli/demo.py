@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, main, print_json, progress_bar
+from surveykit.cli.app import format_option, main, print_json, progress_bar
 
 
 @main.command("demo")
@@ -19,7 +19,7 @@ from surveykit.cli.app import FORMAT_TEXT_JSON, main, print_json, progress_bar
 @click.option("--seed", type=int, default=None,
               help="Reproducible ids, codes and answers (demo and tests only)  [default: the "
                    "demo's own, so every run prints the same]")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def demo_command(directory, respondents, seed, fmt):
     """Run the whole workflow on the sample survey in a fresh folder.
 
@@ -81,7 +81,7 @@ def demo_command(directory, respondents, seed, fmt):
               help="Simulated surveys per row of the verification table  [default: 100 x reps]")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed for a repeatable run  [default: a fresh seed, printed at the end]")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def reproduce_command(out, reps, table_reps, seed, fmt):
     """Reproduce the paper's Figures 1-5 and a verification table of its theorems.
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from surveykit.cli.app import FORMAT_TEXT_JSON, db_option, main, open_store, print_json
+from surveykit.cli.app import (
+    db_option,
+    format_option,
+    main,
+    open_store,
+    print_json,
+    survey_option,
+)
 from surveykit.errors import printable
 
 
@@ -14,8 +21,7 @@ def export_group() -> None:
 
 
 @export_group.command("xlsform")
-@click.option("--survey", "survey_name", required=True, metavar="NAME",
-              help="A survey added with 'surveykit survey add'.")
+@survey_option
 @click.option("--out", required=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="The XLSForm workbook to write (.xlsx); an earlier one is replaced.")
 @click.option("--randomize", type=click.Choice(["self", "device"]), default="self",
@@ -30,7 +36,7 @@ def export_group() -> None:
               default=None,
               metavar="DIR", help="Folder with your own wording.json (e.g. a translation).")
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def export_xlsform_command(survey_name, out, randomize, acknowledge_risk, templates_dir, db_url,
                            fmt):
     """Write the survey as an XLSForm for ODK Collect, KoboToolbox, Enketo and Web Forms.

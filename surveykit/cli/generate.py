@@ -13,12 +13,12 @@ from surveykit.cli.app import (
     open_store,
     print_json,
     progress_bar,
+    survey_option,
 )
 
 
 @main.command("generate")
-@click.option("--survey", "survey_name", required=True, metavar="NAME",
-              help="A survey added with 'surveykit survey add'.")
+@survey_option
 @click.option("--respondents", type=click.IntRange(min=1), default=None, metavar="N",
               help="How many questionnaires (respondent ids) to issue (or give --frame).")
 @click.option("--frame", "frame_file", type=click.Path(exists=True, dir_okay=False),

@@ -11,9 +11,9 @@ import click
 
 from surveykit.cli.analysis import _parameter_texts
 from surveykit.cli.app import (
-    FORMAT_TEXT_JSON,
     db_option,
     echo_table,
+    format_option,
     main,
     open_store,
     print_json,
@@ -42,7 +42,7 @@ from surveykit.vocabulary import level_text, number_text, p_value_text
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed of the bootstrap's draws, to repeat a run.  [default: a fresh one, "
                    "printed]")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 @click.pass_context
 def correlate_command(ctx, data, sensitive, design_name, params, group, with_columns,
                       bootstrap, seed, fmt):
@@ -114,7 +114,7 @@ def correlate_command(ctx, data, sensitive, design_name, params, group, with_col
 @click.option("--level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
               help="Confidence level of the intervals.")
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def joint_command(survey_name, questions, level, db_url, fmt):
     """What several sensitive questions say together: the joint distribution of their true
     answers (each question with its own design and groups; RRreg's Kronecker product), the

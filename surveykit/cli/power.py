@@ -14,8 +14,8 @@ from surveykit.cli.analysis import (
     _shares,
 )
 from surveykit.cli.app import (
-    FORMAT_TEXT_JSON,
     echo_user_text,
+    format_option,
     main,
     print_json,
 )
@@ -113,7 +113,7 @@ unrelated-known (uqtknown; rr's p and q).
                    "[default: 0,0: they say no]")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
               help="Also draw the power against n to FILE (.png, .svg or .pdf).")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 @click.pass_context
 def power_command(ctx, design_name, params, dont_know, pi, null, pi2, null2, design2_name,
                   params2, split, n, target_power, alpha, alternative, nuisance_texts,

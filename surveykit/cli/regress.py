@@ -16,8 +16,8 @@ import math
 import click
 
 from surveykit.cli.app import (
-    FORMAT_TEXT_JSON,
     db_option,
+    format_option,
     main,
     open_store,
     print_json,
@@ -91,7 +91,7 @@ def _at_rows(texts: tuple[str, ...]):
               help="Newton iterations before the fit counts as not converged.")
 @click.option("--allow-unconverged", is_flag=True,
               help="Print the estimates even if the fit did not converge.")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 @db_option
 def regress_command(data, survey_name, formula, sensitive, design_name, params, group, family,
                     sensitive_formula, fixed, at, level, lr, max_iterations, allow_unconverged,

@@ -12,10 +12,12 @@ from surveykit.cli.app import (
     data_paths,
     db_option,
     echo_table,
+    format_option,
     main,
     open_store,
     print_json,
     progress_bar,
+    survey_option,
 )
 from surveykit.counting import ENGINES
 from surveykit.errors import printable, summarize_kinds
@@ -27,7 +29,7 @@ from surveykit.errors import printable, summarize_kinds
 @click.option("--example", is_flag=True,
               help="Also write the example survey (academic_integrity.toml) and its answers "
                    "(responses_long.csv, responses_wide.csv) into the current folder.")
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def init_command(db_url, example, fmt):
     """Create the database, or upgrade it to this surveykit's schema.
 
@@ -66,7 +68,7 @@ def survey_group() -> None:
 @survey_group.command("add")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def survey_add_command(file, db_url, fmt):
     """Check a survey definition FILE (TOML) and store it.
 
@@ -77,12 +79,9 @@ def survey_add_command(file, db_url, fmt):
     with all of them. Adding the same file again changes nothing.
     Example: surveykit survey add academic_integrity.toml
     """
-    from surveykit.definition.survey import load_survey_file
     from surveykit.store import add_survey, display_url
-    from surveykit.workflows.readiness import check_survey
 
-    survey = load_survey_file(file)
-    check_survey(survey, str(file))
+    survey = _checked_survey(file)
     engine = open_store(db_url)
     added = add_survey(engine, survey)
     if fmt == "json":
@@ -100,7 +99,7 @@ def survey_add_command(file, db_url, fmt):
 @survey_group.command("update")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def survey_update_command(file, db_url, fmt):
     """Store an edited survey FILE as the next version of the stored survey of its name.
 
@@ -110,12 +109,9 @@ def survey_update_command(file, db_url, fmt):
     them. Earlier imports keep the version they were read with.
     Example: surveykit survey update academic_integrity.toml
     """
-    from surveykit.definition.survey import load_survey_file
     from surveykit.store import display_url, update_survey
-    from surveykit.workflows.readiness import check_survey
 
-    survey = load_survey_file(file)
-    check_survey(survey, str(file))
+    survey = _checked_survey(file)
     engine = open_store(db_url)
     update = update_survey(engine, survey)
     if fmt == "json":
@@ -130,9 +126,19 @@ def survey_update_command(file, db_url, fmt):
                f"{update.previous} or before.")
 
 
+def _checked_survey(file):
+    """The survey FILE defines, checked for all that generate, report, export and serve need."""
+    from surveykit.definition.survey import load_survey_file
+    from surveykit.workflows.readiness import check_survey
+
+    survey = load_survey_file(file)
+    check_survey(survey, str(file))
+    return survey
+
+
 @survey_group.command("list")
 @db_option
-@click.option("--format", "fmt", type=FORMAT_TEXT_JSON, default="text", show_default=True)
+@format_option
 def survey_list_command(db_url, fmt):
     """List the stored surveys with their questions, issued ids and answers."""
     from surveykit.store import list_surveys
@@ -152,8 +158,7 @@ def survey_list_command(db_url, fmt):
 
 @main.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--survey", "survey_name", required=True, metavar="NAME",
-              help="A survey added with 'surveykit survey add'.")
+@survey_option
 @click.option("--layout", "file_format", type=click.Choice(["auto", "long", "wide"]),
               default=None, help="long: respondent_id,question_id,answer; wide: "
                                  "respondent_id and one column per question; auto: decided "
@@ -296,8 +301,7 @@ def _echo_numeric(numeric, more: bool) -> None:
 
 
 @main.command("counts")
-@click.option("--survey", "survey_name", required=True, metavar="NAME",
-              help="A survey added with 'surveykit survey add'.")
+@survey_option
 @click.option("--data", "data", multiple=True, metavar="PATH",
               help="Count these CSV, XLSX or Parquet files, globs or directories (several may "
                    "follow one --data: --data exports/*.csv) instead of the stored answers; "

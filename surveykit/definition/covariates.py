@@ -42,6 +42,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from surveykit.definition.tables import table_entries
 from surveykit.errors import ParameterError, allowed_keys
 from surveykit.estimation.formula_syntax import read_formula
 from surveykit.vocabulary import canonical_spelling
@@ -263,8 +264,7 @@ def parse_models(value: object, questions: Sequence[str], covariates: Sequence[C
     ...
     ValueError: models[0].formula: 'q1 ~ q2' uses the randomized answers of 2 questions (q1, q2)...
     """
-    if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
-        raise fail("models", "must be tables: [[models]] with formula = \"QUESTION ~ ...\"")
+    entries = table_entries(value, "models", _MODEL_KEYS, 'formula = "QUESTION ~ ..."', fail)
     if not value:
         return ()
     # the formula reader regress and report use: the formula becomes a tree of columns,
@@ -273,12 +273,7 @@ def parse_models(value: object, questions: Sequence[str], covariates: Sequence[C
     names = [*questions, *(c.name for c in covariates)]
     by_folded = {question.casefold(): question for question in questions}
     out = []
-    for index, entry in enumerate(value):
-        where = f"models[{index}]"
-        unknown = sorted(set(entry) - _MODEL_KEYS)
-        if unknown:
-            raise fail(f"{where}.{unknown[0]}",
-                       f"unknown key{allowed_keys(unknown[0], _MODEL_KEYS)}")
+    for where, entry in entries:
         formula = entry.get("formula")
         if not isinstance(formula, str) or not formula.strip():
             raise fail(f"{where}.formula", f"{formula!r} must be a formula in quotes, e.g. "

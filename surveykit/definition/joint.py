@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from surveykit.errors import ParameterError, allowed_keys, did_you_mean
+from surveykit.definition.tables import table_entries
+from surveykit.errors import ParameterError, did_you_mean
 
 __all__ = ["JointQuestionError", "JointSpec", "parse_joint", "resolve_questions"]
 
@@ -75,20 +76,14 @@ def parse_joint(value: object, questions: Sequence[str],
     ...
     ValueError: joint[0].questions: 'plagiarsm' is not a question..., did you mean 'plagiarism'?...
     """
-    if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
-        raise fail("joint", 'must be tables: [[joint]] with questions = ["a", "b"]')
+    entries = table_entries(value, "joint", _JOINT_KEYS, 'questions = ["a", "b"]', fail)
     if not value:
         return ()
     # lazy: the estimator's bound, without loading numpy and pandas for every survey file
     from surveykit.estimation.joint import MAX_QUESTIONS
 
     out = []
-    for index, entry in enumerate(value):
-        where = f"joint[{index}]"
-        unknown = sorted(set(entry) - _JOINT_KEYS)
-        if unknown:
-            raise fail(f"{where}.{unknown[0]}",
-                       f"unknown key{allowed_keys(unknown[0], _JOINT_KEYS)}")
+    for where, entry in entries:
         names = entry.get("questions")
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise fail(f"{where}.questions", f"{names!r} must be a list of question ids, "

@@ -61,6 +61,7 @@ __all__ = [
     "NuisanceParameter",
     "Protocol",
     "Structure",
+    "TwoGroups",
     "as_fraction",
     "check_identifiable",
     "check_probability",
@@ -605,6 +606,74 @@ class Design:
         'generalized_warner (p = 0.6, q = 0.2)'
         """
         return describe_parameters(self.model, self.parameters())
+
+
+
+@dataclass(frozen=True, kw_only=True)
+class TwoGroups(DontKnowBranch, Design):
+    """Base of the yes/no presets asked in two groups with one probability p[g] each (the
+    cheating detection model, the stochastic lie detector, the unrelated question with an
+    unknown innocuous share): equal p[g] identify nothing, for the reason the preset
+    gives in ``equal_p_reason``. A preset whose p says more per group (the symmetric
+    cheating detection model) checks it in its own :meth:`_checked_p`. Each preset gives
+    one group's answers and instructions in :meth:`_group`; the matrix, its don't-know
+    branch and the protocol are built here for all.
+
+    >>> from surveykit.designs.detection import StochasticLieDetector
+    >>> StochasticLieDetector(p=[0.2, 0.8], groups=["a", "b"]).parameters()
+    {'p': [0.2, 0.8], 'dont_know': 0.0, 'groups': ['a', 'b']}
+    """
+
+    #: What the two groups must do differently, and what equal p[g] would confuse.
+    equal_p_reason: ClassVar[str]
+    #: True states besides yes and no, each with the name of its share (the cheaters' gamma).
+    extra_states: ClassVar[Mapping[str, str]] = {}
+    #: The nuisance parameter the matrix is affine in (the SLD's honesty t), if any.
+    nuisance_parameter: ClassVar[NuisanceParameter | None] = None
+
+    p: tuple[float, float]
+    dont_know: float = 0.0
+    groups: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "p", self._checked_p())
+        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def _checked_p(self) -> tuple[float, ...]:
+        """p, checked: one probability per group, the two different."""
+        p = check_probabilities("p", self.p, 2)
+        if p[0] == p[1]:
+            raise ParameterError(f"p ({list(p)!r}): {self.equal_p_reason}")
+        return p
+
+    def parameters(self) -> dict[str, object]:
+        out: dict[str, object] = {"p": list(self.p), "dont_know": self.dont_know}
+        if self.groups != ("1", "2"):
+            out["groups"] = list(self.groups)
+        return out
+
+    def _group(self, g: int) -> tuple[list[list[float]], list[list[float]] | None,
+                                      list[Instruction]]:  # pragma: no cover - presets do
+        """Group g's P(yes/no | state) (at nuisance 0), its slope in the nuisance parameter
+        (None without one) and the instructions of its protocol, before don't know."""
+        raise NotImplementedError
+
+    def _build(self) -> Structure:
+        d = self.designed_dont_know
+        groups = [self._group(g) for g in range(2)]
+        base = np.array([answers for answers, _, _ in groups], dtype=float)
+        nuisance = () if self.nuisance_parameter is None else (self.nuisance_parameter,)
+        slopes = (np.array([[slope for _, slope, _ in groups]], dtype=float) if nuisance
+                  else np.zeros((0, *base.shape)))
+        protocol = tuple(instructions_with_dont_know(instructions, d)
+                         for _, _, instructions in groups)
+        return Structure(
+            states=(*BINARY_STATES, *self.extra_states), categories=BINARY_STATES,
+            responses=(YES, NO, DONT_KNOW), groups=self.groups,
+            base=readonly(with_dont_know(base, d)), slopes=readonly(scale_slopes(slopes, d)),
+            nuisance=nuisance, protocol=Protocol("instructions", protocol),
+            privacy_states=BINARY_STATES, state_parameters=dict(self.extra_states))
 
 
 def describe_parameters(model: str, parameters: Mapping[str, object]) -> str:

@@ -21,30 +21,20 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import ClassVar
 
-import numpy as np
-
 from surveykit.designs.base import (
-    BINARY_STATES,
     DONT_KNOW,
     NO,
     YES,
-    Design,
-    DontKnowBranch,
     Instruction,
     NuisanceParameter,
-    Protocol,
-    Structure,
+    TwoGroups,
     as_fraction,
-    check_dont_know,
     check_probabilities,
-    group_names,
-    instructions_with_dont_know,
-    readonly,
-    scale_slopes,
-    with_dont_know,
 )
 from surveykit.errors import ParameterError
 
@@ -54,13 +44,8 @@ CHEATER = "cheater"
 _RESPONSES = (YES, NO, DONT_KNOW)
 
 
-def _groups_parameter(design: Design) -> dict[str, object]:
-    names = design.groups  # type: ignore[attr-defined]
-    return {} if names == ("1", "2") else {"groups": list(names)}
-
-
 @dataclass(frozen=True, kw_only=True)
-class CheatingDetection(DontKnowBranch, Design):
+class CheatingDetection(TwoGroups):
     """Cheating detection model: in group g answer yes with probability p[g], else truthfully;
     cheaters (share gamma) answer no whatever they are told.
 
@@ -77,38 +62,20 @@ class CheatingDetection(DontKnowBranch, Design):
 
     budget_example: ClassVar[str | None] = "p=0.3,? (p[2] for the budget, given p[1])"
 
-    p: tuple[float, float]
-    dont_know: float = 0.0
-    groups: tuple[str, ...] | None = None
+    equal_p_reason: ClassVar[str] = (
+        "the two groups must be told to answer yes with different probabilities; with equal "
+        "ones cheaters and honest respondents cannot be told apart")
+    extra_states: ClassVar[Mapping[str, str]] = MappingProxyType({CHEATER: "gamma"})
 
-    def __post_init__(self) -> None:
-        p = check_probabilities("p", self.p, 2)
-        if p[0] == p[1]:
-            raise ParameterError(
-                f"p ({list(p)!r}): the two groups must be told to answer yes with different "
-                "probabilities; with equal ones cheaters and honest respondents cannot be "
-                "told apart")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        return {"p": list(self.p), "dont_know": self.dont_know, **_groups_parameter(self)}
-
-    def _build(self) -> Structure:
-        d = self.designed_dont_know
-        answers = np.zeros((2, 2, 3))
-        protocol = []
-        for g, share in enumerate(self.p):
-            answers[g] = [[1.0, share, 0.0], [0.0, 1 - share, 1.0]]
-            exact = as_fraction(share)
-            protocol.append(instructions_with_dont_know(
-                [Instruction("say", exact, say=YES), Instruction("truthful", 1 - exact)], d))
-        return _cheater_structure(answers, protocol, d, self.groups)
+    def _group(self, g: int) -> tuple[list[list[float]], None, list[Instruction]]:
+        share = self.p[g]
+        exact = as_fraction(share)
+        return ([[1.0, share, 0.0], [0.0, 1 - share, 1.0]], None,
+                [Instruction("say", exact, say=YES), Instruction("truthful", 1 - exact)])
 
 
 @dataclass(frozen=True, kw_only=True)
-class CheatingDetectionSymmetric(DontKnowBranch, Design):
+class CheatingDetectionSymmetric(TwoGroups):
     """Symmetric cheating detection: p = [forced yes, forced no] of group 1, then of group 2.
 
     P(yes | yes, g) = 1 - no_g, P(yes | no, g) = yes_g, P(yes | cheater) = 0.
@@ -124,11 +91,11 @@ class CheatingDetectionSymmetric(DontKnowBranch, Design):
     budget_example: ClassVar[str | None] = (
         "p=0.2,0.1,?,? (group 2's forced answers, given group 1's)")
 
-    p: tuple[float, float, float, float]
-    dont_know: float = 0.0
-    groups: tuple[str, ...] | None = None
+    extra_states: ClassVar[Mapping[str, str]] = MappingProxyType({CHEATER: "gamma"})
 
-    def __post_init__(self) -> None:
+    p: tuple[float, float, float, float]
+
+    def _checked_p(self) -> tuple[float, ...]:
         p = check_probabilities("p", self.p, 4)
         for g in range(2):
             if as_fraction(p[2 * g]) + as_fraction(p[2 * g + 1]) > 1:
@@ -143,40 +110,18 @@ class CheatingDetectionSymmetric(DontKnowBranch, Design):
                 f"p ({list(p)!r}): with p = [yes_1, no_1, yes_2, no_2], (1 - no_1) yes_2 must "
                 "differ from (1 - no_2) yes_1, or compliant carriers, honest non-carriers and "
                 "cheaters cannot be told apart; change one group's forced answers")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+        return p
 
-    def parameters(self) -> dict[str, object]:
-        return {"p": list(self.p), "dont_know": self.dont_know, **_groups_parameter(self)}
-
-    def _build(self) -> Structure:
-        d = self.designed_dont_know
-        answers = np.zeros((2, 2, 3))
-        protocol = []
-        for g in range(2):
-            forced_yes, forced_no = as_fraction(self.p[2 * g]), as_fraction(self.p[2 * g + 1])
-            answers[g] = [[float(1 - forced_no), float(forced_yes), 0.0],
-                          [float(forced_no), float(1 - forced_yes), 1.0]]
-            protocol.append(instructions_with_dont_know(
+    def _group(self, g: int) -> tuple[list[list[float]], None, list[Instruction]]:
+        forced_yes, forced_no = as_fraction(self.p[2 * g]), as_fraction(self.p[2 * g + 1])
+        return ([[float(1 - forced_no), float(forced_yes), 0.0],
+                 [float(forced_no), float(1 - forced_yes), 1.0]], None,
                 [Instruction("say", forced_yes, say=YES), Instruction("say", forced_no, say=NO),
-                 Instruction("truthful", 1 - forced_yes - forced_no)], d))
-        structure = _cheater_structure(answers, protocol, d, self.groups)
-        return structure
-
-
-def _cheater_structure(answers: np.ndarray, protocol, dont_know, groups) -> Structure:
-    states = (*BINARY_STATES, CHEATER)
-    return Structure(
-        states=states, categories=BINARY_STATES, responses=_RESPONSES, groups=groups,
-        base=readonly(with_dont_know(answers, dont_know)),
-        slopes=readonly(np.zeros((0, 2, 3, 3))), nuisance=(),
-        protocol=Protocol("instructions", tuple(protocol)), privacy_states=BINARY_STATES,
-        state_parameters={CHEATER: "gamma"})
+                 Instruction("truthful", 1 - forced_yes - forced_no)])
 
 
 @dataclass(frozen=True, kw_only=True)
-class StochasticLieDetector(DontKnowBranch, Design):
+class StochasticLieDetector(TwoGroups):
     """Stochastic lie detector: non-carriers answer truthfully with probability p[g] in group
     g, else yes; carriers answer yes honestly with probability t (estimated).
 
@@ -194,39 +139,15 @@ class StochasticLieDetector(DontKnowBranch, Design):
 
     budget_example: ClassVar[str | None] = "p=0.1667,? (p[2] for the budget, given p[1])"
 
-    p: tuple[float, float]
-    dont_know: float = 0.0
-    groups: tuple[str, ...] | None = None
+    equal_p_reason: ClassVar[str] = (
+        "the two groups must answer truthfully with different probabilities; with equal ones "
+        "pi and the honesty t cannot be told apart")
+    nuisance_parameter: ClassVar[NuisanceParameter | None] = NuisanceParameter(
+        "t", "share of carriers who answer yes honestly")
 
-    def __post_init__(self) -> None:
-        p = check_probabilities("p", self.p, 2)
-        if p[0] == p[1]:
-            raise ParameterError(
-                f"p ({list(p)!r}): the two groups must answer truthfully with different "
-                "probabilities; with equal ones pi and the honesty t cannot be told apart")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        return {"p": list(self.p), "dont_know": self.dont_know, **_groups_parameter(self)}
-
-    def _build(self) -> Structure:
-        d = self.designed_dont_know
-        base = np.zeros((2, 2, 2))
-        slope = np.zeros((1, 2, 2, 2))
-        protocol = []
-        for g, share in enumerate(self.p):
-            # carriers: yes with t (base 0, slope +1), no with 1 - t (base 1, slope -1)
-            base[g] = [[0.0, 1 - share], [1.0, share]]
-            slope[0, g] = [[1.0, 0.0], [-1.0, 0.0]]
-            exact = as_fraction(share)
-            protocol.append(instructions_with_dont_know(
-                [Instruction("truthful", exact), Instruction("say", 1 - exact, say=YES)], d))
-        nuisance = (NuisanceParameter("t", "share of carriers who answer yes honestly"),)
-        return Structure(
-            states=BINARY_STATES, categories=BINARY_STATES, responses=_RESPONSES,
-            groups=self.groups, base=readonly(with_dont_know(base, d)),
-            slopes=readonly(scale_slopes(slope, d)), nuisance=nuisance,
-            protocol=Protocol("instructions", tuple(protocol)), privacy_states=BINARY_STATES,
-            state_parameters={})
+    def _group(self, g: int) -> tuple[list[list[float]], list[list[float]], list[Instruction]]:
+        share = self.p[g]
+        exact = as_fraction(share)
+        # carriers: yes with t (base 0, slope +1), no with 1 - t (base 1, slope -1)
+        return ([[0.0, 1 - share], [1.0, share]], [[1.0, 0.0], [-1.0, 0.0]],
+                [Instruction("truthful", exact), Instruction("say", 1 - exact, say=YES)])

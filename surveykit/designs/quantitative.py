@@ -635,7 +635,26 @@ def _p(name: str, value: object) -> float:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Eriksson(_Scrambled):
+class _TruthfulOr(_Scrambled):
+    """A scrambled design in which a respondent reports the true value with probability p,
+    otherwise what :meth:`_otherwise` says (Eriksson's card, Bar-Lev's y * S, ...)."""
+
+    p: float
+
+    def _check_own(self) -> None:
+        object.__setattr__(self, "p", _p("p", self.p))
+
+    def _otherwise(self, share: Fraction) -> Step:  # pragma: no cover - every preset does
+        """The step taken with probability ``share`` = 1 - p."""
+        raise NotImplementedError
+
+    def _steps(self):
+        p = as_fraction(self.p)
+        return ((Step("truthful", p, Fraction(1)), self._otherwise(1 - p)),)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Eriksson(_TruthfulOr):
     """Eriksson (1973): with probability p report your true value, otherwise the number on a
     card S drawn from a known deck. RRTCS's ``Eriksson(z, p, mu, sigma, ...)``: mu and sigma
     are the deck's mean and sd (divisor N).
@@ -650,19 +669,13 @@ class Eriksson(_Scrambled):
     reference: ClassVar[str] = ("Eriksson, S. A. (1973). A new model for randomized response. "
                                 "International Statistical Review 41, 40-43.")
 
-    p: float
-
-    def _check_own(self) -> None:
-        object.__setattr__(self, "p", _p("p", self.p))
-
     def _check_identified(self) -> None:
         if self.p == 0:  # the slope of E[Z | y] is p
             raise ParameterError("p (0) must be greater than 0: with p = 0 every answer is a "
                                  "card and says nothing about the true value")
 
-    def _steps(self):
-        p = as_fraction(self.p)
-        return ((Step("truthful", p, Fraction(1)), Step("draw", 1 - p, offset="S")),)
+    def _otherwise(self, share: Fraction) -> Step:
+        return Step("draw", share, offset="S")
 
 
 
@@ -687,7 +700,7 @@ class EichhornHayre(_Scrambled):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BarLev(_Scrambled):
+class BarLev(_TruthfulOr):
     """Bar-Lev, Bobovitch and Boukai (2004): with probability p report your true value,
     otherwise your true value times S. RRTCS's ``BarLev(z, p, mu, sigma, ...)``."""
 
@@ -697,15 +710,8 @@ class BarLev(_Scrambled):
                                 "randomized response models for quantitative data. Metrika 60, "
                                 "255-260.")
 
-    p: float
-
-    def _check_own(self) -> None:
-        object.__setattr__(self, "p", _p("p", self.p))
-
-    def _steps(self):
-        p = as_fraction(self.p)
-        return ((Step("truthful", p, Fraction(1)),
-                 Step("scramble", 1 - p, Fraction(1), multiplier="S")),)
+    def _otherwise(self, share: Fraction) -> Step:
+        return Step("scramble", share, Fraction(1), multiplier="S")
 
 
 
@@ -731,7 +737,7 @@ class ChaudhuriChristofides(_Scrambled):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DianaPerri1(_Scrambled):
+class DianaPerri1(_TruthfulOr):
     """Diana and Perri (2010), model 1: with probability p report your true value,
     otherwise W * (y + U); ``mu = [mean of W, mean of U]``. RRTCS's
     ``DianaPerri1(z, p, mu, ...)`` (it needs no sigma: its variance uses the answers'
@@ -744,15 +750,8 @@ class DianaPerri1(_Scrambled):
                                 "J. Appl. Stat. 37(11), 1875-1890.")
     _names: ClassVar[tuple[str, ...]] = ("W", "U")
 
-    p: float
-
-    def _check_own(self) -> None:
-        object.__setattr__(self, "p", _p("p", self.p))
-
-    def _steps(self):
-        p = as_fraction(self.p)
-        return ((Step("truthful", p, Fraction(1)),
-                 Step("scramble", 1 - p, Fraction(1), multiplier="W", inner="U")),)
+    def _otherwise(self, share: Fraction) -> Step:
+        return Step("scramble", share, Fraction(1), multiplier="W", inner="U")
 
 
 

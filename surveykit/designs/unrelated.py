@@ -43,15 +43,14 @@ from surveykit.designs.base import (
     NuisanceParameter,
     Protocol,
     Structure,
+    TwoGroups,
     as_fraction,
     check_dont_know,
     check_probabilities,
     check_probability,
-    group_names,
     instructions_with_dont_know,
     one_free_entry,
     readonly,
-    scale_slopes,
     with_dont_know,
 )
 from surveykit.errors import ParameterError
@@ -117,7 +116,7 @@ class UnrelatedQuestionKnown(DontKnowBranch, Design):
 
 
 @dataclass(frozen=True, kw_only=True)
-class UnrelatedQuestionUnknown(DontKnowBranch, Design):
+class UnrelatedQuestionUnknown(TwoGroups):
     """Unrelated question with an unknown innocuous prevalence, two groups: p[g] is the
     probability of answering the sensitive question in group g.
 
@@ -135,54 +134,29 @@ class UnrelatedQuestionUnknown(DontKnowBranch, Design):
     asks_innocuous: ClassVar[bool] = True
     budget_example: ClassVar[str | None] = "p=0.8,? (p[2] for the budget, given p[1])"
 
-    p: tuple[float, float]
-    dont_know: float = 0.0
-    groups: tuple[str, ...] | None = None
+    equal_p_reason: ClassVar[str] = (
+        "the two groups must answer the sensitive question with different probabilities; "
+        "with equal ones the innocuous share and pi cannot be told apart")
+    nuisance_parameter: ClassVar[NuisanceParameter | None] = NuisanceParameter(
+        "pi_innocuous", "share of yes to the innocuous question (RRreg's piUQ)")
 
-    def __post_init__(self) -> None:
-        p = check_probabilities("p", self.p, 2)
-        if p[0] == p[1]:
-            raise ParameterError(
-                f"p ({list(p)!r}): the two groups must answer the sensitive question with "
-                "different probabilities; with equal ones the innocuous share and pi cannot "
-                "be told apart")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "groups", group_names(self.groups, 2, self.model))
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        out: dict[str, object] = {"p": list(self.p), "dont_know": self.dont_know}
-        if self.groups != ("1", "2"):
-            out["groups"] = list(self.groups)
-        return out
-
-    def _build(self) -> Structure:
-        d = self.designed_dont_know
-        base = np.zeros((2, 2, 2))
-        slope = np.zeros((1, 2, 2, 2))
-        protocol = []
-        for g, share in enumerate(self.p):
-            # yes | yes = share + (1 - share) u;  yes | no = (1 - share) u
-            base[g] = [[share, 0.0], [1 - share, 1.0]]
-            slope[0, g] = [[1 - share, 1 - share], [-(1 - share), -(1 - share)]]
-            exact = as_fraction(share)
-            protocol.append(instructions_with_dont_know(
-                [Instruction("sensitive", exact), Instruction("innocuous", 1 - exact)], d))
-        nuisance = (NuisanceParameter(
-            "pi_innocuous", "share of yes to the innocuous question (RRreg's piUQ)"),)
-        return Structure(
-            states=BINARY_STATES, categories=BINARY_STATES, responses=_RESPONSES,
-            groups=self.groups, base=readonly(with_dont_know(base, d)),
-            slopes=readonly(scale_slopes(slope, d)), nuisance=nuisance,
-            protocol=Protocol("instructions", tuple(protocol)),
-            privacy_states=BINARY_STATES, state_parameters={})
+    def _group(self, g: int) -> tuple[list[list[float]], list[list[float]], list[Instruction]]:
+        share = self.p[g]
+        exact = as_fraction(share)
+        # yes | yes = share + (1 - share) u;  yes | no = (1 - share) u
+        return ([[share, 0.0], [1 - share, 1.0]],
+                [[1 - share, 1 - share], [-(1 - share), -(1 - share)]],
+                [Instruction("sensitive", exact), Instruction("innocuous", 1 - exact)])
 
 
-class CombinedQuestion:
+@dataclass(frozen=True, kw_only=True)
+class CombinedQuestion(DontKnowBranch, Design):
     """Designs that ask one combined question about the sensitive and an innocuous one, with
     no randomizer (crosswise, triangular): the sheet words the question and its answers
     (``{model}_instructions``, ``{model}_yes``, ``{model}_no``), the innocuous yes share p
-    is a fact about the population, and a budget chooses p in (0, ``budget_high``)."""
+    is a fact about the population, and a budget chooses p in (0, ``budget_high``). One
+    value of p, ``excluded_p``, identifies nothing (``excluded_p_reason`` says why); a
+    preset gives its 2 x 2 matrix P(yes/no | yes/no) in :meth:`_answers`."""
 
     model: ClassVar[str]
     asks_innocuous: ClassVar[bool] = True
@@ -190,6 +164,31 @@ class CombinedQuestion:
         {("p", None)})
     combined_wording: ClassVar[Mapping[str, str]]
     budget_high: ClassVar[float]
+    excluded_p: ClassVar[float]
+    #: The end of the message refusing ``excluded_p``, after "p (value) ".
+    excluded_p_reason: ClassVar[str]
+
+    p: float
+    dont_know: float = 0.0
+
+    def __post_init__(self) -> None:
+        p = check_probability("p", self.p)
+        if p == self.excluded_p:
+            raise ParameterError(f"p ({p:g}) {self.excluded_p_reason}")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
+
+    def parameters(self) -> dict[str, object]:
+        return {"p": self.p, "dont_know": self.dont_know}
+
+    def _answers(self, p: Fraction) -> np.ndarray:  # pragma: no cover - every preset defines it
+        """P(response | state) for responses (yes, no) and states (yes, no), given p."""
+        raise NotImplementedError
+
+    def _build(self) -> Structure:
+        answers = self._answers(as_fraction(self.p))
+        return _one_group(answers, [Instruction("sensitive", Fraction(1))],
+                          self.designed_dont_know, "combined")
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -204,7 +203,7 @@ class CombinedQuestion:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Crosswise(CombinedQuestion, DontKnowBranch, Design):
+class Crosswise(CombinedQuestion):
     """Crosswise model: "yes" means the answers to the sensitive and the innocuous question
     are the same; p is the innocuous question's yes share (p = 1/2 identifies nothing).
 
@@ -218,31 +217,17 @@ class Crosswise(CombinedQuestion, DontKnowBranch, Design):
     summary: ClassVar[str] = ("are your answers to the sensitive and an innocuous question "
                               "(yes share p) the same?")
     budget_high: ClassVar[float] = 0.5
+    excluded_p: ClassVar[float] = 0.5
+    excluded_p_reason: ClassVar[str] = (
+        "must not be 0.5: with an innocuous yes share of one half, \"same\" and \"different\" "
+        "are equally likely whatever the truth")
 
-    p: float
-    dont_know: float = 0.0
-
-    def __post_init__(self) -> None:
-        p = check_probability("p", self.p)
-        if p == 0.5:
-            raise ParameterError(
-                "p (0.5) must not be 0.5: with an innocuous yes share of one half, \"same\" and "
-                "\"different\" are equally likely whatever the truth")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        return {"p": self.p, "dont_know": self.dont_know}
-
-    def _build(self) -> Structure:
-        p = as_fraction(self.p)
-        answers = np.array([[float(p), float(1 - p)], [float(1 - p), float(p)]])
-        return _one_group(answers, [Instruction("sensitive", Fraction(1))],
-                          self.designed_dont_know, "combined")
+    def _answers(self, p: Fraction) -> np.ndarray:
+        return np.array([[float(p), float(1 - p)], [float(1 - p), float(p)]])
 
 
 @dataclass(frozen=True, kw_only=True)
-class Triangular(CombinedQuestion, DontKnowBranch, Design):
+class Triangular(CombinedQuestion):
     """Triangular model: "yes" means at least one of the sensitive and the innocuous
     question is answered yes; p is the innocuous yes share (p = 1 identifies nothing).
 
@@ -256,24 +241,10 @@ class Triangular(CombinedQuestion, DontKnowBranch, Design):
     summary: ClassVar[str] = ("is the answer to the sensitive or an innocuous question "
                               "(yes share p) yes?")
     budget_high: ClassVar[float] = 1.0
+    excluded_p: ClassVar[float] = 1.0
+    excluded_p_reason: ClassVar[str] = (
+        "must be below 1: if everybody answers the innocuous question yes, everybody is in "
+        "the triangle and the answers identify nothing")
 
-    p: float
-    dont_know: float = 0.0
-
-    def __post_init__(self) -> None:
-        p = check_probability("p", self.p)
-        if p == 1:
-            raise ParameterError(
-                "p (1) must be below 1: if everybody answers the innocuous question yes, "
-                "everybody is in the triangle and the answers identify nothing")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "dont_know", float(check_dont_know(self.dont_know)))
-
-    def parameters(self) -> dict[str, object]:
-        return {"p": self.p, "dont_know": self.dont_know}
-
-    def _build(self) -> Structure:
-        p = as_fraction(self.p)
-        answers = np.array([[1.0, float(p)], [0.0, float(1 - p)]])
-        return _one_group(answers, [Instruction("sensitive", Fraction(1))],
-                          self.designed_dont_know, "combined")
+    def _answers(self, p: Fraction) -> np.ndarray:
+        return np.array([[1.0, float(p)], [0.0, float(1 - p)]])

@@ -27,14 +27,14 @@ import dataclasses
 import html
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
 
-from surveykit.counts import Counts, plain_counts
+from surveykit.counts import Counts, check_count, plain_counts
 from surveykit.designs.base import (
     DONT_KNOW,
     NO,
@@ -61,6 +61,7 @@ __all__ = [
     "estimate",
     "default_interval_method",
     "estimate_from_labels",
+    "parameter_estimates",
     "state_index",
 ]
 
@@ -82,6 +83,33 @@ class ConfidenceInterval(NamedTuple):
 
     low: float
     high: float
+
+
+def parameter_estimates(design: Design, shares: np.ndarray, nuisance: np.ndarray,
+                        identified: np.ndarray,
+                        uncertainty: Callable[[int], dict[str, float | None]]
+                        ) -> dict[str, dict[str, float | None]]:
+    """A fit's behavioural shares (the cheaters' gamma) and nuisance parameters (the SLD's t)
+    by name: ``{"estimate": ..., **uncertainty(index)}``, ``index`` the parameter's place in
+    the fit's vector (the states, then the nuisance parameters); an unidentified nuisance
+    parameter's estimate is None.
+
+    >>> from surveykit.designs import StochasticLieDetector
+    >>> sld = StochasticLieDetector(p=[0.2, 0.8])
+    >>> parameter_estimates(sld, np.array([0.3, 0.7]), np.array([0.9]),
+    ...                     np.array([True, True, True]), lambda index: {"index": index})
+    {'t': {'estimate': 0.9, 'index': 2}}
+    """
+    out: dict[str, dict[str, float | None]] = {}
+    s = design.structure
+    for state, name in s.state_parameters.items():
+        index = s.states.index(state)
+        out[name] = {"estimate": float(shares[index]), **uncertainty(index)}
+    for j, parameter in enumerate(s.nuisance):
+        index = len(s.states) + j
+        out[parameter.name] = {"estimate": float(nuisance[j]) if identified[index] else None,
+                               **uncertainty(index)}
+    return out
 
 
 def state_index(design: Design, category: str | None) -> int:
@@ -244,18 +272,8 @@ class Estimate:
     @property
     def parameters(self) -> dict[str, dict[str, float | None]]:
         """Nuisance parameters and behavioural shares: ``{"t": {"estimate": .., "se": ..}}``."""
-        out: dict[str, dict[str, float | None]] = {}
-        s = self.design.structure
-        for state, name in s.state_parameters.items():
-            index = s.states.index(state)
-            out[name] = {"estimate": float(self.shares[index]),
-                         "se": self._se_at(index)}
-        for j, parameter in enumerate(s.nuisance):
-            index = len(s.states) + j
-            value = float(self.nuisance[j])
-            out[parameter.name] = {"estimate": value if self.identified[index] else None,
-                                   "se": self._se_at(index)}
-        return out
+        return parameter_estimates(self.design, self.shares, self.nuisance, self.identified,
+                                   lambda index: {"se": self._se_at(index)})
 
     def _se_at(self, index: int) -> float | None:
         if not self.identified[index]:
@@ -600,22 +618,11 @@ def estimate(*, design: Design | None = None, counts: Counts | Mapping | None = 
             raise ParameterError(
                 f"yes/no/dont_know counts fit a one-group yes/no design; design "
                 f"{design.model!r} needs counts per group and response")
-        counts = {YES: _count("yes", yes), NO: _count("no", no),
-                  DONT_KNOW: _count("dont_know", 0 if dont_know is None else dont_know)}
+        counts = {YES: check_count("yes", yes), NO: check_count("no", no),
+                  DONT_KNOW: check_count("dont_know", 0 if dont_know is None else dont_know)}
     elif yes is not None or no is not None or dont_know is not None:
         raise ParameterError("give counts or yes/no/dont_know, not both")
     return fit_counts(design, align_counts(design, counts))
-
-
-def _count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        if isinstance(value, float | np.floating) and float(value).is_integer():
-            value = int(value)
-        else:
-            raise ParameterError(f"{name} ({value!r}) must be a whole number (a count)")
-    if value < 0:
-        raise ParameterError(f"{name} ({value}) must not be negative")
-    return int(value)
 
 
 def fit_counts(design: Design, counts: np.ndarray) -> Estimate:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -85,6 +85,29 @@ class Parameter:
         where = f" (category {self.category})" if self.category is not None else ""
         model = " in the sensitive formula" if self.part == "sensitive" else ""
         return f"term {self.name!r}{where}{model}"
+
+
+def parameter_series(parameters: Sequence[Parameter], part: str,
+                     values: Callable[[Parameter], float | None]) -> pd.Series:
+    """``values`` of the parameters of one ``part`` of a fit, indexed by term (by category
+    and term for k-category designs), as statsmodels' ``params`` and ``bse`` are."""
+    chosen = [p for p in parameters if p.part == part]
+    data = [values(p) for p in chosen]
+    if any(p.category is not None for p in chosen):
+        index = pd.MultiIndex.from_tuples([(p.category, p.name) for p in chosen],
+                                          names=["category", "term"])
+    else:
+        index = pd.Index([p.name for p in chosen], name="term")
+    return pd.Series(data, index=index, dtype=float)
+
+
+def labelled_covariance(parameters: Sequence[Parameter], covariance: np.ndarray
+                        ) -> pd.DataFrame:
+    """The covariance of all ``parameters`` of a fit, labelled ``term`` or
+    ``category:term``."""
+    labels = [p.name if p.category is None else f"{p.category}:{p.name}" for p in parameters]
+    index = [p.index for p in parameters]
+    return pd.DataFrame(covariance[np.ix_(index, index)], index=labels, columns=labels)
 
 
 def _z(level: float) -> float:
@@ -246,14 +269,7 @@ class RegressionResult:
         return se * self._estimate(p) if p.log_scale else se
 
     def _series(self, part: str, values) -> pd.Series:
-        chosen = [p for p in self.parameters if p.part == part]
-        data = [values(p) for p in chosen]
-        if any(p.category is not None for p in chosen):
-            index = pd.MultiIndex.from_tuples([(p.category, p.name) for p in chosen],
-                                              names=["category", "term"])
-        else:
-            index = pd.Index([p.name for p in chosen], name="term")
-        return pd.Series(data, index=index, dtype=float)
+        return parameter_series(self.parameters, part, values)
 
     @property
     def params(self) -> pd.Series:
@@ -320,11 +336,7 @@ class RegressionResult:
 
     def covariance_matrix(self) -> pd.DataFrame:
         """The inverse observed information of all parameters, labelled."""
-        labels = [p.name if p.category is None else f"{p.category}:{p.name}"
-                  for p in self.parameters]
-        index = [p.index for p in self.parameters]
-        return pd.DataFrame(self.covariance[np.ix_(index, index)], index=labels,
-                            columns=labels)
+        return labelled_covariance(self.parameters, self.covariance)
 
     # -- tests -----------------------------------------------------------------------------
 

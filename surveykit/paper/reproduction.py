@@ -351,19 +351,27 @@ def _style_error_axes(ax, title: str) -> None:
     ax.grid(alpha=0.3)
 
 
-def _tradeoff_panel(ax, *, errors, epsilon, eps_label, lower, upper, printed_upper,
-                    title: str):
-    """One panel: bands for a few epsilons, the mechanism's band, its rules' error points."""
+def _bounds_band(ax, lower, upper, epsilon: float, *, fill: str, opacity: float, edge: str,
+                 label: str) -> None:
+    """A trade-off's bounds as dotted lines at a few epsilons, and the band between them at
+    ``epsilon`` with its edges."""
     a = _ALPHA_GRID
     for eps, colour in zip(_EPSILONS_SHOWN, ("#9e9e9e", "#616161"), strict=True):
         ax.plot(a, np.clip(lower(a, eps), 0, 1), color=colour, lw=0.9, ls=":")
         ax.plot(a, np.clip(upper(a, eps), 0, 1), color=colour, lw=0.9, ls=":",
                 label=f"bounds for ε = {eps:g}")
     ax.fill_between(a, np.clip(lower(a, epsilon), 0, 1), np.clip(upper(a, epsilon), 0, 1),
-                    color="#bbdefb", alpha=0.6, lw=0,
-                    label=f"region allowed at {eps_label}")
-    ax.plot(a, np.clip(lower(a, epsilon), 0, 1), color="#1565c0", lw=1.6)
-    ax.plot(a, np.clip(upper(a, epsilon), 0, 1), color="#1565c0", lw=1.6)
+                    color=fill, alpha=opacity, lw=0, label=label)
+    ax.plot(a, np.clip(lower(a, epsilon), 0, 1), color=edge, lw=1.6)
+    ax.plot(a, np.clip(upper(a, epsilon), 0, 1), color=edge, lw=1.6)
+
+
+def _tradeoff_panel(ax, *, errors, epsilon, eps_label, lower, upper, printed_upper,
+                    title: str):
+    """One panel: bands for a few epsilons, the mechanism's band, its rules' error points."""
+    a = _ALPHA_GRID
+    _bounds_band(ax, lower, upper, epsilon, fill="#bbdefb", opacity=0.6, edge="#1565c0",
+                 label=f"region allowed at {eps_label}")
     if printed_upper is not None:
         ax.plot(a, printed_upper(a, epsilon), color="#c62828", lw=1.4, ls="--",
                 label="upper bound as printed")
@@ -397,14 +405,26 @@ def _mechanism_label(mechanism: GeneralizedWarner) -> str:
             f"don't know = {mechanism.dont_know:g}")
 
 
-def plot_figure_1(path: Path, mechanism: GeneralizedWarner = TRADEOFF_MECHANISM) -> Path:
-    """Figure 1: SLDP trade-off regions (Theorem 3.5, Corollary 3.6) and a mechanism's rules."""
-    plt = _pyplot()
+def _tradeoff_figure(mechanism: GeneralizedWarner):
+    """Figures 1 and 4: the errors of every rule on a grid with one answer and with two
+    (Q x Q), and a figure with a panel for each."""
     evidential = mechanism.to_evidential()
-    eps = mechanism.epsilon_shafer
     single = evaluate_all_rules(evidential, folds=1, levels=11)[0]
     double = evaluate_all_rules(evidential, folds=2, levels=5)[0]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 7.4), layout="constrained")
+    fig, axes = _pyplot().subplots(1, 2, figsize=(12, 7.4), layout="constrained")
+    return single, double, fig, axes
+
+
+def _save(fig, path: Path) -> None:
+    """Write a figure of the paper to ``path`` and close it."""
+    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
+    _pyplot().close(fig)
+
+
+def plot_figure_1(path: Path, mechanism: GeneralizedWarner = TRADEOFF_MECHANISM) -> Path:
+    """Figure 1: SLDP trade-off regions (Theorem 3.5, Corollary 3.6) and a mechanism's rules."""
+    eps = mechanism.epsilon_shafer
+    single, double, fig, axes = _tradeoff_figure(mechanism)
     _tradeoff_panel(axes[0], errors=single, epsilon=eps, eps_label=f"ε_S = {eps:.3f}",
                     lower=tradeoff_u, upper=tradeoff_U, printed_upper=None,
                     title="Theorem 3.5: one answer, u(α) ≤ β ≤ U(α)")
@@ -418,19 +438,14 @@ def plot_figure_1(path: Path, mechanism: GeneralizedWarner = TRADEOFF_MECHANISM)
         "sets, all rules φ on a grid",
         fontsize=11,
     )
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
-    plt.close(fig)
+    _save(fig, path)
     return path
 
 
 def plot_figure_4(path: Path, mechanism: GeneralizedWarner = TRADEOFF_MECHANISM) -> Path:
     """Figure 4: WLDP trade-offs (Theorem 3.18, Corollary 3.19): pessimistic and optimistic."""
-    plt = _pyplot()
-    evidential = mechanism.to_evidential()
     eps = mechanism.epsilon_walley
-    single = evaluate_all_rules(evidential, folds=1, levels=11)[0]
-    double = evaluate_all_rules(evidential, folds=2, levels=5)[0]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 7.4), layout="constrained")
+    single, double, fig, axes = _tradeoff_figure(mechanism)
     a = _ALPHA_GRID
     for ax, errors, f_pe, f_op, printed, title in (
         (axes[0], single, tradeoff_f_pe, tradeoff_f_op, None,
@@ -438,16 +453,9 @@ def plot_figure_4(path: Path, mechanism: GeneralizedWarner = TRADEOFF_MECHANISM)
         (axes[1], double, tradeoff_f2_pe, tradeoff_U2_corrected, tradeoff_f2_op,
          "Corollary 3.19: two answers (Q×Q), f²_pe and f²_op"),
     ):
-        for e, colour in zip(_EPSILONS_SHOWN, ("#9e9e9e", "#616161"), strict=True):
-            ax.plot(a, np.clip(f_pe(a, e), 0, 1), color=colour, lw=0.9, ls=":")
-            ax.plot(a, np.clip(f_op(a, e), 0, 1), color=colour, lw=0.9, ls=":",
-                    label=f"bounds for ε = {e:g}")
-        ax.fill_between(a, np.clip(f_pe(a, eps), 0, 1), np.clip(f_op(a, eps), 0, 1),
-                        color="#c8e6c9", alpha=0.7, lw=0,
-                        label=f"between f_pe and f_op at ε_W = {eps:.3f}"
-                        + (" (f²_op corrected)" if printed else ""))
-        ax.plot(a, np.clip(f_pe(a, eps), 0, 1), color="#2e7d32", lw=1.6)
-        ax.plot(a, np.clip(f_op(a, eps), 0, 1), color="#2e7d32", lw=1.6)
+        _bounds_band(ax, f_pe, f_op, eps, fill="#c8e6c9", opacity=0.7, edge="#2e7d32",
+                     label=f"between f_pe and f_op at ε_W = {eps:.3f}"
+                     + (" (f²_op corrected)" if printed else ""))
         if printed is not None:
             ax.plot(a, printed(a, eps), color="#c62828", lw=1.4, ls="--",
                     label="f²_op as printed")
@@ -474,8 +482,7 @@ def plot_figure_4(path: Path, mechanism: GeneralizedWarner = TRADEOFF_MECHANISM)
         f"{_mechanism_label(mechanism)} (ε_W = ln((1-q)/q) = {eps:.3f}); all rules φ on a grid",
         fontsize=11,
     )
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
-    plt.close(fig)
+    _save(fig, path)
     return path
 
 
@@ -533,8 +540,7 @@ def plot_figure_2(path: Path, *, reps: int, rng: np.random.Generator,
     ax.legend(fontsize=8)
     ax.set_title(f"Figure 2. Privacy-accuracy trade-off in Shafer's semantics\n"
                  f"optimal Q2x3 for p + q = c (Cor. 3.12), π = {pi:g}, n = {n}", fontsize=11)
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
-    plt.close(fig)
+    _save(fig, path)
     return path, [r for r, _ in simulated]
 
 
@@ -557,8 +563,7 @@ def plot_figure_3(path: Path, *, reps: int, rng: np.random.Generator,
     ax.set_title(f"Figure 3. Effect of the sample size on the accuracy\n"
                  f"optimal Q2x3 with don't know = {dont_know:g} (p + q = {1 - dont_know:g}), "
                  f"π = {pi:g}", fontsize=11)
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
-    plt.close(fig)
+    _save(fig, path)
     return path, [r for r, _ in simulated]
 
 
@@ -609,8 +614,7 @@ def plot_figure_5(path: Path, *, reps: int, rng: np.random.Generator,
     ax.legend(fontsize=7.5, loc="upper right")
     ax.set_title(f"Figure 5. Trade-offs in the two semantics for Q2x3 with don't know = 0.2\n"
                  f"π = {pi:g}, n = {n}", fontsize=11)
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
-    plt.close(fig)
+    _save(fig, path)
     return path, simulated
 
 

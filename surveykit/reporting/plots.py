@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,7 @@ __all__ = [
     "privacy_accuracy_curve",
     "privacy_accuracy_svg",
     "save_design_plot",
+    "save_figure",
     "save_plan_plot",
 ]
 
@@ -345,21 +347,28 @@ def design_trade_off_figure(design, *, n: int, title: str):
     return fig
 
 
+def save_figure(path, figure: Callable[[], object]) -> Path:
+    """Write the figure ``figure()`` draws to ``path`` (.png, .svg or .pdf, at 120 dpi; an
+    SVG without its date, so the same input gives the same bytes) and close it. The path is
+    checked before anything is drawn."""
+    import matplotlib.pyplot as plt
+
+    path = output_file(path, "--plot", suffixes=PLOT_SUFFIXES)
+    suffix = path.suffix.lower().lstrip(".")
+    fig = figure()
+    fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
+                else None)
+    plt.close(fig)
+    return path
+
+
 #: Sample size drawn when a design gives neither n nor a target.
 DEFAULT_PLOT_N = 1000
 
 
 def save_design_plot(path, ours, warner) -> Path:
     """Write the design's privacy-accuracy picture to ``path`` (.png, .svg or .pdf)."""
-    import matplotlib.pyplot as plt
-
-    path = output_file(path, "--plot", suffixes=PLOT_SUFFIXES)
-    suffix = path.suffix.lower().lstrip(".")
-    fig = design_figure(ours, warner)
-    fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
-                else None)
-    plt.close(fig)
-    return path
+    return save_figure(path, lambda: design_figure(ours, warner))
 
 
 def design_figure(ours, warner):
@@ -376,15 +385,7 @@ def design_figure(ours, warner):
 def save_plan_plot(path, plan) -> Path:
     """Write a plan's privacy-accuracy picture to ``path`` (.png, .svg or .pdf): the standard
     error against the privacy loss along the design's free parameter, the plan marked."""
-    import matplotlib.pyplot as plt
-
-    path = output_file(path, "--plot", suffixes=PLOT_SUFFIXES)
-    suffix = path.suffix.lower().lstrip(".")
-    fig = plan_figure(plan)
-    fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
-                else None)
-    plt.close(fig)
-    return path
+    return save_figure(path, lambda: plan_figure(plan))
 
 
 def plan_figure(plan):

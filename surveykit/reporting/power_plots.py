@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from surveykit.files import output_file
 from surveykit.power_analysis.analytic import power_curve
-from surveykit.reporting.plots import PLOT_SUFFIXES, add_legend, label_axes, new_figure
+from surveykit.reporting.plots import add_legend, label_axes, new_figure, save_figure
 
 __all__ = ["power_figure", "save_power_plot"]
 
@@ -47,12 +46,4 @@ def power_figure(result):
 
 def save_power_plot(path, result) -> Path:
     """Write the power curve to ``path`` (.png, .svg or .pdf)."""
-    import matplotlib.pyplot as plt
-
-    path = output_file(path, "--plot", suffixes=PLOT_SUFFIXES)
-    suffix = path.suffix.lower().lstrip(".")
-    fig = power_figure(result)
-    fig.savefig(path, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg"
-                else None)
-    plt.close(fig)
-    return path
+    return save_figure(path, lambda: power_figure(result))

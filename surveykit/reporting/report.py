@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from surveykit.counts import Counts
+from surveykit.counts import AnswerTotals, Counts
 from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import Survey
 from surveykit.designs.base import DONT_KNOW, Design
@@ -85,7 +85,7 @@ REPORT_FORMATS = ("text", "markdown", "html", "json")
 
 
 @dataclass(frozen=True, kw_only=True)
-class QuestionReport:
+class QuestionReport(AnswerTotals):
     """One question's line of the report: counts, estimate, privacy, checks."""
 
     id: str
@@ -105,29 +105,6 @@ class QuestionReport:
     #: no question, or only this one, was audited).
     codes_pvalue_holm: float | None = None
     level: float = 0.95
-
-    def _total(self, label: str) -> int:
-        return sum(n for _, response, n in self.counts if response == label)
-
-    @property
-    def yes(self) -> int:
-        """Answers "yes", over all groups."""
-        return self._total("yes")
-
-    @property
-    def no(self) -> int:
-        """Answers "no", over all groups."""
-        return self._total("no")
-
-    @property
-    def dont_know(self) -> int:
-        """Answers "don't know", over all groups."""
-        return self._total(DONT_KNOW)
-
-    @property
-    def answered(self) -> int:
-        """Every answer, "don't know" included."""
-        return self.counts.total
 
     @property
     def informative(self) -> int:

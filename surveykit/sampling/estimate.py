@@ -66,6 +66,7 @@ from surveykit.estimation.estimate import (
     _problem,
     _unconstrained,
     fit_counts,
+    parameter_estimates,
     state_index,
 )
 from surveykit.estimation.likelihood import covariance, maximize
@@ -201,18 +202,9 @@ class SurveyEstimate:
     @property
     def parameters(self) -> dict[str, dict[str, float | None]]:
         """Nuisance parameters and behavioural shares with design-based SEs."""
-        out: dict[str, dict[str, float | None]] = {}
-        s = self.design.structure
-        for state, name in s.state_parameters.items():
-            index = s.states.index(state)
-            out[name] = {"estimate": float(self.shares[index]), "se": self._se(index),
-                         "deff": self._deff(index)}
-        for j, parameter in enumerate(s.nuisance):
-            index = len(s.states) + j
-            out[parameter.name] = {
-                "estimate": float(self.nuisance[j]) if self.identified[index] else None,
-                "se": self._se(index), "deff": self._deff(index)}
-        return out
+        return parameter_estimates(
+            self.design, self.shares, self.nuisance, self.identified,
+            lambda index: {"se": self._se(index), "deff": self._deff(index)})
 
     # -- intervals ------------------------------------------------------------------------
 

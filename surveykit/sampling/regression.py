@@ -55,7 +55,11 @@ from surveykit.estimation.quantitative_regression import (
     weighted_least_squares,
 )
 from surveykit.estimation.regression import regress
-from surveykit.estimation.regression_results import Parameter
+from surveykit.estimation.regression_results import (
+    Parameter,
+    labelled_covariance,
+    parameter_series,
+)
 from surveykit.sampling.counts import WeightedCounts
 from surveykit.sampling.design import VARIANCE_METHODS, SamplingDesign
 from surveykit.sampling.replicates import replicate_variance, replicate_weights_for
@@ -138,13 +142,7 @@ class SurveyRegressionResult:
         return se * self._estimate(p) if p.log_scale else se
 
     def _series(self, part: str, values) -> pd.Series:
-        chosen = [p for p in self.parameters if p.part == part]
-        if any(p.category is not None for p in chosen):
-            index = pd.MultiIndex.from_tuples([(p.category, p.name) for p in chosen],
-                                              names=["category", "term"])
-        else:
-            index = pd.Index([p.name for p in chosen], name="term")
-        return pd.Series([values(p) for p in chosen], index=index, dtype=float)
+        return parameter_series(self.parameters, part, values)
 
     @property
     def params(self) -> pd.Series:
@@ -171,11 +169,7 @@ class SurveyRegressionResult:
 
     def covariance_matrix(self) -> pd.DataFrame:
         """The design-based covariance of all parameters, labelled."""
-        labels = [p.name if p.category is None else f"{p.category}:{p.name}"
-                  for p in self.parameters]
-        index = [p.index for p in self.parameters]
-        return pd.DataFrame(self.covariance[np.ix_(index, index)], index=labels,
-                            columns=labels)
+        return labelled_covariance(self.parameters, self.covariance)
 
     def to_frame(self) -> pd.DataFrame:
         """Every parameter: part, category, term, estimate, se, t, p_value (t on
