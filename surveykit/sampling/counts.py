@@ -62,7 +62,7 @@ import numpy as np
 from surveykit.errors import ParameterError
 from surveykit.sampling.design import SamplingDesign
 
-__all__ = ["NUMBER", "UNANSWERED", "WeightedCounts", "design_keys", "first_parent",
+__all__ = ["NUMBER", "UNANSWERED", "WeightedCounts", "design_keys", "first_moved", "first_parent",
            "gram_rank",
            "population_sizes", "units_within"]
 
@@ -220,10 +220,8 @@ class WeightedCounts:
             where = "stratum" if stage == 0 else f"cluster of {s.clusters[stage - 1]!r}"
             if self.units is not None:
                 unit = self.units[:, stage]
-                first = first_parent(unit, parent)
-                moved = parent != first[unit]
-                if np.any(moved):
-                    i = int(np.argmax(moved))
+                i, first = first_moved(unit, parent)
+                if i is not None:
                     raise ParameterError(
                         f"cluster column {column!r}: {self._unit_name(stage, unit[i])} is in two "
                         f"{where.split(' ')[0]}s ({self._parent_name(stage, first[unit[i]])} and "
@@ -232,7 +230,7 @@ class WeightedCounts:
                         + (" (set nest = true if identifiers repeat across strata)"
                            if not s.nest else ""))
             population = self.population[:, stage]
-            first_population = _first_value(population, parent)
+            first_population = first_parent(parent, population, missing=math.nan)
             differs = ~np.isclose(population, first_population[parent], rtol=1e-12,
                                   equal_nan=False) & ~(np.isinf(population)
                                                        & np.isinf(first_population[parent]))
@@ -592,17 +590,33 @@ def _factorize(values: Sequence) -> tuple[list, np.ndarray]:
     return list(index), codes
 
 
-def first_parent(unit: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    """For each unit code, the parent code of its first row (-1 for codes not present).
+def first_parent(unit: np.ndarray, parent: np.ndarray, *,
+                 missing: float = -1) -> np.ndarray:
+    """For each unit code, the value of ``parent`` at its first row (``missing`` for codes
+    not present): the parent code, or any per-row value.
 
     >>> first_parent(np.array([0, 1, 1, 0]), np.array([5, 6, 7, 8])).tolist()
     [5, 6]
+    >>> first_parent(np.array([0, 2]), np.array([0.5, 2.5]), missing=math.nan).tolist()
+    [0.5, nan, 2.5]
     """
     size = int(unit.max()) + 1 if unit.size else 0
-    first = np.full(size, -1, dtype=np.intp)
+    first = np.full(size, missing, dtype=np.result_type(parent, missing))
     order = np.arange(unit.size)[::-1]          # later rows first, so the first one wins
     first[unit[order]] = parent[order]
     return first
+
+
+def first_moved(unit: np.ndarray, parent: np.ndarray) -> tuple[int | None, np.ndarray]:
+    """The first row whose parent is not the parent of its unit's first row (None when every
+    unit keeps one parent), and :func:`first_parent`.
+
+    >>> first_moved(np.array([0, 1, 0]), np.array([3, 4, 4]))[0]
+    2
+    """
+    first = first_parent(unit, parent)
+    moved = parent != first[unit]
+    return (int(np.argmax(moved)) if np.any(moved) else None), first
 
 
 def units_within(unit: np.ndarray, parent: np.ndarray) -> np.ndarray:
@@ -615,14 +629,6 @@ def units_within(unit: np.ndarray, parent: np.ndarray) -> np.ndarray:
     first = first_parent(unit, parent)
     size = int(parent.max()) + 1 if parent.size else 0
     return np.bincount(first[first >= 0], minlength=size).astype(float)
-
-
-def _first_value(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    size = int(parent.max()) + 1 if parent.size else 0
-    first = np.full(size, math.nan)
-    order = np.arange(parent.size)[::-1]
-    first[parent[order]] = values[order]
-    return first
 
 
 def _sizes(values: np.ndarray, stage: int, stratum: np.ndarray, units: np.ndarray | None,

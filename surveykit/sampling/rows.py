@@ -28,6 +28,7 @@ from surveykit.estimation.answers import code_answers, value_text
 from surveykit.sampling.counts import (
     UNANSWERED,
     WeightedCounts,
+    first_moved,
     first_parent,
     population_sizes,
     units_within,
@@ -363,11 +364,9 @@ def _check_nested(code: np.ndarray, parent: np.ndarray, column: str, parent_colu
     """A cluster lies in one stratum (or one cluster of the stage above)."""
     if nest or parent_column is None:
         return
-    first = first_parent(code, parent)
-    first_row = first_parent(code, np.arange(code.size))
-    moved = parent != first[code]
-    if np.any(moved):
-        i = int(np.argmax(moved))
+    i, _ = first_moved(code, parent)
+    if i is not None:
+        first_row = first_parent(code, np.arange(code.size))
         raise ParameterError(
             f"column {column!r}, {where(i)}: cluster {labels[code[i]]!r} is in a second "
             f"{'stratum' if parent_column else 'cluster'} (column {parent_column!r}; "
@@ -379,9 +378,7 @@ def _check_constant(population: np.ndarray, parent: np.ndarray, column: str,
                     values: np.ndarray, where: Callable[[int], str] = _row) -> None:
     """One fpc per stratum (or cluster of the stage above): the first row that differs from
     its parent's first row is named, with both values."""
-    first_row = np.full(int(parent.max()) + 1, -1, dtype=np.intp)
-    first_row[parent[::-1]] = np.arange(parent.size)[::-1]
-    reference = first_row[parent]
+    reference = first_parent(parent, np.arange(parent.size))[parent]
     differs = ~np.isclose(population, population[reference], rtol=1e-12)
     if np.any(differs):
         i = int(np.argmax(differs))
