@@ -63,8 +63,7 @@ from surveykit.errors import ParameterError
 from surveykit.sampling.design import SamplingDesign
 
 __all__ = ["NUMBER", "UNANSWERED", "WeightedCounts", "design_keys", "first_moved", "first_parent",
-           "gram_rank",
-           "population_sizes", "units_within"]
+           "gram_rank", "population_sizes", "units_within"]
 
 #: The response code of respondents without an answer (they keep their PSU in the design).
 UNANSWERED = -1
