@@ -66,7 +66,8 @@ import hashlib
 import math
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -455,7 +456,7 @@ class _Statements:
         add_counts = answer_counts.count_upsert_statement(engine).values(
             survey_id=key, **{name: bindparam(f"b_{name}") for name in cell})
         count_import = imports.update().where(imports.c.id == bindparam("b_import")).values(
-            rows_read=imports.c.rows_read + 1,
+            rows_read=imports.c.rows_read + bindparam("b_rows"),
             imported=imports.c.imported + bindparam("b_imported"),
             missing=imports.c.missing + bindparam("b_missing"))
         find_import = select(imports.c.id).where(imports.c.survey_id == key,
@@ -670,16 +671,127 @@ class Submissions:
             # Last statement of the transaction: on PostgreSQL this row's lock is held
             # only until the commit that follows.
             cursor.run(statements.count_import, {
-                "b_import": import_id, "b_imported": len(wanted),
+                "b_import": import_id, "b_rows": 1, "b_imported": len(wanted),
                 "b_missing": len(self.question_keys) - len(wanted)})
         return import_id, group
 
-    def _repeat(self, respondent_id: str, wanted: dict[str, str],
-                group: int) -> SubmissionResult | None:
-        """The answers already recorded for ``respondent_id``: the same as ``wanted`` (a
-        repeat), or SubmissionConflict; None when there are none (try again)."""
-        with self._connections.transaction(write=False) as cursor:
-            existing = self._existing(cursor, respondent_id)
+    def record_batch(self, submissions: Sequence[tuple[object, object]], *,
+                     now: datetime | None = None) -> list[SubmissionResult | Exception]:
+        """Store several respondents' answers in one transaction (a group commit): for each
+        ``(respondent_id, answers)``, what :meth:`record` would return or raise.
+
+        Each submission is written under its own SAVEPOINT, so one that is refused (an id
+        not issued, a repeat, a conflict, a statement that fails) leaves the others as they
+        were; a submission whose id appears earlier in the batch is compared with that
+        one's answers (a repeat or a conflict), as if sent after it. The kept counts, the
+        survey's number of known respondents and the day's import record change once for
+        the batch, by the sums of its new submissions. Nothing is final before the commit:
+        if the transaction fails, every submission that reached it gets the error (a
+        malformed one keeps its SubmissionError); the caller answers none of them before
+        this returns.
+        """
+        moment = now or datetime.now(UTC)
+        outcomes: list[SubmissionResult | Exception | None] = [None] * len(submissions)
+        checked: list[tuple[int, str, dict[str, str]]] = []
+        for index, (respondent_id, answers) in enumerate(submissions):
+            try:
+                checked.append((index, canonical_web_id(respondent_id),
+                                self._checked_answers(answers)))
+            except SubmissionError as exc:
+                outcomes[index] = exc
+        if not checked:
+            return outcomes
+        retry: list[int] = []
+        try:
+            self._write_batch(checked, moment, outcomes, retry)
+        except (StoreError, sa_exc.SQLAlchemyError) as exc:
+            for index, _, _ in checked:
+                outcomes[index] = exc
+            return outcomes
+        for index in retry:  # a concurrent writer of the id rolled back: on its own, again
+            respondent_id, answers = submissions[index]
+            try:
+                outcomes[index] = self.record(respondent_id, answers, now=moment)
+            except (StoreError, sa_exc.SQLAlchemyError) as exc:
+                outcomes[index] = exc
+        return outcomes
+
+    def _write_batch(self, checked: list[tuple[int, str, dict[str, str]]], moment: datetime,
+                     outcomes: list, retry: list[int]) -> None:
+        """The writes of :meth:`record_batch`: one transaction, a SAVEPOINT per submission."""
+        statements = self._statements
+        file_name, digest = web_import_name(moment, self.survey_version)
+        added: Counter[tuple[int, int, str]] = Counter()  # kept count cells of new answers
+        new_respondents: list[str] = []
+        rows = imported = missing = 0
+        with self._writing(), self._connections.transaction(write=True) as cursor:
+            import_id = self._known.get(digest)
+            for index, respondent_id, wanted in checked:
+                try:
+                    group = self._group(cursor, respondent_id)
+                except NotIssuedError as exc:
+                    outcomes[index] = exc
+                    continue
+                if import_id is None:  # a refused batch leaves no day's record behind
+                    import_id = self._web_import(cursor, file_name, digest, moment)
+                cells = sorted((self.question_keys[name], answer)
+                               for name, answer in wanted.items())
+                cursor.run_sql("SAVEPOINT submission")
+                try:
+                    cursor.run_many(statements.insert_answers, [
+                        {"b_question_id": question, "b_respondent_id": respondent_id,
+                         "b_answer": answer, "b_group_number": group, "b_import_id": import_id}
+                        for question, answer in cells])
+                    new = cursor.run(statements.add_respondent,
+                                     {"b_respondent": respondent_id}).rowcount
+                except sa_exc.DBAPIError as exc:
+                    cursor.run_sql("ROLLBACK TO SAVEPOINT submission")
+                    cursor.run_sql("RELEASE SAVEPOINT submission")
+                    if not isinstance(exc, sa_exc.IntegrityError):
+                        outcomes[index] = exc
+                        continue
+                    try:  # the primary key of responses: the respondent has answers
+                        outcomes[index] = self._compared(cursor, respondent_id, wanted, group)
+                    except SubmissionConflict as conflict:
+                        outcomes[index] = conflict
+                    if outcomes[index] is None:
+                        retry.append(index)
+                    continue
+                cursor.run_sql("RELEASE SAVEPOINT submission")
+                if new:
+                    new_respondents.append(respondent_id)
+                added.update((question, group, answer) for question, answer in cells
+                             if question not in self._numeric)
+                rows += 1
+                imported += len(wanted)
+                missing += len(self.question_keys) - len(wanted)
+                outcomes[index] = SubmissionResult(
+                    survey=self.survey.name, respondent_id=respondent_id, group=group,
+                    answers=len(wanted), already_recorded=False, import_id=import_id)
+            # the same order of row locks as every other writer: cells, survey, day's record
+            if added:
+                cursor.run_many(statements.add_counts, [
+                    {"b_question_id": question, "b_group_number": group, "b_answer": answer,
+                     "b_count": count} for (question, group, answer), count in sorted(
+                        added.items())])
+            if new_respondents:
+                cursor.run(statements.add_respondents, {"b_survey": self.survey_key,
+                                                        "b_new": len(new_respondents)})
+            if self.survey.sampling is not None:  # its kept weighted cells too
+                kept_cells.add_first_answers(self._connections.engine, self.survey_key,
+                                             self.survey, new_respondents, run=cursor.run_sql)
+            if rows:
+                cursor.run(statements.count_import, {
+                    "b_import": import_id, "b_rows": rows, "b_imported": imported,
+                    "b_missing": missing})
+        if import_id is not None:
+            self._known[digest] = import_id  # committed: it exists from now on
+
+    def _compared(self, cursor: _Cursor, respondent_id: str, wanted: dict[str, str],
+                  group: int) -> SubmissionResult | None:
+        """The answers ``cursor`` sees for ``respondent_id``: the same as ``wanted`` (a
+        repeat), or SubmissionConflict; None when there are none."""
+        existing = self._existing(cursor, respondent_id)
         if not existing:
             return None
         if {name: answer for name, (answer, _) in existing.items()} != wanted:
@@ -690,6 +802,13 @@ class Submissions:
             survey=self.survey.name, respondent_id=respondent_id, group=group,
             answers=0, already_recorded=True,
             import_id=min(key for _, key in existing.values()))
+
+    def _repeat(self, respondent_id: str, wanted: dict[str, str],
+                group: int) -> SubmissionResult | None:
+        """The answers already recorded for ``respondent_id``: the same as ``wanted`` (a
+        repeat), or SubmissionConflict; None when there are none (try again)."""
+        with self._connections.transaction(write=False) as cursor:
+            return self._compared(cursor, respondent_id, wanted, group)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:

@@ -37,7 +37,7 @@ import json
 import logging
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -89,6 +89,8 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # Worker threads that may use the database at once: below SQLAlchemy's default pool
 # (5 connections + 10 overflow), so no request times out waiting for a connection.
 _DATABASE_THREADS = 10
+# Most submissions one group commit writes (the rest wait for the next one).
+_MOST_IN_BATCH = 256
 
 access_log = logging.getLogger("surveykit.web.access")
 error_log = logging.getLogger("surveykit.web")
@@ -214,6 +216,56 @@ class _Guard:
                 await refusal(scope, receive, counting_send)
 
 
+class _GroupCommit:
+    """One writer for the submissions: each batch is the submissions waiting when the last
+    one ended, stored in one transaction (:meth:`Submissions.record_batch
+    <surveykit.store.submissions.Submissions.record_batch>`: a SAVEPOINT each), and every
+    submission of it is answered only once that transaction has committed.
+
+    One commit (an fsync on SQLite) and one hand-over to the writer thread serve the whole
+    batch instead of each submission; a batch starts as soon as the one before ends, so a
+    lone submission waits for nothing but its own transaction. The batches run in a
+    thread of their own: the event loop never waits for the database.
+    """
+
+    def __init__(self, record_batch: Callable[[list[tuple[object, object]]], list]) -> None:
+        self._record_batch = record_batch
+        self._pending: list[tuple[tuple[object, object], asyncio.Future]] = []
+        self._writing = False
+        self._thread = ThreadPoolExecutor(1, "surveykit-writer")
+
+    async def record(self, respondent_id: object, answers: object):
+        """What :meth:`Submissions.record` returns for this submission, once committed (or
+        the exception it raises; database trouble as the driver's or the store's error)."""
+        future = asyncio.get_running_loop().create_future()
+        self._pending.append(((respondent_id, answers), future))
+        if not self._writing:
+            self._writing = True
+            asyncio.get_running_loop().create_task(self._write())
+        return await future
+
+    async def _write(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._pending:
+                batch = self._pending[:_MOST_IN_BATCH]
+                del self._pending[:_MOST_IN_BATCH]
+                try:
+                    outcomes = await loop.run_in_executor(
+                        self._thread, self._record_batch, [item for item, _ in batch])
+                except Exception as exc:  # the batch as a whole failed: nobody is answered yes
+                    outcomes = [exc] * len(batch)
+                for (_, future), outcome in zip(batch, outcomes, strict=True):
+                    if future.done():  # the request was cancelled
+                        continue
+                    if isinstance(outcome, BaseException):
+                        future.set_exception(outcome)
+                    else:
+                        future.set_result(outcome)
+        finally:
+            self._writing = False
+
+
 class _SecurityHeaders:
     """Pure ASGI middleware: security headers and no-store caching on every response."""
 
@@ -321,6 +373,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     # (plain executors: a call costs about half of anyio's to_thread, and a submission
     # that waits in their queue holds no pooled connection)
     database_threads = ThreadPoolExecutor(_DATABASE_THREADS, "surveykit-database")
+    writer = _GroupCommit(submissions.record_batch)
 
     def is_open() -> bool:
         return close_at is None or now() < close_at
@@ -367,11 +420,15 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
         if not is_open():
             raise RequestRefused(410, "the survey is closed", reason="closed")
 
-    async def store_call(function, *args):
-        """Run a blocking store call in a worker thread; database trouble becomes 503."""
+    def in_thread(function, *args) -> Awaitable:
+        """A blocking store call, run in a worker thread."""
+        return asyncio.get_running_loop().run_in_executor(database_threads, function, *args)
+
+    async def store_call(call: Awaitable):
+        """Await a store call (:func:`in_thread`, or the writer's next group commit);
+        database trouble becomes 503."""
         try:
-            return await asyncio.get_running_loop().run_in_executor(database_threads, function,
-                                                                    *args)
+            return await call
         except (SubmissionError, NotIssuedError, SubmissionConflict):
             raise
         except (StoreError, SQLAlchemyError) as exc:
@@ -399,7 +456,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
 
     async def start(request: Request) -> Response:
         async def act(data: dict) -> Response:
-            status = await store_call(submissions.check, data["respondent_id"])
+            status = await store_call(in_thread(submissions.check, data["respondent_id"]))
             if status.answered:  # told before answering, not counted as a conflict
                 return _error(409, "answers for this respondent id are already recorded",
                               "answered")
@@ -408,8 +465,8 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
 
     async def submit(request: Request) -> Response:
         async def act(data: dict) -> Response:
-            result = await store_call(submissions.record, data["respondent_id"],
-                                      data["answers"])
+            result = await store_call(writer.record(data["respondent_id"],
+                                                    data["answers"]))
             if result.already_recorded:
                 tally.repeated += 1
                 return Response(_ALREADY_RECORDED, media_type="application/json")
@@ -422,7 +479,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
             with engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
         try:
-            await store_call(ping)
+            await store_call(in_thread(ping))
         except RequestRefused:
             return JSONResponse({"status": "database unavailable"}, status_code=503)
         return JSONResponse({"status": "ok", "survey": form.survey, "open": is_open(),
