@@ -422,8 +422,10 @@ class _Statements:
     count_import: _Prepared
     find_import: _Prepared
     add_import: _Prepared
-    # PostgreSQL: every write of a submission in one statement (see _POSTGRES_WRITES)
+    # PostgreSQL: every write of new submissions in one statement (see _POSTGRES_WRITES),
+    # and the groups of many ids in one (_POSTGRES_STATUSES)
     write_all: _Prepared | None
+    statuses: _Prepared | None
 
     @classmethod
     def compile(cls, engine: Engine, survey_key: int,
@@ -470,51 +472,73 @@ class _Statements:
             group, existing, insert_answers, add_respondent, add_counts,
             answer_counts.known_respondents_update_statement(), count_import, find_import,
             add_import)), write_all=(_Prepared.text(_POSTGRES_WRITES)
-                                     if dialect.name == "postgresql" else None))
+                                     if dialect.name == "postgresql" else None),
+            statuses=(_Prepared.text(_POSTGRES_STATUSES.format(questions=", ".join(
+                str(int(question)) for question in question_keys.values())))
+                if dialect.name == "postgresql" else None))
 
 
-# PostgreSQL: a submission's writes as one statement, run in autocommit (a statement is
-# atomic: all of it or nothing), so the whole submission is two round trips (the id's group,
-# then this) where seven statements between BEGIN and COMMIT took nine. The same writes as
+# PostgreSQL: the writes of one or more new respondents' submissions as one statement, run
+# in autocommit (a statement is atomic: all of it or nothing), so a submission is two round
+# trips (the ids' groups, then this) where seven statements between BEGIN and COMMIT took
+# nine, and a group commit of any size is the same two. The same writes as
 # Submissions._write's, in the same order: the answers (the primary key finds a repeat),
-# the known respondent, the kept counts, the survey's number of known respondents (only
-# when the respondent is new) and the day's import record. The order is forced: each part
-# reads the one before (PostgreSQL otherwise runs the parts the final SELECT does not read
-# last, and two writers locking the kept counts and the day's record in opposite orders
-# deadlock).
+# the known respondents, the kept counts (one row per cell, with the batch's count), the
+# survey's number of known respondents (by the ones that are new) and the day's import
+# record. The order is forced: each part reads the one before (PostgreSQL otherwise runs the
+# parts the final SELECT does not read last, and two writers locking the kept counts and
+# the day's record in opposite orders deadlock).
 _POSTGRES_WRITES = """\
 WITH answers AS (
   INSERT INTO responses (survey_id, question_id, respondent_id, answer, group_number,
                          import_id)
-  SELECT %(b_survey)s, question, %(b_respondent)s, answer, %(b_group)s, %(b_import)s
-  FROM unnest(%(b_questions)s::integer[], %(b_answers)s::varchar[]) AS cell(question, answer)
+  SELECT %(b_survey)s, question, respondent, answer, grp, %(b_import)s
+  FROM unnest(%(b_questions)s::integer[], %(b_respondents)s::varchar[],
+              %(b_answers)s::varchar[], %(b_groups)s::integer[])
+       AS cell(question, respondent, answer, grp)
   RETURNING 1
 ), known AS (
   INSERT INTO known_respondents (survey_id, respondent_id)
-  SELECT %(b_survey)s, %(b_respondent)s WHERE EXISTS (SELECT FROM answers)
+  SELECT %(b_survey)s, respondent FROM unnest(%(b_new)s::varchar[]) AS new(respondent)
+  WHERE EXISTS (SELECT FROM answers)
   ON CONFLICT (survey_id, respondent_id) DO NOTHING
   RETURNING 1
 ), cells AS (
   INSERT INTO answer_counts (survey_id, question_id, group_number, answer, count)
-  SELECT %(b_survey)s, question, %(b_group)s, answer, 1
-  FROM unnest(%(b_counted)s::integer[], %(b_counted_answers)s::varchar[])
-       AS cell(question, answer)
+  SELECT %(b_survey)s, question, grp, answer, n
+  FROM unnest(%(b_counted)s::integer[], %(b_counted_groups)s::integer[],
+              %(b_counted_answers)s::varchar[], %(b_counts)s::bigint[])
+       AS cell(question, grp, answer, n)
   WHERE (SELECT count(*) FROM known) >= 0
   ON CONFLICT (survey_id, question_id, group_number, answer)
   DO UPDATE SET count = answer_counts.count + excluded.count
   RETURNING 1
 ), respondents_known AS (
-  UPDATE surveys SET known_respondents = known_respondents + 1
+  UPDATE surveys SET known_respondents = known_respondents + (SELECT count(*) FROM known)
   WHERE id = %(b_survey)s AND EXISTS (SELECT FROM known)
     AND (SELECT count(*) FROM cells) >= 0
   RETURNING 1
 ), day AS (
-  UPDATE imports SET rows_read = rows_read + 1, imported = imported + %(b_imported)s,
+  UPDATE imports SET rows_read = rows_read + %(b_rows)s, imported = imported + %(b_imported)s,
                      missing = missing + %(b_missing)s
   WHERE id = %(b_import)s AND (SELECT count(*) FROM respondents_known) >= 0
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM answers), (SELECT count(*) FROM day)"""
+
+# PostgreSQL: for each id of a group commit, its group (NULL: not issued; 0: issued without
+# one), whether it has answers already, and whether the survey has issued any id: the
+# statement Submissions._statements.group asks for one id, for many at once. The question
+# keys are the survey's (constants of the statement: {questions}).
+_POSTGRES_STATUSES = """\
+SELECT ids.respondent_id,
+  (SELECT coalesce(issued.group_number, 0) FROM respondents AS issued
+   WHERE issued.survey_id = %(b_survey)s AND issued.respondent_id = ids.respondent_id),
+  EXISTS (SELECT FROM responses
+          WHERE responses.survey_id = %(b_survey)s AND responses.question_id IN ({questions})
+            AND responses.respondent_id = ids.respondent_id),
+  EXISTS (SELECT FROM respondents WHERE respondents.survey_id = %(b_survey)s)
+FROM unnest(%(b_respondents)s::varchar[]) AS ids(respondent_id)"""
 
 
 class _Answered(Exception):
@@ -622,20 +646,43 @@ class Submissions:
         with self._connections.statement() as cursor:
             group = self._group(cursor, respondent_id)
             try:
-                stored, _ = cursor.run(self._statements.write_all, {
-                    "b_survey": self.survey_key, "b_respondent": respondent_id,
-                    "b_group": group, "b_import": import_id,
-                    "b_questions": [question for question, _ in cells],
-                    "b_answers": [answer for _, answer in cells],
-                    "b_counted": [question for question, _ in counted],
-                    "b_counted_answers": [answer for _, answer in counted],
-                    "b_imported": len(wanted),
-                    "b_missing": len(self.question_keys) - len(wanted)}).fetchone()
+                self._insert_new(cursor, [(respondent_id, wanted, group)], import_id)
             except sa_exc.IntegrityError:
                 raise _Answered(group) from None
-        if stored != len(cells):  # cannot happen: the statement inserts a row per cell
-            raise StoreError(f"a web submission stored {stored} of {len(cells)} answers")
         return import_id, group
+
+    def _insert_new(self, cursor: _Cursor, new: list[tuple[str, dict[str, str], int]],
+                    import_id: int) -> None:
+        """PostgreSQL: the submissions of respondents without answers, ``(id, answers,
+        group)``, with the kept counts, known respondents and the day's record, in one
+        statement (_POSTGRES_WRITES); IntegrityError when one of them has answers."""
+        columns: tuple[list, list, list, list] = ([], [], [], [])
+        added: Counter[tuple[int, int, str]] = Counter()
+        imported = 0
+        for respondent_id, wanted, group in new:
+            # question order: the same order of row locks in every writer
+            for question, answer in sorted((self.question_keys[name], answer)
+                                           for name, answer in wanted.items()):
+                for column, value in zip(columns, (question, respondent_id, answer, group),
+                                         strict=True):
+                    column.append(value)
+                if question not in self._numeric:
+                    added[question, group, answer] += 1
+            imported += len(wanted)
+        cells = sorted(added.items())
+        stored, _ = cursor.run(self._statements.write_all, {
+            "b_survey": self.survey_key, "b_import": import_id,
+            "b_questions": columns[0], "b_respondents": columns[1],
+            "b_answers": columns[2], "b_groups": columns[3],
+            "b_new": [respondent_id for respondent_id, _, _ in new],
+            "b_counted": [question for (question, _, _), _ in cells],
+            "b_counted_groups": [group for (_, group, _), _ in cells],
+            "b_counted_answers": [answer for (_, _, answer), _ in cells],
+            "b_counts": [count for _, count in cells],
+            "b_rows": len(new), "b_imported": imported,
+            "b_missing": len(new) * len(self.question_keys) - imported}).fetchone()
+        if stored != len(columns[0]):  # cannot happen: the statement inserts a row per cell
+            raise StoreError(f"web submissions stored {stored} of {len(columns[0])} answers")
 
     def _write(self, respondent_id: str, wanted: dict[str, str], moment: datetime,
                cells: list[tuple[int, str]], counted: list[tuple[int, str]]
@@ -703,7 +750,8 @@ class Submissions:
             return outcomes
         retry: list[int] = []
         try:
-            self._write_batch(checked, moment, outcomes, retry)
+            if not self._write_batch_at_once(checked, moment, outcomes):
+                self._write_batch(checked, moment, outcomes, retry)
         except (StoreError, sa_exc.SQLAlchemyError) as exc:
             for index, _, _ in checked:
                 outcomes[index] = exc
@@ -715,6 +763,49 @@ class Submissions:
             except (StoreError, sa_exc.SQLAlchemyError) as exc:
                 outcomes[index] = exc
         return outcomes
+
+    def _write_batch_at_once(self, checked: list[tuple[int, str, dict[str, str]]],
+                             moment: datetime, outcomes: list) -> bool:
+        """PostgreSQL, once the day's import record exists, a survey without [sampling]:
+        the ids' groups in one statement (_POSTGRES_STATUSES), then every write of the new
+        respondents in one (_POSTGRES_WRITES), in autocommit. False (nothing written) when
+        the batch needs :meth:`_write_batch`: an id twice, an id with answers (a repeat or a
+        conflict to compare), or a concurrent writer that stored answers for one of them
+        meanwhile (the writing statement fails as a whole)."""
+        statements = self._statements
+        import_id = self._known.get(web_import_name(moment, self.survey_version)[1])
+        ids = [respondent_id for _, respondent_id, _ in checked]
+        if (statements.statuses is None or self.survey.sampling is not None
+                or import_id is None or len(set(ids)) != len(ids)):
+            return False
+        with self._connections.statement() as cursor:
+            statuses = {respondent_id: (group, answered, issued) for
+                        respondent_id, group, answered, issued in cursor.run(
+                            statements.statuses, {"b_survey": self.survey_key,
+                                                  "b_respondents": ids}).fetchall()}
+            new: list[tuple[int, str, dict[str, str], int]] = []
+            for index, respondent_id, wanted in checked:
+                group, answered, issued = statuses[respondent_id]
+                try:
+                    group = self._resolved_group(respondent_id, group, issued)
+                except NotIssuedError as exc:
+                    outcomes[index] = exc
+                    continue
+                if answered:
+                    return False
+                new.append((index, respondent_id, wanted, group))
+            if new:
+                try:
+                    self._insert_new(cursor, [(respondent_id, wanted, group)
+                                              for _, respondent_id, wanted, group in new],
+                                     import_id)
+                except sa_exc.IntegrityError:
+                    return False
+        for index, respondent_id, wanted, group in new:
+            outcomes[index] = SubmissionResult(
+                survey=self.survey.name, respondent_id=respondent_id, group=group,
+                answers=len(wanted), already_recorded=False, import_id=import_id)
+        return True
 
     def _write_batch(self, checked: list[tuple[int, str, dict[str, str]]], moment: datetime,
                      outcomes: list, retry: list[int]) -> None:
@@ -839,6 +930,11 @@ class Submissions:
     def _group(self, cursor: _Cursor, respondent_id: str) -> int:
         group, issued = cursor.run(self._statements.group,
                                    {"b_respondent": respondent_id}).fetchone()
+        return self._resolved_group(respondent_id, group, issued)
+
+    def _resolved_group(self, respondent_id: str, group: int | None, issued: bool) -> int:
+        """The group of ``respondent_id`` from its stored one (None: not issued, 0: issued
+        without one) and whether the survey issued ids; NotIssuedError when refused."""
         several = len(self.survey.groups) > 1
         if group is not None:  # an issued id
             if group:
