@@ -4,8 +4,9 @@
 answer per question) under the rules imports follow
 (:mod:`surveykit.store.importer`):
 
-* **one transaction** per submission, holding every answer of the
-  respondent: a refused submission changes nothing;
+* **atomic**: every answer of the respondent is stored, or none: a refused
+  submission changes nothing (one transaction per submission, or a SAVEPOINT
+  of its own inside a group commit: :meth:`Submissions.record_batch`);
 * **idempotent**: a respondent who already has answers in the survey (from
   the web or from any import) may send the *same* answers again, which
   changes nothing (:attr:`SubmissionResult.already_recorded`); different
@@ -51,6 +52,21 @@ PostgreSQL, once the day's import record exists, they are one statement in
 autocommit (atomic like a transaction: :data:`_POSTGRES_WRITES`); the first
 submission of a day, and every submission of a survey with ``[sampling]``, use
 the transaction.
+
+Group commit (:meth:`Submissions.record_batch`, what ``surveykit serve``
+uses): the submissions that arrived while the last batch was written go into
+one transaction, each under a SAVEPOINT of its own (a repeat, a conflict or a
+failed statement rolls back to it and touches no other), checked in order, so
+that a copy later in the batch is a repeat of the earlier one; the kept
+counts, the number of known respondents and the day's import record change
+once, by the batch's sums. On PostgreSQL a batch of respondents without
+answers (the common case) is two statements whatever its size: the ids'
+groups and whether they have answers (:data:`_POSTGRES_STATUSES`), then every
+write in one (:data:`_POSTGRES_WRITES`); should that statement fail (another
+writer stored one of the ids meanwhile), nothing of it was written and the
+batch runs with savepoints. No submission of a batch is final before its
+commit: the caller answers none before :meth:`Submissions.record_batch`
+returns.
 
 Concurrency: on SQLite, writers queue on the database lock (BEGIN IMMEDIATE)
 and, inside one process, on a lock of their own, so that waiting threads do

@@ -10,7 +10,9 @@
 ``POST /start``        ``{"respondent_id"}`` -> the id's group (which rules to draw)
 ``POST /submit``       ``{"respondent_id", "answers": {question id: label}}`` (a
                        numeric question's label is the typed number, as text):
-                       stored in one transaction (:mod:`surveykit.store.submissions`)
+                       stored atomically with the submissions that arrived with it,
+                       in one transaction (group commit: :class:`_GroupCommit`),
+                       answered once that commits (:mod:`surveykit.store.submissions`)
 ``GET /healthz``       ``{"status": "ok", "open": ..., "submissions": ..., "refused": ...}``
 =====================  ==============================================================
 
@@ -86,7 +88,8 @@ DEFAULT_RATE_LIMIT = 60
 #: Host headers accepted when the server listens on loopback (guards against DNS rebinding).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
-# Worker threads that may use the database at once: below SQLAlchemy's default pool
+# Worker threads that may read the database at once (POST /start, /healthz; submissions
+# have one writer of their own, _GroupCommit): below SQLAlchemy's default pool
 # (5 connections + 10 overflow), so no request times out waiting for a connection.
 _DATABASE_THREADS = 10
 # Most submissions one group commit writes (the rest wait for the next one).
