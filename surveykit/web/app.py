@@ -170,55 +170,6 @@ def _header(scope, name: bytes) -> str | None:
     return None
 
 
-class _Guard:
-    """Pure ASGI middleware: the Host check, the refusal count, and never a traceback.
-
-    Every response with an error status (:func:`_is_refusal`) adds one to
-    ``tally.refused``, whichever part of the application sent it. An
-    exception that escapes the application is one line on the error log
-    (its class and where it was raised; never its message, which can hold
-    what a client sent or a driver's parameters) and a 500 in JSON.
-    """
-
-    def __init__(self, app, *, tally: SubmissionTally,
-                 allowed_hosts: tuple[str, ...] | None) -> None:
-        self.app = app
-        self.tally = tally
-        self.allowed_hosts = allowed_hosts
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = [False]
-
-        async def counting_send(message) -> None:
-            if message["type"] == "http.response.start":
-                started[0] = True
-                if _is_refusal(message["status"]):
-                    self.tally.refused += 1
-            await send(message)
-
-        if self.allowed_hosts is not None and not host_allowed(_header(scope, b"host"),
-                                                               self.allowed_hosts):
-            # DNS rebinding: a page on another name that resolves to this server
-            refusal = _error(400, "this server does not answer to that host name", "host")
-            await refusal(scope, receive, counting_send)
-            return
-        try:
-            await self.app(scope, receive, counting_send)
-        except Exception as exc:
-            frame = traceback.extract_tb(exc.__traceback__)[-1]
-            error_log.error("internal error answering %s %s: %s at %s line %s; please report "
-                            "it",
-                            printable(scope["method"]), printable(scope["path"]),
-                            type(exc).__name__, frame.filename, frame.lineno)
-            if not started[0]:
-                refusal = _error(500, "internal error; try again in a minute",
-                                 "internal", headers={"connection": "close"})
-                await refusal(scope, receive, counting_send)
-
-
 class _GroupCommit:
     """One writer for the submissions: each batch is the submissions waiting when the last
     one ended, stored in one transaction (:meth:`Submissions.record_batch
@@ -269,11 +220,29 @@ class _GroupCommit:
             self._writing = False
 
 
-class _SecurityHeaders:
-    """Pure ASGI middleware: security headers and no-store caching on every response."""
+class _Front:
+    """Pure ASGI middleware, the one layer around the routes (one layer, not three: each
+    costs a call and a wrapped ``send`` per request). In order:
 
-    def __init__(self, app, *, script_integrity: str) -> None:
+    * **the access log**: one line per request (client, method, path, status, time), the
+      path only: never the query string, never a body, never a header. The client
+      address, method and path are printed with control characters escaped
+      (:func:`surveykit.errors.printable`): a path is the client's text, URL-decoded,
+      and ``/%1b]0;title%07`` must not retitle the operator's terminal;
+    * **the Host check** (400 for a name not allowed: DNS rebinding);
+    * **security headers** and no-store caching on every response;
+    * **the refusal count**: every response with an error status (:func:`_is_refusal`)
+      adds one to ``tally.refused``, whichever part of the application sent it;
+    * **never a traceback**: an exception that escapes the application is one line on
+      the error log (its class and where it was raised; never its message, which can
+      hold what a client sent or a driver's parameters) and a 500 in JSON.
+    """
+
+    def __init__(self, app, *, tally: SubmissionTally, allowed_hosts: tuple[str, ...] | None,
+                 script_integrity: str) -> None:
         self.app = app
+        self.tally = tally
+        self.allowed_hosts = allowed_hosts
         # encoded once: every response carries them
         self.plain = self._encoded(security_headers(script_integrity, https=False))
         self.tls = self._encoded(security_headers(script_integrity, https=True))
@@ -287,51 +256,48 @@ class _SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        logged = access_log.isEnabledFor(logging.INFO)
+        began = time.perf_counter() if logged else 0.0
         extra = self.tls if scope.get("scheme") == "https" else self.plain
+        status = [0]
 
-        async def send_with_headers(message) -> None:
+        async def respond(message) -> None:
             if message["type"] == "http.response.start":
+                status[0] = message["status"]
+                if _is_refusal(status[0]):
+                    self.tally.refused += 1
                 headers = list(message.get("headers", []))
                 present = {name.lower() for name, _ in headers}
                 headers += [header for header in extra if header[0] not in present]
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
-
-
-class _AccessLog:
-    """Pure ASGI middleware: one line per request (client, method, path, status, time).
-
-    The path only: never the query string, never a body, never a header. The
-    client address, method and path are printed with control characters
-    escaped (:func:`surveykit.errors.printable`): a path is the client's text,
-    URL-decoded, and ``/%1b]0;title%07`` must not retitle the operator's
-    terminal.
-    """
-
-    def __init__(self, app) -> None:
-        self.app = app
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or not access_log.isEnabledFor(logging.INFO):
-            await self.app(scope, receive, send)
-            return
-        began = time.perf_counter()
-        status = [0]
-
-        async def remember_status(message) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
         try:
-            await self.app(scope, receive, remember_status)
+            if self.allowed_hosts is not None and not host_allowed(_header(scope, b"host"),
+                                                                   self.allowed_hosts):
+                # DNS rebinding: a page on another name that resolves to this server
+                refusal = _error(400, "this server does not answer to that host name",
+                                 "host")
+                await refusal(scope, receive, respond)
+                return
+            try:
+                await self.app(scope, receive, respond)
+            except Exception as exc:
+                frame = traceback.extract_tb(exc.__traceback__)[-1]
+                error_log.error("internal error answering %s %s: %s at %s line %s; please "
+                                "report it",
+                                printable(scope["method"]), printable(scope["path"]),
+                                type(exc).__name__, frame.filename, frame.lineno)
+                if not status[0]:
+                    refusal = _error(500, "internal error; try again in a minute",
+                                     "internal", headers={"connection": "close"})
+                    await refusal(scope, receive, respond)
         finally:
-            client = (scope.get("client") or ("-",))[0]
-            access_log.info('%s "%s %s" %d %.1f ms', printable(str(client)),
-                            printable(scope["method"]), printable(scope["path"]),
-                            status[0] or 500, 1000 * (time.perf_counter() - began))
+            if logged:
+                client = (scope.get("client") or ("-",))[0]
+                access_log.info('%s "%s %s" %d %.1f ms', printable(str(client)),
+                                printable(scope["method"]), printable(scope["path"]),
+                                status[0] or 500, 1000 * (time.perf_counter() - began))
 
 
 def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = None,
@@ -411,7 +377,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
             raise RequestRefused(429, "too many requests from this address; wait a minute",
                                  reason="rate_limit",
                                  headers={"retry-after": str(limiter.retry_after())})
-        # the Host header as sent (checked by _Guard), not request.url, which parses it
+        # the Host header as sent (checked by _Front), not request.url, which parses it
         own = f"{request.scope['scheme']}://{request.headers.get('host', '')}"
         if not same_origin(request.headers.get("origin"),
                            request.headers.get("sec-fetch-site"), own):
@@ -446,7 +412,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
             data = await read_json_object(request, fields, limit=max_body,
                                           timeout=body_timeout)
             return await act(data)
-        # refusals are counted by _Guard, from the status
+        # refusals are counted by _Front, from the status
         except RequestRefused as exc:
             return _error(exc.status, exc.message, exc.reason, exc.headers)
         except SubmissionError as exc:
@@ -506,11 +472,8 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
         Route("/healthz", healthz, methods=["GET"]),
         Route("/favicon.ico", no_icon, methods=["GET"]),
     ]
-    # outermost first: the access log sees every status, every response gets the headers,
-    # _Guard counts and answers whatever the routes do
-    middleware = [Middleware(_AccessLog),
-                  Middleware(_SecurityHeaders, script_integrity=script.integrity),
-                  Middleware(_Guard, tally=tally, allowed_hosts=allowed_hosts)]
+    middleware = [Middleware(_Front, tally=tally, allowed_hosts=allowed_hosts,
+                             script_integrity=script.integrity)]
     app = Starlette(routes=routes, middleware=middleware,
                     exception_handlers={HTTPException: http_error})
     app.state.tally = tally
