@@ -186,6 +186,7 @@ class _GroupCommit:
         self._record_batch = record_batch
         self._pending: list[tuple[tuple[object, object], asyncio.Future]] = []
         self._writing = False
+        self._task: asyncio.Task | None = None  # held: the loop keeps only weak references
         self._thread = ThreadPoolExecutor(1, "surveykit-writer")
 
     async def record(self, respondent_id: object, answers: object):
@@ -195,7 +196,7 @@ class _GroupCommit:
         self._pending.append(((respondent_id, answers), future))
         if not self._writing:
             self._writing = True
-            asyncio.get_running_loop().create_task(self._write())
+            self._task = asyncio.get_running_loop().create_task(self._write())
         return await future
 
     async def _write(self) -> None:
@@ -207,6 +208,9 @@ class _GroupCommit:
                 try:
                     outcomes = await loop.run_in_executor(
                         self._thread, self._record_batch, [item for item, _ in batch])
+                    if len(outcomes) != len(batch):  # never: one outcome per submission
+                        raise StoreError(f"a group commit gave {len(outcomes)} outcomes for "
+                                         f"{len(batch)} submissions")
                 except Exception as exc:  # the batch as a whole failed: nobody is answered yes
                     outcomes = [exc] * len(batch)
                 for (_, future), outcome in zip(batch, outcomes, strict=True):
