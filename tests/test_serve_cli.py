@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -11,6 +12,7 @@ from datetime import datetime, timedelta
 import httpx
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import func, select
 
 from surveykit.cli import main
 from surveykit.resources import locate_resource
@@ -123,3 +125,58 @@ def test_stopping_the_server_is_a_normal_end_not_an_interrupted_command(stop, sq
     counts = run("counts", "--survey", "academic_integrity", "--db", sqlite_url,
                  "--format", "json")
     assert '"yes": 1' in counts.output, counts.output
+
+
+async def _submit_until_killed(server, token: str, respondents: int, kill_after: int
+                               ) -> set[str]:
+    """Submit ``respondents`` new ids at once; SIGKILL the server once ``kill_after`` are
+    answered 201. The ids answered 201 (acknowledged) before it died."""
+    headers = {"content-type": "application/json", "origin": server.url,
+               "x-csrf-token": token, "cookie": f"{CSRF_COOKIE}={token}"}
+    acknowledged: set[str] = set()
+    limits = httpx.Limits(max_connections=100)
+    async with httpx.AsyncClient(base_url=server.url, timeout=60, limits=limits) as client:
+        async def send(respondent: str) -> None:
+            try:
+                response = await client.post("/submit", headers=headers, content=json.dumps(
+                    {"respondent_id": respondent, "answers": ANSWERS}).encode())
+            except httpx.HTTPError:
+                return  # the server died first
+            if response.status_code == 201:
+                acknowledged.add(respondent)
+                if len(acknowledged) == kill_after:
+                    server.process.kill()
+        await asyncio.gather(*(send(f"K-{n}") for n in range(respondents)))
+    return acknowledged
+
+
+def test_a_server_killed_during_group_commits_keeps_every_acknowledged_answer_whole(
+        database_url, sample_survey_path):
+    """SIGKILL while batches of submissions are being written (issue 25's group commit):
+    every submission answered 201 is stored, and no respondent is stored in part; the kept
+    counts and the day's record agree with the answers."""
+    from surveykit import store
+    from surveykit.store import database
+    from tests.store_support import checked_counts
+
+    run("init", "--db", database_url)
+    run("survey", "add", str(sample_survey_path), "--db", database_url)
+    with running_cli(database_url, "academic_integrity", "--rate-limit", "0") as server, \
+            httpx.Client(base_url=server.url, timeout=10) as client:
+        client.get("/")
+        token = client.cookies[CSRF_COOKIE]
+        acknowledged = asyncio.run(_submit_until_killed(server, token, 400, 60))
+        assert server.process.wait(timeout=20) == -signal.SIGKILL
+    assert len(acknowledged) >= 60
+    responses, imports = database.responses, database.imports
+    with store.engine_for(database_url) as engine:
+        with engine.connect() as conn:
+            stored = conn.execute(select(responses.c.respondent_id, func.count())
+                                  .group_by(responses.c.respondent_id)).all()
+            day = conn.execute(select(imports.c.rows_read, imports.c.imported)).all()
+        counted = checked_counts(engine, "academic_integrity")  # kept == a recount
+    per_respondent = dict(stored)
+    assert acknowledged <= set(per_respondent)
+    assert set(per_respondent.values()) == {len(ANSWERS)}  # nothing half-written
+    assert counted[0].answered == len(per_respondent)
+    assert day == [(len(per_respondent), len(ANSWERS) * len(per_respondent))]

@@ -259,3 +259,130 @@ def test_web_import_records_name_the_survey_version_they_read_answers_with(tmp_p
     first, updated = web_import_name(moment, 1), web_import_name(moment, 2)
     assert first[0] == updated[0] == "web 2026-11-23"
     assert first[1] != updated[1]  # a survey update during the day starts a new record
+
+
+# -- group commit (issue 25): several submissions in one transaction ----------------------
+
+
+def outcome_of(call) -> tuple:
+    """What a submission did, comparable between a group commit and one call each: a
+    result's (id, group, answers stored, repeat) or the exception's class and message."""
+    try:
+        outcome = call()
+    except Exception as exc:  # noqa: BLE001 - the outcome compared
+        outcome = exc
+    if isinstance(outcome, Exception):
+        return (type(outcome).__name__, str(outcome).replace("'twin'", "'academic_integrity'"))
+    return (outcome.respondent_id, outcome.group, outcome.answers, outcome.already_recorded)
+
+
+def day_record(engine: Engine, survey: str) -> tuple[int, int, int]:
+    """rows_read, imported and missing of the survey's web import records, summed."""
+    imports, surveys = database.imports, database.surveys
+    with engine.connect() as conn:
+        rows = conn.execute(select(imports.c.rows_read, imports.c.imported, imports.c.missing)
+                            .join(surveys, surveys.c.id == imports.c.survey_id)
+                            .where(surveys.c.name == survey)).all()
+    return tuple(sum(row[i] for row in rows) for i in range(3))
+
+
+ISSUED_IDS = [f"ID-{number}" for number in range(8)]
+# (id, answers): new ids, a copy and a change of one of them later in the same batch, an
+# earlier respondent sent again and changed, an id not issued, a wrong label, a missing
+# question, an id the batch already refused; each must fare as if sent alone, in this order
+MIXED_BATCH = [
+    ("ID-1", ANSWERS),
+    ("ID-2", {**ANSWERS, "plagiarism": "yes"}),
+    ("ID-1", ANSWERS),
+    ("ID-1", {**ANSWERS, "exam_cheating": "no"}),
+    ("ID-0", ANSWERS),
+    ("ID-0", {**ANSWERS, "plagiarism": "dont_know"}),
+    ("NOT-ISSUED", ANSWERS),
+    ("ID-3", {**ANSWERS, "plagiarism": "perhaps"}),
+    ("ID-4", {"exam_cheating": "no", "plagiarism": "yes"}),
+    ("ID-3", ANSWERS),
+    ("ID-2", {**ANSWERS, "plagiarism": "yes"}),
+]
+# new ids only, and one refused (PostgreSQL writes such a batch in one statement)
+NEW_BATCH = [(f"ID-{number}", {**ANSWERS, "plagiarism": ("yes", "no")[number % 2]})
+             for number in range(1, 8)] + [("NOT-ISSUED", ANSWERS)]
+
+
+@pytest.mark.parametrize("batch", [MIXED_BATCH, NEW_BATCH], ids=["mixed", "new_only"])
+def test_a_group_commit_treats_each_submission_as_if_sent_alone(survey_engine: Engine,
+                                                                 sample_survey, batch):
+    """The oracle: a twin survey gets the same submissions one record() at a time."""
+    twin = parse_survey(sample_survey.source.replace('name = "academic_integrity"',
+                                                     'name = "twin"'))
+    store.add_survey(survey_engine, twin)
+    handles = {}
+    for name in ("academic_integrity", "twin"):
+        database.record_generation(survey_engine, name, ISSUED_IDS, {})
+        handles[name] = open_submissions(survey_engine, name)
+        handles[name].record("ID-0", ANSWERS, now=NOON)  # an earlier respondent
+    one_by_one = [outcome_of(lambda i=i, a=a: handles["twin"].record(i, a, now=NOON))
+                  for i, a in batch]
+    grouped = handles["academic_integrity"].record_batch(batch, now=NOON)
+    for handle in handles.values():
+        handle.close()
+    assert [outcome_of(lambda o=o: o) for o in grouped] == one_by_one
+    if batch is MIXED_BATCH:  # what the oracle itself must say
+        assert [o[3] if len(o) == 4 else o[0] for o in one_by_one] == [
+            False, False, True, "SubmissionConflict", True, "SubmissionConflict",
+            "NotIssuedError", "SubmissionError", False, False, True]
+    # kept counts equal a fresh GROUP BY of the answers (checked_counts), and the twin's
+    counts = {name: [(q.counts, q.missing, q.answered)
+                     for q in checked_counts(survey_engine, name)]
+              for name in handles}
+    assert counts["academic_integrity"] == counts["twin"]
+    assert day_record(survey_engine, "academic_integrity") == day_record(survey_engine, "twin")
+    summaries = {s.name: (s.respondents, s.answers) for s in store.list_surveys(survey_engine)}
+    assert summaries["academic_integrity"] == summaries["twin"]
+
+
+def test_a_group_commit_of_refused_submissions_only_changes_nothing(survey_engine: Engine):
+    database.record_generation(survey_engine, "academic_integrity", ISSUED_IDS, {})
+    submissions = open_submissions(survey_engine, "academic_integrity")
+    submissions.record("ID-0", ANSWERS, now=NOON)
+    before = snapshot(survey_engine)
+    outcomes = submissions.record_batch([("NOT-ISSUED", ANSWERS), ("ID-0", ANSWERS),
+                                         ("ID-0", {**ANSWERS, "plagiarism": "yes"}),
+                                         ("ID-1", {"exam_cheating": "maybe"})], now=NOON)
+    submissions.close()
+    assert [type(o).__name__ for o in outcomes] == [
+        "NotIssuedError", "SubmissionResult", "SubmissionConflict", "SubmissionError"]
+    assert snapshot(survey_engine) == before
+
+
+def test_concurrent_group_commits_of_overlapping_ids_store_each_respondent_once(
+        survey_engine: Engine):
+    """Two servers' writers at once, half their ids shared: on PostgreSQL the later
+    writer's one statement fails on the primary key and its batch is written again with a
+    savepoint each; every id is stored once, each of its copies answered."""
+    writers = [open_submissions(survey_engine, "academic_integrity") for _ in range(2)]
+    for writer in writers:
+        writer.record("opening", ANSWERS, now=NOON)  # the day's record exists
+    batches = [[(f"shared-{n}", ANSWERS) for n in range(20)]
+               + [(f"own-{w}-{n}", ANSWERS) for n in range(10)] for w in range(2)]
+    outcomes: list[list] = [[], []]
+    barrier = threading.Barrier(2)
+
+    def write(number: int) -> None:
+        barrier.wait()
+        for start in range(0, 30, 5):
+            outcomes[number] += writers[number].record_batch(batches[number][start:start + 5],
+                                                             now=NOON)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    for writer in writers:
+        writer.close()
+    assert all(not isinstance(o, Exception) for both in outcomes for o in both), outcomes
+    shared = [o for both in outcomes for o in both if o.respondent_id.startswith("shared")]
+    assert sorted(o.already_recorded for o in shared) == [False] * 20 + [True] * 20
+    counted = checked_counts(survey_engine, "academic_integrity")
+    assert counted[0].answered == 1 + 20 + 2 * 10
+    assert day_record(survey_engine, "academic_integrity") == (41, 41 * 4, 0)

@@ -7,6 +7,7 @@ on real migrated databases (SQLite and PostgreSQL); the browser tests
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from surveykit.store import database
 from surveykit.web.app import create_app
 from surveykit.web.assets import SCRIPT, load_asset
 from surveykit.web.security import CSRF_COOKIE
+from tests.store_support import checked_counts
 from tests.web_support import ANSWERS, serving, snapshot
 
 ISSUED = "7KQ2-M9XD-4FRT-8B"
@@ -275,3 +277,46 @@ def test_a_body_with_covariates_is_refused_and_nothing_is_stored(engine: Engine)
     assert refused.status_code == 422
     assert "exactly the fields respondent_id, answers" in refused.json()["error"]
     assert snapshot(engine) == before
+
+
+async def _submit_all(url: str, token: str, bodies: list[dict]) -> list[int]:
+    """POST every body to /submit at once (each on its own connection); their statuses."""
+    headers = {"content-type": "application/json", "origin": url, "x-csrf-token": token,
+               "cookie": f"{CSRF_COOKIE}={token}"}
+    limits = httpx.Limits(max_connections=len(bodies))
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+        responses = await asyncio.gather(*(client.post("/submit", headers=headers,
+                                                       content=json.dumps(body).encode())
+                                           for body in bodies))
+    return [response.status_code for response in responses]
+
+
+def test_concurrent_submissions_are_committed_together_and_answered_each_as_alone(
+        issued_engine: Engine):
+    """Submissions arriving together share group commits (issue 25); a copy, a change, an
+    id not issued and a wrong label among them fare as if each came alone."""
+    ids = [f"ID-{number}" for number in range(30)]
+    database.record_generation(issued_engine, "academic_integrity", ids, {})
+    new = [{"respondent_id": i, "answers": {**ANSWERS, "plagiarism": ("yes", "no")[n % 2]}}
+           for n, i in enumerate(ids[1:])]
+    copies = [{"respondent_id": "ID-0", "answers": ANSWERS}] * 5
+    change = {"respondent_id": "ID-0", "answers": {**ANSWERS, "plagiarism": "yes"}}
+    refused = [{"respondent_id": "NOT-ISSUED", "answers": ANSWERS},
+               {"respondent_id": "ID-1", "answers": {**ANSWERS, "plagiarism": "perhaps"}}]
+    bodies = [*copies[:2], *new[:10], change, *refused, *new[10:], *copies[2:]]
+    with serving(create_app(issued_engine, "academic_integrity")) as url, \
+            httpx.Client(base_url=url, timeout=30) as client:
+        token = page_token(client)
+        statuses = asyncio.run(_submit_all(url, token, bodies))
+    by_body = list(zip(bodies, statuses, strict=True))
+    assert [s for b, s in by_body if b in new] == [201] * len(new)
+    assert [s for b, s in by_body if b in refused] == [403, 422]
+    zero = sorted(s for b, s in by_body if b["respondent_id"] == "ID-0")
+    # one of ID-0's six submissions is stored; copies of it are repeats, the others conflicts
+    assert zero in ([200] * 4 + [201] + [409], [201] + [409] * 5), zero
+    stored = change["answers"] if zero.count(409) == 5 else ANSWERS
+    counted = checked_counts(issued_engine, "academic_integrity")  # kept == a recount
+    assert counted[0].answered == 30
+    plagiarism = {q.question_id: q.answers() for q in counted}["plagiarism"]
+    answers = [b["answers"]["plagiarism"] for b in new] + [stored["plagiarism"]]
+    assert plagiarism == {label: answers.count(label) for label in set(answers)}

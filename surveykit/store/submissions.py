@@ -4,8 +4,9 @@
 answer per question) under the rules imports follow
 (:mod:`surveykit.store.importer`):
 
-* **one transaction** per submission, holding every answer of the
-  respondent: a refused submission changes nothing;
+* **atomic**: every answer of the respondent is stored, or none: a refused
+  submission changes nothing (one transaction per submission, or a SAVEPOINT
+  of its own inside a group commit: :meth:`Submissions.record_batch`);
 * **idempotent**: a respondent who already has answers in the survey (from
   the web or from any import) may send the *same* answers again, which
   changes nothing (:attr:`SubmissionResult.already_recorded`); different
@@ -52,6 +53,21 @@ autocommit (atomic like a transaction: :data:`_POSTGRES_WRITES`); the first
 submission of a day, and every submission of a survey with ``[sampling]``, use
 the transaction.
 
+Group commit (:meth:`Submissions.record_batch`, what ``surveykit serve``
+uses): the submissions that arrived while the last batch was written go into
+one transaction, each under a SAVEPOINT of its own (a repeat, a conflict or a
+failed statement rolls back to it and touches no other), checked in order, so
+that a copy later in the batch is a repeat of the earlier one; the kept
+counts, the number of known respondents and the day's import record change
+once, by the batch's sums. On PostgreSQL a batch of respondents without
+answers (the common case) is two statements whatever its size: the ids'
+groups and whether they have answers (:data:`_POSTGRES_STATUSES`), then every
+write in one (:data:`_POSTGRES_WRITES`); should that statement fail (another
+writer stored one of the ids meanwhile), nothing of it was written and the
+batch runs with savepoints. No submission of a batch is final before its
+commit: the caller answers none before :meth:`Submissions.record_batch`
+returns.
+
 Concurrency: on SQLite, writers queue on the database lock (BEGIN IMMEDIATE)
 and, inside one process, on a lock of their own, so that waiting threads do
 not poll SQLite's busy handler. On PostgreSQL the primary key of
@@ -66,7 +82,8 @@ import hashlib
 import math
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -421,8 +438,10 @@ class _Statements:
     count_import: _Prepared
     find_import: _Prepared
     add_import: _Prepared
-    # PostgreSQL: every write of a submission in one statement (see _POSTGRES_WRITES)
+    # PostgreSQL: every write of new submissions in one statement (see _POSTGRES_WRITES),
+    # and the groups of many ids in one (_POSTGRES_STATUSES)
     write_all: _Prepared | None
+    statuses: _Prepared | None
 
     @classmethod
     def compile(cls, engine: Engine, survey_key: int,
@@ -455,7 +474,7 @@ class _Statements:
         add_counts = answer_counts.count_upsert_statement(engine).values(
             survey_id=key, **{name: bindparam(f"b_{name}") for name in cell})
         count_import = imports.update().where(imports.c.id == bindparam("b_import")).values(
-            rows_read=imports.c.rows_read + 1,
+            rows_read=imports.c.rows_read + bindparam("b_rows"),
             imported=imports.c.imported + bindparam("b_imported"),
             missing=imports.c.missing + bindparam("b_missing"))
         find_import = select(imports.c.id).where(imports.c.survey_id == key,
@@ -469,51 +488,73 @@ class _Statements:
             group, existing, insert_answers, add_respondent, add_counts,
             answer_counts.known_respondents_update_statement(), count_import, find_import,
             add_import)), write_all=(_Prepared.text(_POSTGRES_WRITES)
-                                     if dialect.name == "postgresql" else None))
+                                     if dialect.name == "postgresql" else None),
+            statuses=(_Prepared.text(_POSTGRES_STATUSES.format(questions=", ".join(
+                str(int(question)) for question in question_keys.values())))
+                if dialect.name == "postgresql" else None))
 
 
-# PostgreSQL: a submission's writes as one statement, run in autocommit (a statement is
-# atomic: all of it or nothing), so the whole submission is two round trips (the id's group,
-# then this) where seven statements between BEGIN and COMMIT took nine. The same writes as
+# PostgreSQL: the writes of one or more new respondents' submissions as one statement, run
+# in autocommit (a statement is atomic: all of it or nothing), so a submission is two round
+# trips (the ids' groups, then this) where seven statements between BEGIN and COMMIT took
+# nine, and a group commit of any size is the same two. The same writes as
 # Submissions._write's, in the same order: the answers (the primary key finds a repeat),
-# the known respondent, the kept counts, the survey's number of known respondents (only
-# when the respondent is new) and the day's import record. The order is forced: each part
-# reads the one before (PostgreSQL otherwise runs the parts the final SELECT does not read
-# last, and two writers locking the kept counts and the day's record in opposite orders
-# deadlock).
+# the known respondents, the kept counts (one row per cell, with the batch's count), the
+# survey's number of known respondents (by the ones that are new) and the day's import
+# record. The order is forced: each part reads the one before (PostgreSQL otherwise runs the
+# parts the final SELECT does not read last, and two writers locking the kept counts and
+# the day's record in opposite orders deadlock).
 _POSTGRES_WRITES = """\
 WITH answers AS (
   INSERT INTO responses (survey_id, question_id, respondent_id, answer, group_number,
                          import_id)
-  SELECT %(b_survey)s, question, %(b_respondent)s, answer, %(b_group)s, %(b_import)s
-  FROM unnest(%(b_questions)s::integer[], %(b_answers)s::varchar[]) AS cell(question, answer)
+  SELECT %(b_survey)s, question, respondent, answer, grp, %(b_import)s
+  FROM unnest(%(b_questions)s::integer[], %(b_respondents)s::varchar[],
+              %(b_answers)s::varchar[], %(b_groups)s::integer[])
+       AS cell(question, respondent, answer, grp)
   RETURNING 1
 ), known AS (
   INSERT INTO known_respondents (survey_id, respondent_id)
-  SELECT %(b_survey)s, %(b_respondent)s WHERE EXISTS (SELECT FROM answers)
+  SELECT %(b_survey)s, respondent FROM unnest(%(b_new)s::varchar[]) AS new(respondent)
+  WHERE EXISTS (SELECT FROM answers)
   ON CONFLICT (survey_id, respondent_id) DO NOTHING
   RETURNING 1
 ), cells AS (
   INSERT INTO answer_counts (survey_id, question_id, group_number, answer, count)
-  SELECT %(b_survey)s, question, %(b_group)s, answer, 1
-  FROM unnest(%(b_counted)s::integer[], %(b_counted_answers)s::varchar[])
-       AS cell(question, answer)
+  SELECT %(b_survey)s, question, grp, answer, n
+  FROM unnest(%(b_counted)s::integer[], %(b_counted_groups)s::integer[],
+              %(b_counted_answers)s::varchar[], %(b_counts)s::bigint[])
+       AS cell(question, grp, answer, n)
   WHERE (SELECT count(*) FROM known) >= 0
   ON CONFLICT (survey_id, question_id, group_number, answer)
   DO UPDATE SET count = answer_counts.count + excluded.count
   RETURNING 1
 ), respondents_known AS (
-  UPDATE surveys SET known_respondents = known_respondents + 1
+  UPDATE surveys SET known_respondents = known_respondents + (SELECT count(*) FROM known)
   WHERE id = %(b_survey)s AND EXISTS (SELECT FROM known)
     AND (SELECT count(*) FROM cells) >= 0
   RETURNING 1
 ), day AS (
-  UPDATE imports SET rows_read = rows_read + 1, imported = imported + %(b_imported)s,
+  UPDATE imports SET rows_read = rows_read + %(b_rows)s, imported = imported + %(b_imported)s,
                      missing = missing + %(b_missing)s
   WHERE id = %(b_import)s AND (SELECT count(*) FROM respondents_known) >= 0
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM answers), (SELECT count(*) FROM day)"""
+
+# PostgreSQL: for each id of a group commit, its group (NULL: not issued; 0: issued without
+# one), whether it has answers already, and whether the survey has issued any id: the
+# statement Submissions._statements.group asks for one id, for many at once. The question
+# keys are the survey's (constants of the statement: {questions}).
+_POSTGRES_STATUSES = """\
+SELECT ids.respondent_id,
+  (SELECT coalesce(issued.group_number, 0) FROM respondents AS issued
+   WHERE issued.survey_id = %(b_survey)s AND issued.respondent_id = ids.respondent_id),
+  EXISTS (SELECT FROM responses
+          WHERE responses.survey_id = %(b_survey)s AND responses.question_id IN ({questions})
+            AND responses.respondent_id = ids.respondent_id),
+  EXISTS (SELECT FROM respondents WHERE respondents.survey_id = %(b_survey)s)
+FROM unnest(%(b_respondents)s::varchar[]) AS ids(respondent_id)"""
 
 
 class _Answered(Exception):
@@ -621,20 +662,43 @@ class Submissions:
         with self._connections.statement() as cursor:
             group = self._group(cursor, respondent_id)
             try:
-                stored, _ = cursor.run(self._statements.write_all, {
-                    "b_survey": self.survey_key, "b_respondent": respondent_id,
-                    "b_group": group, "b_import": import_id,
-                    "b_questions": [question for question, _ in cells],
-                    "b_answers": [answer for _, answer in cells],
-                    "b_counted": [question for question, _ in counted],
-                    "b_counted_answers": [answer for _, answer in counted],
-                    "b_imported": len(wanted),
-                    "b_missing": len(self.question_keys) - len(wanted)}).fetchone()
+                self._insert_new(cursor, [(respondent_id, wanted, group)], import_id)
             except sa_exc.IntegrityError:
                 raise _Answered(group) from None
-        if stored != len(cells):  # cannot happen: the statement inserts a row per cell
-            raise StoreError(f"a web submission stored {stored} of {len(cells)} answers")
         return import_id, group
+
+    def _insert_new(self, cursor: _Cursor, new: list[tuple[str, dict[str, str], int]],
+                    import_id: int) -> None:
+        """PostgreSQL: the submissions of respondents without answers, ``(id, answers,
+        group)``, with the kept counts, known respondents and the day's record, in one
+        statement (_POSTGRES_WRITES); IntegrityError when one of them has answers."""
+        columns: tuple[list, list, list, list] = ([], [], [], [])
+        added: Counter[tuple[int, int, str]] = Counter()
+        imported = 0
+        for respondent_id, wanted, group in new:
+            # question order: the same order of row locks in every writer
+            for question, answer in sorted((self.question_keys[name], answer)
+                                           for name, answer in wanted.items()):
+                for column, value in zip(columns, (question, respondent_id, answer, group),
+                                         strict=True):
+                    column.append(value)
+                if question not in self._numeric:
+                    added[question, group, answer] += 1
+            imported += len(wanted)
+        cells = sorted(added.items())
+        stored, _ = cursor.run(self._statements.write_all, {
+            "b_survey": self.survey_key, "b_import": import_id,
+            "b_questions": columns[0], "b_respondents": columns[1],
+            "b_answers": columns[2], "b_groups": columns[3],
+            "b_new": [respondent_id for respondent_id, _, _ in new],
+            "b_counted": [question for (question, _, _), _ in cells],
+            "b_counted_groups": [group for (_, group, _), _ in cells],
+            "b_counted_answers": [answer for (_, _, answer), _ in cells],
+            "b_counts": [count for _, count in cells],
+            "b_rows": len(new), "b_imported": imported,
+            "b_missing": len(new) * len(self.question_keys) - imported}).fetchone()
+        if stored != len(columns[0]):  # cannot happen: the statement inserts a row per cell
+            raise StoreError(f"web submissions stored {stored} of {len(columns[0])} answers")
 
     def _write(self, respondent_id: str, wanted: dict[str, str], moment: datetime,
                cells: list[tuple[int, str]], counted: list[tuple[int, str]]
@@ -670,16 +734,171 @@ class Submissions:
             # Last statement of the transaction: on PostgreSQL this row's lock is held
             # only until the commit that follows.
             cursor.run(statements.count_import, {
-                "b_import": import_id, "b_imported": len(wanted),
+                "b_import": import_id, "b_rows": 1, "b_imported": len(wanted),
                 "b_missing": len(self.question_keys) - len(wanted)})
         return import_id, group
 
-    def _repeat(self, respondent_id: str, wanted: dict[str, str],
-                group: int) -> SubmissionResult | None:
-        """The answers already recorded for ``respondent_id``: the same as ``wanted`` (a
-        repeat), or SubmissionConflict; None when there are none (try again)."""
-        with self._connections.transaction(write=False) as cursor:
-            existing = self._existing(cursor, respondent_id)
+    def record_batch(self, submissions: Sequence[tuple[object, object]], *,
+                     now: datetime | None = None) -> list[SubmissionResult | Exception]:
+        """Store several respondents' answers in one transaction (a group commit): for each
+        ``(respondent_id, answers)``, what :meth:`record` would return or raise.
+
+        Each submission is written under its own SAVEPOINT, so one that is refused (an id
+        not issued, a repeat, a conflict, a statement that fails) leaves the others as they
+        were; a submission whose id appears earlier in the batch is compared with that
+        one's answers (a repeat or a conflict), as if sent after it. The kept counts, the
+        survey's number of known respondents and the day's import record change once for
+        the batch, by the sums of its new submissions. Nothing is final before the commit:
+        if the transaction fails, every submission that reached it gets the error (a
+        malformed one keeps its SubmissionError); the caller answers none of them before
+        this returns.
+        """
+        moment = now or datetime.now(UTC)
+        outcomes: list[SubmissionResult | Exception | None] = [None] * len(submissions)
+        checked: list[tuple[int, str, dict[str, str]]] = []
+        for index, (respondent_id, answers) in enumerate(submissions):
+            try:
+                checked.append((index, canonical_web_id(respondent_id),
+                                self._checked_answers(answers)))
+            except SubmissionError as exc:
+                outcomes[index] = exc
+        if not checked:
+            return outcomes
+        retry: list[int] = []
+        try:
+            if not self._write_batch_at_once(checked, moment, outcomes):
+                self._write_batch(checked, moment, outcomes, retry)
+        except (StoreError, sa_exc.SQLAlchemyError) as exc:
+            for index, _, _ in checked:
+                outcomes[index] = exc
+            return outcomes
+        for index in retry:  # a concurrent writer of the id rolled back: on its own, again
+            respondent_id, answers = submissions[index]
+            try:
+                outcomes[index] = self.record(respondent_id, answers, now=moment)
+            except (StoreError, sa_exc.SQLAlchemyError) as exc:
+                outcomes[index] = exc
+        return outcomes
+
+    def _write_batch_at_once(self, checked: list[tuple[int, str, dict[str, str]]],
+                             moment: datetime, outcomes: list) -> bool:
+        """PostgreSQL, once the day's import record exists, a survey without [sampling]:
+        the ids' groups in one statement (_POSTGRES_STATUSES), then every write of the new
+        respondents in one (_POSTGRES_WRITES), in autocommit. False (nothing written) when
+        the batch needs :meth:`_write_batch`: an id twice, an id with answers (a repeat or a
+        conflict to compare), or a concurrent writer that stored answers for one of them
+        meanwhile (the writing statement fails as a whole)."""
+        statements = self._statements
+        import_id = self._known.get(web_import_name(moment, self.survey_version)[1])
+        ids = [respondent_id for _, respondent_id, _ in checked]
+        if (statements.statuses is None or self.survey.sampling is not None
+                or import_id is None or len(set(ids)) != len(ids)):
+            return False
+        with self._connections.statement() as cursor:
+            statuses = {respondent_id: (group, answered, issued) for
+                        respondent_id, group, answered, issued in cursor.run(
+                            statements.statuses, {"b_survey": self.survey_key,
+                                                  "b_respondents": ids}).fetchall()}
+            new: list[tuple[int, str, dict[str, str], int]] = []
+            for index, respondent_id, wanted in checked:
+                group, answered, issued = statuses[respondent_id]
+                try:
+                    group = self._resolved_group(respondent_id, group, issued)
+                except NotIssuedError as exc:
+                    outcomes[index] = exc
+                    continue
+                if answered:
+                    return False
+                new.append((index, respondent_id, wanted, group))
+            if new:
+                try:
+                    self._insert_new(cursor, [(respondent_id, wanted, group)
+                                              for _, respondent_id, wanted, group in new],
+                                     import_id)
+                except sa_exc.IntegrityError:
+                    return False
+        for index, respondent_id, wanted, group in new:
+            outcomes[index] = SubmissionResult(
+                survey=self.survey.name, respondent_id=respondent_id, group=group,
+                answers=len(wanted), already_recorded=False, import_id=import_id)
+        return True
+
+    def _write_batch(self, checked: list[tuple[int, str, dict[str, str]]], moment: datetime,
+                     outcomes: list, retry: list[int]) -> None:
+        """The writes of :meth:`record_batch`: one transaction, a SAVEPOINT per submission."""
+        statements = self._statements
+        file_name, digest = web_import_name(moment, self.survey_version)
+        added: Counter[tuple[int, int, str]] = Counter()  # kept count cells of new answers
+        new_respondents: list[str] = []
+        rows = imported = missing = 0
+        with self._writing(), self._connections.transaction(write=True) as cursor:
+            import_id = self._known.get(digest)
+            for index, respondent_id, wanted in checked:
+                try:
+                    group = self._group(cursor, respondent_id)
+                except NotIssuedError as exc:
+                    outcomes[index] = exc
+                    continue
+                if import_id is None:  # a refused batch leaves no day's record behind
+                    import_id = self._web_import(cursor, file_name, digest, moment)
+                cells = sorted((self.question_keys[name], answer)
+                               for name, answer in wanted.items())
+                cursor.run_sql("SAVEPOINT submission")
+                try:
+                    cursor.run_many(statements.insert_answers, [
+                        {"b_question_id": question, "b_respondent_id": respondent_id,
+                         "b_answer": answer, "b_group_number": group, "b_import_id": import_id}
+                        for question, answer in cells])
+                    new = cursor.run(statements.add_respondent,
+                                     {"b_respondent": respondent_id}).rowcount
+                except sa_exc.DBAPIError as exc:
+                    cursor.run_sql("ROLLBACK TO SAVEPOINT submission")
+                    cursor.run_sql("RELEASE SAVEPOINT submission")
+                    if not isinstance(exc, sa_exc.IntegrityError):
+                        outcomes[index] = exc
+                        continue
+                    try:  # the primary key of responses: the respondent has answers
+                        outcomes[index] = self._compared(cursor, respondent_id, wanted, group)
+                    except SubmissionConflict as conflict:
+                        outcomes[index] = conflict
+                    if outcomes[index] is None:
+                        retry.append(index)
+                    continue
+                cursor.run_sql("RELEASE SAVEPOINT submission")
+                if new:
+                    new_respondents.append(respondent_id)
+                added.update((question, group, answer) for question, answer in cells
+                             if question not in self._numeric)
+                rows += 1
+                imported += len(wanted)
+                missing += len(self.question_keys) - len(wanted)
+                outcomes[index] = SubmissionResult(
+                    survey=self.survey.name, respondent_id=respondent_id, group=group,
+                    answers=len(wanted), already_recorded=False, import_id=import_id)
+            # the same order of row locks as every other writer: cells, survey, day's record
+            if added:
+                cursor.run_many(statements.add_counts, [
+                    {"b_question_id": question, "b_group_number": group, "b_answer": answer,
+                     "b_count": count} for (question, group, answer), count in sorted(
+                        added.items())])
+            if new_respondents:
+                cursor.run(statements.add_respondents, {"b_survey": self.survey_key,
+                                                        "b_new": len(new_respondents)})
+            if self.survey.sampling is not None:  # its kept weighted cells too
+                kept_cells.add_first_answers(self._connections.engine, self.survey_key,
+                                             self.survey, new_respondents, run=cursor.run_sql)
+            if rows:
+                cursor.run(statements.count_import, {
+                    "b_import": import_id, "b_rows": rows, "b_imported": imported,
+                    "b_missing": missing})
+        if import_id is not None:
+            self._known[digest] = import_id  # committed: it exists from now on
+
+    def _compared(self, cursor: _Cursor, respondent_id: str, wanted: dict[str, str],
+                  group: int) -> SubmissionResult | None:
+        """The answers ``cursor`` sees for ``respondent_id``: the same as ``wanted`` (a
+        repeat), or SubmissionConflict; None when there are none."""
+        existing = self._existing(cursor, respondent_id)
         if not existing:
             return None
         if {name: answer for name, (answer, _) in existing.items()} != wanted:
@@ -690,6 +909,13 @@ class Submissions:
             survey=self.survey.name, respondent_id=respondent_id, group=group,
             answers=0, already_recorded=True,
             import_id=min(key for _, key in existing.values()))
+
+    def _repeat(self, respondent_id: str, wanted: dict[str, str],
+                group: int) -> SubmissionResult | None:
+        """The answers already recorded for ``respondent_id``: the same as ``wanted`` (a
+        repeat), or SubmissionConflict; None when there are none (try again)."""
+        with self._connections.transaction(write=False) as cursor:
+            return self._compared(cursor, respondent_id, wanted, group)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -720,6 +946,11 @@ class Submissions:
     def _group(self, cursor: _Cursor, respondent_id: str) -> int:
         group, issued = cursor.run(self._statements.group,
                                    {"b_respondent": respondent_id}).fetchone()
+        return self._resolved_group(respondent_id, group, issued)
+
+    def _resolved_group(self, respondent_id: str, group: int | None, issued: bool) -> int:
+        """The group of ``respondent_id`` from its stored one (None: not issued, 0: issued
+        without one) and whether the survey issued ids; NotIssuedError when refused."""
         several = len(self.survey.groups) > 1
         if group is not None:  # an issued id
             if group:

@@ -10,7 +10,9 @@
 ``POST /start``        ``{"respondent_id"}`` -> the id's group (which rules to draw)
 ``POST /submit``       ``{"respondent_id", "answers": {question id: label}}`` (a
                        numeric question's label is the typed number, as text):
-                       stored in one transaction (:mod:`surveykit.store.submissions`)
+                       stored atomically with the submissions that arrived with it,
+                       in one transaction (group commit: :class:`_GroupCommit`),
+                       answered once that commits (:mod:`surveykit.store.submissions`)
 ``GET /healthz``       ``{"status": "ok", "open": ..., "submissions": ..., "refused": ...}``
 =====================  ==============================================================
 
@@ -37,7 +39,7 @@ import json
 import logging
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -86,9 +88,12 @@ DEFAULT_RATE_LIMIT = 60
 #: Host headers accepted when the server listens on loopback (guards against DNS rebinding).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
-# Worker threads that may use the database at once: below SQLAlchemy's default pool
+# Worker threads that may read the database at once (POST /start, /healthz; submissions
+# have one writer of their own, _GroupCommit): below SQLAlchemy's default pool
 # (5 connections + 10 overflow), so no request times out waiting for a connection.
 _DATABASE_THREADS = 10
+# Most submissions one group commit writes (the rest wait for the next one).
+_MOST_IN_BATCH = 256
 
 access_log = logging.getLogger("surveykit.web.access")
 error_log = logging.getLogger("surveykit.web")
@@ -165,60 +170,83 @@ def _header(scope, name: bytes) -> str | None:
     return None
 
 
-class _Guard:
-    """Pure ASGI middleware: the Host check, the refusal count, and never a traceback.
+class _GroupCommit:
+    """One writer for the submissions: each batch is the submissions waiting when the last
+    one ended, stored in one transaction (:meth:`Submissions.record_batch
+    <surveykit.store.submissions.Submissions.record_batch>`: a SAVEPOINT each), and every
+    submission of it is answered only once that transaction has committed.
 
-    Every response with an error status (:func:`_is_refusal`) adds one to
-    ``tally.refused``, whichever part of the application sent it. An
-    exception that escapes the application is one line on the error log
-    (its class and where it was raised; never its message, which can hold
-    what a client sent or a driver's parameters) and a 500 in JSON.
+    One commit (an fsync on SQLite) and one hand-over to the writer thread serve the whole
+    batch instead of each submission; a batch starts as soon as the one before ends, so a
+    lone submission waits for nothing but its own transaction. The batches run in a
+    thread of their own: the event loop never waits for the database.
     """
 
-    def __init__(self, app, *, tally: SubmissionTally,
-                 allowed_hosts: tuple[str, ...] | None) -> None:
+    def __init__(self, record_batch: Callable[[list[tuple[object, object]]], list]) -> None:
+        self._record_batch = record_batch
+        self._pending: list[tuple[tuple[object, object], asyncio.Future]] = []
+        self._writing = False
+        self._task: asyncio.Task | None = None  # held: the loop keeps only weak references
+        self._thread = ThreadPoolExecutor(1, "surveykit-writer")
+
+    async def record(self, respondent_id: object, answers: object):
+        """What :meth:`Submissions.record` returns for this submission, once committed (or
+        the exception it raises; database trouble as the driver's or the store's error)."""
+        future = asyncio.get_running_loop().create_future()
+        self._pending.append(((respondent_id, answers), future))
+        if not self._writing:
+            self._writing = True
+            self._task = asyncio.get_running_loop().create_task(self._write())
+        return await future
+
+    async def _write(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._pending:
+                batch = self._pending[:_MOST_IN_BATCH]
+                del self._pending[:_MOST_IN_BATCH]
+                try:
+                    outcomes = await loop.run_in_executor(
+                        self._thread, self._record_batch, [item for item, _ in batch])
+                    if len(outcomes) != len(batch):  # never: one outcome per submission
+                        raise StoreError(f"a group commit gave {len(outcomes)} outcomes for "
+                                         f"{len(batch)} submissions")
+                except Exception as exc:  # the batch as a whole failed: nobody is answered yes
+                    outcomes = [exc] * len(batch)
+                for (_, future), outcome in zip(batch, outcomes, strict=True):
+                    if future.done():  # the request was cancelled
+                        continue
+                    if isinstance(outcome, BaseException):
+                        future.set_exception(outcome)
+                    else:
+                        future.set_result(outcome)
+        finally:
+            self._writing = False
+
+
+class _Front:
+    """Pure ASGI middleware, the one layer around the routes (one layer, not three: each
+    costs a call and a wrapped ``send`` per request). In order:
+
+    * **the access log**: one line per request (client, method, path, status, time), the
+      path only: never the query string, never a body, never a header. The client
+      address, method and path are printed with control characters escaped
+      (:func:`surveykit.errors.printable`): a path is the client's text, URL-decoded,
+      and ``/%1b]0;title%07`` must not retitle the operator's terminal;
+    * **the Host check** (400 for a name not allowed: DNS rebinding);
+    * **security headers** and no-store caching on every response;
+    * **the refusal count**: every response with an error status (:func:`_is_refusal`)
+      adds one to ``tally.refused``, whichever part of the application sent it;
+    * **never a traceback**: an exception that escapes the application is one line on
+      the error log (its class and where it was raised; never its message, which can
+      hold what a client sent or a driver's parameters) and a 500 in JSON.
+    """
+
+    def __init__(self, app, *, tally: SubmissionTally, allowed_hosts: tuple[str, ...] | None,
+                 script_integrity: str) -> None:
         self.app = app
         self.tally = tally
         self.allowed_hosts = allowed_hosts
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = [False]
-
-        async def counting_send(message) -> None:
-            if message["type"] == "http.response.start":
-                started[0] = True
-                if _is_refusal(message["status"]):
-                    self.tally.refused += 1
-            await send(message)
-
-        if self.allowed_hosts is not None and not host_allowed(_header(scope, b"host"),
-                                                               self.allowed_hosts):
-            # DNS rebinding: a page on another name that resolves to this server
-            refusal = _error(400, "this server does not answer to that host name", "host")
-            await refusal(scope, receive, counting_send)
-            return
-        try:
-            await self.app(scope, receive, counting_send)
-        except Exception as exc:
-            frame = traceback.extract_tb(exc.__traceback__)[-1]
-            error_log.error("internal error answering %s %s: %s at %s line %s; please report "
-                            "it",
-                            printable(scope["method"]), printable(scope["path"]),
-                            type(exc).__name__, frame.filename, frame.lineno)
-            if not started[0]:
-                refusal = _error(500, "internal error; try again in a minute",
-                                 "internal", headers={"connection": "close"})
-                await refusal(scope, receive, counting_send)
-
-
-class _SecurityHeaders:
-    """Pure ASGI middleware: security headers and no-store caching on every response."""
-
-    def __init__(self, app, *, script_integrity: str) -> None:
-        self.app = app
         # encoded once: every response carries them
         self.plain = self._encoded(security_headers(script_integrity, https=False))
         self.tls = self._encoded(security_headers(script_integrity, https=True))
@@ -232,51 +260,48 @@ class _SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        logged = access_log.isEnabledFor(logging.INFO)
+        began = time.perf_counter() if logged else 0.0
         extra = self.tls if scope.get("scheme") == "https" else self.plain
+        status = [0]
 
-        async def send_with_headers(message) -> None:
+        async def respond(message) -> None:
             if message["type"] == "http.response.start":
+                status[0] = message["status"]
+                if _is_refusal(status[0]):
+                    self.tally.refused += 1
                 headers = list(message.get("headers", []))
                 present = {name.lower() for name, _ in headers}
                 headers += [header for header in extra if header[0] not in present]
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
-
-
-class _AccessLog:
-    """Pure ASGI middleware: one line per request (client, method, path, status, time).
-
-    The path only: never the query string, never a body, never a header. The
-    client address, method and path are printed with control characters
-    escaped (:func:`surveykit.errors.printable`): a path is the client's text,
-    URL-decoded, and ``/%1b]0;title%07`` must not retitle the operator's
-    terminal.
-    """
-
-    def __init__(self, app) -> None:
-        self.app = app
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or not access_log.isEnabledFor(logging.INFO):
-            await self.app(scope, receive, send)
-            return
-        began = time.perf_counter()
-        status = [0]
-
-        async def remember_status(message) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
         try:
-            await self.app(scope, receive, remember_status)
+            if self.allowed_hosts is not None and not host_allowed(_header(scope, b"host"),
+                                                                   self.allowed_hosts):
+                # DNS rebinding: a page on another name that resolves to this server
+                refusal = _error(400, "this server does not answer to that host name",
+                                 "host")
+                await refusal(scope, receive, respond)
+                return
+            try:
+                await self.app(scope, receive, respond)
+            except Exception as exc:
+                frame = traceback.extract_tb(exc.__traceback__)[-1]
+                error_log.error("internal error answering %s %s: %s at %s line %s; please "
+                                "report it",
+                                printable(scope["method"]), printable(scope["path"]),
+                                type(exc).__name__, frame.filename, frame.lineno)
+                if not status[0]:
+                    refusal = _error(500, "internal error; try again in a minute",
+                                     "internal", headers={"connection": "close"})
+                    await refusal(scope, receive, respond)
         finally:
-            client = (scope.get("client") or ("-",))[0]
-            access_log.info('%s "%s %s" %d %.1f ms', printable(str(client)),
-                            printable(scope["method"]), printable(scope["path"]),
-                            status[0] or 500, 1000 * (time.perf_counter() - began))
+            if logged:
+                client = (scope.get("client") or ("-",))[0]
+                access_log.info('%s "%s %s" %d %.1f ms', printable(str(client)),
+                                printable(scope["method"]), printable(scope["path"]),
+                                status[0] or 500, 1000 * (time.perf_counter() - began))
 
 
 def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = None,
@@ -321,6 +346,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
     # (plain executors: a call costs about half of anyio's to_thread, and a submission
     # that waits in their queue holds no pooled connection)
     database_threads = ThreadPoolExecutor(_DATABASE_THREADS, "surveykit-database")
+    writer = _GroupCommit(submissions.record_batch)
 
     def is_open() -> bool:
         return close_at is None or now() < close_at
@@ -355,7 +381,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
             raise RequestRefused(429, "too many requests from this address; wait a minute",
                                  reason="rate_limit",
                                  headers={"retry-after": str(limiter.retry_after())})
-        # the Host header as sent (checked by _Guard), not request.url, which parses it
+        # the Host header as sent (checked by _Front), not request.url, which parses it
         own = f"{request.scope['scheme']}://{request.headers.get('host', '')}"
         if not same_origin(request.headers.get("origin"),
                            request.headers.get("sec-fetch-site"), own):
@@ -367,11 +393,15 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
         if not is_open():
             raise RequestRefused(410, "the survey is closed", reason="closed")
 
-    async def store_call(function, *args):
-        """Run a blocking store call in a worker thread; database trouble becomes 503."""
+    def in_thread(function, *args) -> Awaitable:
+        """A blocking store call, run in a worker thread."""
+        return asyncio.get_running_loop().run_in_executor(database_threads, function, *args)
+
+    async def store_call(call: Awaitable):
+        """Await a store call (:func:`in_thread`, or the writer's next group commit);
+        database trouble becomes 503."""
         try:
-            return await asyncio.get_running_loop().run_in_executor(database_threads, function,
-                                                                    *args)
+            return await call
         except (SubmissionError, NotIssuedError, SubmissionConflict):
             raise
         except (StoreError, SQLAlchemyError) as exc:
@@ -386,7 +416,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
             data = await read_json_object(request, fields, limit=max_body,
                                           timeout=body_timeout)
             return await act(data)
-        # refusals are counted by _Guard, from the status
+        # refusals are counted by _Front, from the status
         except RequestRefused as exc:
             return _error(exc.status, exc.message, exc.reason, exc.headers)
         except SubmissionError as exc:
@@ -399,7 +429,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
 
     async def start(request: Request) -> Response:
         async def act(data: dict) -> Response:
-            status = await store_call(submissions.check, data["respondent_id"])
+            status = await store_call(in_thread(submissions.check, data["respondent_id"]))
             if status.answered:  # told before answering, not counted as a conflict
                 return _error(409, "answers for this respondent id are already recorded",
                               "answered")
@@ -408,8 +438,8 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
 
     async def submit(request: Request) -> Response:
         async def act(data: dict) -> Response:
-            result = await store_call(submissions.record, data["respondent_id"],
-                                      data["answers"])
+            result = await store_call(writer.record(data["respondent_id"],
+                                                    data["answers"]))
             if result.already_recorded:
                 tally.repeated += 1
                 return Response(_ALREADY_RECORDED, media_type="application/json")
@@ -422,7 +452,7 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
             with engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
         try:
-            await store_call(ping)
+            await store_call(in_thread(ping))
         except RequestRefused:
             return JSONResponse({"status": "database unavailable"}, status_code=503)
         return JSONResponse({"status": "ok", "survey": form.survey, "open": is_open(),
@@ -446,11 +476,8 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
         Route("/healthz", healthz, methods=["GET"]),
         Route("/favicon.ico", no_icon, methods=["GET"]),
     ]
-    # outermost first: the access log sees every status, every response gets the headers,
-    # _Guard counts and answers whatever the routes do
-    middleware = [Middleware(_AccessLog),
-                  Middleware(_SecurityHeaders, script_integrity=script.integrity),
-                  Middleware(_Guard, tally=tally, allowed_hosts=allowed_hosts)]
+    middleware = [Middleware(_Front, tally=tally, allowed_hosts=allowed_hosts,
+                             script_integrity=script.integrity)]
     app = Starlette(routes=routes, middleware=middleware,
                     exception_handlers={HTTPException: http_error})
     app.state.tally = tally

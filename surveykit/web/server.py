@@ -214,8 +214,9 @@ def run_server(app, sock: socket.socket, *, status: TextIO | None = None,
         server.run(sockets=[sock])
     except KeyboardInterrupt:
         # Ctrl+C (or SIGTERM, which the CLI turns into the same) is how a server stops:
-        # uvicorn has finished the requests in flight, each submission committed in its own
-        # transaction, and re-raised the signal; nothing was interrupted half-way
+        # uvicorn has finished the requests in flight, each submission answered after its
+        # group commit's transaction, and re-raised the signal; nothing was interrupted
+        # half-way
         pass
     finally:
         stop.set()
