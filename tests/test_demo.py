@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 
 from surveykit.cli import main
 from surveykit.workflows.demo import fresh_directory
@@ -32,10 +33,19 @@ def test_demo_runs_the_whole_flow_and_recovers_the_truth(tmp_path):
                           for q in data["report"]["questions"])
 
 
-def test_demo_text_output_shows_truth_beside_estimates_within_80_columns(tmp_path,
-                                                                        monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["demo", "--respondents", "300", "--seed", "2"])
+@pytest.fixture(scope="module")
+def default_runs(tmp_path_factory):
+    """``surveykit demo`` as the Quick start runs it (no options), twice in one folder."""
+    folder = tmp_path_factory.mktemp("default-demo")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        runs = [CliRunner().invoke(main, ["demo"]) for _ in range(2)]
+    return folder, runs
+
+
+def test_demo_text_output_shows_truth_beside_estimates_within_80_columns(default_runs):
+    _, runs = default_runs
+    result = runs[0]
     assert result.exit_code == 0, result.output
     assert "The truth the respondents were simulated with" in result.stdout
     assert max(len(line) for line in result.stdout.splitlines()) <= 80
@@ -79,8 +89,7 @@ def test_simulated_respondents_of_every_design_follow_their_instructions(tmp_pat
     from surveykit.workflows.generate import generate_questionnaires
     from surveykit.workflows.report import report_for_survey
 
-    engine = store.open_engine(f"sqlite:///{tmp_path / 'groups.db'}")
-    store.init_database(engine)
+    engine = store.open_engine(migrated_sqlite(tmp_path / "groups.db"))
     survey = load_survey_file(Path(__file__).parent / "surveys" / "groups.toml")
     store.add_survey(engine, survey)
     truth = {"drugs": 0.2, "tax": 0.3, "shoplift": 0.15, "fare": 0.25}
@@ -98,11 +107,10 @@ def test_simulated_respondents_of_every_design_follow_their_instructions(tmp_pat
         assert not any("issued instructions" in w for w in question["warnings"]), question
 
 
-def test_the_demo_prints_the_same_on_every_run_without_false_alarms(tmp_path, monkeypatch):
+def test_the_demo_prints_the_same_on_every_run_without_false_alarms(default_runs):
     # issue 22: unseeded, one run in two warned that the secure randomizer "almost never does
     # this" or marked an estimate "covered NO", which a first-time user reads as a bug
-    monkeypatch.chdir(tmp_path)
-    runs = [CliRunner().invoke(main, ["demo"]) for _ in range(2)]
+    tmp_path, runs = default_runs
     assert [run.exit_code for run in runs] == [0, 0], runs[0].output
     first, second = (run.stdout for run in runs)
     assert second == first.replace("surveykit-demo", "surveykit-demo-2")

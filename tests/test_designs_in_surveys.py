@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 
 from surveykit import store
 from surveykit.cli import main
@@ -82,8 +83,7 @@ def test_survey_file_builds_each_questions_design(survey):
 
 
 def test_imported_counts_and_report_equal_the_estimator_on_the_same_counts(tmp_path, survey):
-    engine = store.open_engine(f"sqlite:///{tmp_path / 'mixed.db'}")
-    store.init_database(engine)
+    engine = store.open_engine(migrated_sqlite(tmp_path / "mixed.db"))
     store.add_survey(engine, survey)
     counts = simulated_counts(survey)
     answers = tmp_path / "answers.csv"
@@ -133,9 +133,8 @@ def test_imported_counts_and_report_equal_the_estimator_on_the_same_counts(tmp_p
 
 
 def test_counts_command_shows_groups_and_other_answers(tmp_path, survey):
-    url = f"sqlite:///{tmp_path / 'mixed.db'}"
+    url = migrated_sqlite(tmp_path / "mixed.db")
     engine = store.open_engine(url)
-    store.init_database(engine)
     store.add_survey(engine, survey)
     answers = tmp_path / "answers.csv"
     answers.write_text("respondent_id,group,doping,cards,drinks\n"
@@ -195,8 +194,7 @@ def test_a_crosswise_question_needs_its_innocuous_question():
 ])
 def test_bad_labels_and_groups_are_refused_with_line_and_column(tmp_path, survey, row, column,
                                                                 reason):
-    engine = store.open_engine(f"sqlite:///{tmp_path / 'mixed.db'}")
-    store.init_database(engine)
+    engine = store.open_engine(migrated_sqlite(tmp_path / "mixed.db"))
     store.add_survey(engine, survey)
     path = tmp_path / "bad.csv"
     path.write_text(f"respondent_id,group,question_id,answer\nr0,short,doping,no\n{row}\n",

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 
 from surveykit.cli import main
 from surveykit.resources import locate_resource
@@ -205,8 +206,7 @@ def test_hostile_formulas_are_refused_by_regress_in_one_line(folder, option):
 
 
 def test_survey_add_refuses_hostile_models_and_stores_nothing(folder):
-    url = f"sqlite:///{folder / 'surveykit.db'}"
-    assert CliRunner().invoke(main, ["init", "--db", url]).exit_code == 0
+    url = migrated_sqlite(folder / "surveykit.db")
     for k, rhs in enumerate(CORPUS.values()):
         (folder / f"survey{k}.toml").write_text(survey_file(rhs), encoding="utf-8")
     before = files(folder)
@@ -219,10 +219,10 @@ def test_survey_add_refuses_hostile_models_and_stores_nothing(folder):
 
 
 def test_report_never_runs_a_hostile_formula_stored_by_an_older_version(folder):
-    url = f"sqlite:///{folder / 'surveykit.db'}"
+    url = migrated_sqlite(folder / "surveykit.db")
     (folder / "good.toml").write_text(survey_file(GOOD), encoding="utf-8")
     runner = CliRunner()
-    for args in (["init", "--db", url], ["survey", "add", str(folder / "good.toml"), "--db", url],
+    for args in (["survey", "add", str(folder / "good.toml"), "--db", url],
                  ["import", str(answers(folder / "wave.csv")), "--survey", SURVEY, "--db", url]):
         assert runner.invoke(main, args).exit_code == 0
     with sqlite3.connect(folder / "surveykit.db") as conn:
@@ -269,11 +269,10 @@ def test_regress_in_its_own_process_runs_no_payload(folder, name):
 
 
 def test_survey_add_and_report_in_their_own_processes_run_no_payload(folder):
-    url = f"sqlite:///{folder / 'surveykit.db'}"
+    url = migrated_sqlite(folder / "surveykit.db")
     (folder / "bad.toml").write_text(survey_file(CORPUS["dunder chain*"]), encoding="utf-8")
     (folder / "good.toml").write_text(survey_file(GOOD), encoding="utf-8")
     runner = CliRunner()
-    assert runner.invoke(main, ["init", "--db", url]).exit_code == 0
     assert_refused(surveykit(folder, "survey", "add", "bad.toml", "--db", url), 1,
                    "Error: bad.toml: models[0].formula: ")
     for args in (["survey", "add", str(folder / "good.toml"), "--db", url],

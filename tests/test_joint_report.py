@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from migrated import migrated_sqlite
 from store_support import run_cli
 
 from surveykit.definition.survey import parse_survey
@@ -65,8 +66,8 @@ def _database(tmp_path: Path, source: str, rows: list[dict[str, str]]) -> str:
         writer = csv.DictWriter(stream, columns)
         writer.writeheader()
         writer.writerows(rows)
-    db = f"sqlite:///{tmp_path / 'survey.db'}"
-    for args in (["init"], ["survey", "add", str(tmp_path / "survey.toml")],
+    db = migrated_sqlite(tmp_path / "survey.db")
+    for args in (["survey", "add", str(tmp_path / "survey.toml")],
                  ["import", str(answers), "--survey", "integrity"]):
         result = run_cli(*args, "--db", db)
         assert result.exit_code == 0, result.output
@@ -88,6 +89,14 @@ def stored(tmp_path_factory) -> str:
     return _database(tmp_path_factory.mktemp("joint"), SURVEY, rows)
 
 
+@pytest.fixture(scope="module")
+def fits(stored) -> dict:
+    """The oracle, joint_for_survey on the stored file, once per declared analysis (the
+    tests only read the file)."""
+    return {tuple(questions): joint_for_survey(stored, "integrity", questions)
+            for questions in DECLARED}
+
+
 def _report(db: str, fmt: str) -> str:
     result = run_cli("report", "--survey", "integrity", "--format", fmt, "--db", db)
     assert result.exit_code == 0, result.output
@@ -97,13 +106,12 @@ def _report(db: str, fmt: str) -> str:
 DECLARED = (["exam_cheating", "plagiarism"], ["exam_cheating", "plagiarism", "fabrication"])
 
 
-def test_the_json_report_holds_joint_for_survey_s_numbers(stored):
+def test_the_json_report_holds_joint_for_survey_s_numbers(stored, fits):
     data = json.loads(_report(stored, "json"))
     assert [entry["questions"] for entry in data["joint"]] == list(DECLARED)
     assert [entry["title"] for entry in data["joint"]] == [None, "Three kinds of cheating"]
     for entry, questions in zip(data["joint"], DECLARED, strict=True):
-        expected = json.loads(json.dumps(joint_for_survey(stored, "integrity",
-                                                          questions).to_dict(level=0.95)))
+        expected = json.loads(json.dumps(fits[tuple(questions)].to_dict(level=0.95)))
         assert entry["error"] is None
         assert entry["fit"] == {key: value for key, value in expected.items()
                                 if key not in ("survey", "privacy")}
@@ -112,11 +120,11 @@ def test_the_json_report_holds_joint_for_survey_s_numbers(stored):
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "html"])
-def test_text_markdown_and_html_reports_show_every_pair_s_numbers(stored, fmt):
+def test_text_markdown_and_html_reports_show_every_pair_s_numbers(stored, fits, fmt):
     shown = _report(stored, fmt)
     assert "Three kinds of cheating" in shown
     for questions in DECLARED:
-        estimate = joint_for_survey(stored, "integrity", questions).estimate
+        estimate = fits[tuple(questions)].estimate
         for pair in estimate.pairs():
             for key, _ in PAIR_LINES:
                 quantity = pair[key]
@@ -133,9 +141,9 @@ def test_text_markdown_and_html_reports_show_every_pair_s_numbers(stored, fmt):
         assert section.count("<svg") == 2
 
 
-def test_the_html_plot_draws_the_joint_shares_and_the_conditional_shares(stored):
+def test_the_html_plot_draws_the_joint_shares_and_the_conditional_shares(fits):
     survey = parse_survey(SURVEY, "survey.toml")
-    result = joint_for_survey(stored, "integrity", DECLARED[0])
+    result = fits[tuple(DECLARED[0])]
     section = JointSection(spec=survey.joint[0], estimate=result.estimate,
                            together=result.composed)
     figure = joint_figure(section, 0.95)
@@ -153,8 +161,7 @@ def test_the_html_plot_draws_the_joint_shares_and_the_conditional_shares(stored)
 
 
 def test_a_misspelt_joint_question_is_refused_by_survey_add_in_one_line(tmp_path):
-    db = f"sqlite:///{tmp_path / 'bad.db'}"
-    assert run_cli("init", "--db", db).exit_code == 0
+    db = migrated_sqlite(tmp_path / "bad.db")
     path = tmp_path / "bad.toml"
     path.write_text(SURVEY.replace('questions = ["exam_cheating", "plagiarism"]',
                                    'questions = ["exam_cheating", "plagiarsm"]'),

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from migrated import migrated_sqlite
 from store_support import run_cli
 
 from surveykit import joint, store
@@ -124,8 +125,7 @@ def test_stored_answers_give_the_estimate_of_the_same_rows(engine, tmp_path):
 
 
 def test_cli_prints_the_pair_and_the_composed_privacy_loss(tmp_path):
-    url = f"sqlite:///{tmp_path / 'plain.db'}"
-    assert run_cli("init", "--db", url).exit_code == 0
+    url = migrated_sqlite(tmp_path / "plain.db")
     (tmp_path / "plain.toml").write_text(DIRECT, encoding="utf-8")
     assert run_cli("survey", "add", str(tmp_path / "plain.toml"), "--db", url).exit_code == 0
     rows = [(f"r{i}", None, q, a) for i, (x, y, z) in enumerate(
@@ -173,22 +173,29 @@ def test_composed_loss_is_the_sum_of_the_questions_losses(engine, tmp_path):
     assert result.estimate.questions == ("tax", "doping")
 
 
+@pytest.fixture(scope="module")
+def plain_url(tmp_path_factory) -> str:
+    """The direct survey with three respondents, none of whom answered smoked and skipped;
+    the refusals below only read it."""
+    folder = tmp_path_factory.mktemp("plain")
+    url = migrated_sqlite(folder / "plain.db")
+    (folder / "plain.toml").write_text(DIRECT, encoding="utf-8")
+    assert run_cli("survey", "add", str(folder / "plain.toml"), "--db", url).exit_code == 0
+    rows = [("a", None, "smoked", "yes"), ("a", None, "drank", "no"),
+            ("b", None, "skipped", "no")]
+    assert run_cli("import", str(_write_long(folder / "p.csv", rows)), "--survey", "plain",
+                   "--db", url).exit_code == 0
+    return url
+
+
 @pytest.mark.parametrize(("questions", "message"), [
     ("smoked", "name 2 to 4 questions"),
     ("smoked,SMOKED", "is named twice"),
     ("smoked,drnk", "did you mean 'drank'?"),
     ("smoked,skipped", "have no respondent in common"),
 ])
-def test_bad_questions_are_one_line(tmp_path, questions, message):
-    url = f"sqlite:///{tmp_path / 'plain.db'}"
-    run_cli("init", "--db", url)
-    (tmp_path / "plain.toml").write_text(DIRECT, encoding="utf-8")
-    run_cli("survey", "add", str(tmp_path / "plain.toml"), "--db", url)
-    rows = [("a", None, "smoked", "yes"), ("a", None, "drank", "no"),
-            ("b", None, "skipped", "no")]
-    run_cli("import", str(_write_long(tmp_path / "p.csv", rows)), "--survey", "plain",
-            "--db", url)
-    result = run_cli("joint", "--survey", "plain", "--questions", questions, "--db", url)
+def test_bad_questions_are_one_line(plain_url, questions, message):
+    result = run_cli("joint", "--survey", "plain", "--questions", questions, "--db", plain_url)
     assert result.exit_code in (1, 2)
     assert message in result.output
     assert len(result.output.strip().splitlines()) == 1, result.output

@@ -26,6 +26,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from migrated import migrated_sqlite
 
 from surveykit.cli import main
 from surveykit.definition.survey import wording_keys
@@ -66,7 +67,7 @@ def rows_of(database: Path) -> list[str]:
 def workspace(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("properties")
     database = folder / "surveykit.db"
-    assert cli("init", "--db", str(database)).exit_code == 0
+    migrated_sqlite(database)
     assert cli("survey", "add", str(SAMPLE / "academic_integrity.toml"), "--db",
                str(database)).exit_code == 0
     return folder

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 
 from surveykit import estimate, make_design
 from surveykit.cli import main
@@ -78,9 +79,11 @@ def minarets_counts() -> dict[str, dict[str, int]]:
     return counts
 
 
-@pytest.fixture
-def minarets(tmp_path):
-    """A database holding the minarets survey and its answers, and the answers file."""
+@pytest.fixture(scope="module")
+def minarets(tmp_path_factory):
+    """A database holding the minarets survey and its answers, and the answers file (built
+    once: the tests only report from them)."""
+    tmp_path = tmp_path_factory.mktemp("minarets")
     (tmp_path / "minarets.toml").write_text(SLD_SURVEY, encoding="utf-8")
     answers = tmp_path / "answers.csv"
     with MINARETS.open(encoding="utf-8") as source, answers.open("w", newline="") as out:
@@ -90,8 +93,7 @@ def minarets(tmp_path):
             if row["condition"] in ("1", "2"):  # condition 0 was asked directly
                 writer.writerow([f"M{number:04d}", row["condition"],
                                  "yes" if row["rrt"] == "1" else "no"])
-    db = f"sqlite:///{tmp_path / 'minarets.db'}"
-    run(["init", "--db", db])
+    db = migrated_sqlite(tmp_path / "minarets.db")
     run(["survey", "add", str(tmp_path / "minarets.toml"), "--db", db])
     run(["import", str(answers), "--survey", "minarets", "--db", db])
     return db, answers
@@ -148,8 +150,7 @@ def test_method_applies_where_the_design_has_it_and_a_note_names_the_others(tmp_
                     for _ in range(n):
                         number += 1
                         writer.writerow([f"r{number:04d}", group, question, label])
-    db = f"sqlite:///{tmp_path / 'designs.db'}"
-    run(["init", "--db", db])
+    db = migrated_sqlite(tmp_path / "designs.db")
     run(["survey", "add", str(tmp_path / "designs.toml"), "--db", db])
     run(["import", str(answers), "--survey", "designs", "--db", db])
 
