@@ -41,10 +41,17 @@ def report():
     return every_design_report()
 
 
+#: Questions whose plots differ in what decides the margins: a generalized Warner family
+#: curve, a trade-off with a one-line title, one with a caption (two-line title: the SLD at
+#: t = 0.5), one with no parameter path (the design's own point and a caption).
+SHAPES = ("generalized_warner", "fr", "sld", "custom")
+
+
 def _figures(report):
-    """Builders of every plot of the report: the forest plot and each question's curve."""
+    """Builders of the report's forest plot and of the curves of :data:`SHAPES`."""
     return [("forest", lambda: forest_figure(report))] + [
-        (q.id, lambda q=q: privacy_accuracy_figure(q)) for q in report.questions]
+        (q.id, lambda q=q: privacy_accuracy_figure(q)) for q in report.questions
+        if q.id in SHAPES]
 
 
 def test_the_fitted_layout_puts_the_axes_where_the_constrained_layout_does(report):
@@ -62,7 +69,7 @@ def test_the_fitted_layout_puts_the_axes_where_the_constrained_layout_does(repor
         finally:
             plt.close(constrained)
             plt.close(fitted)
-    assert checked == 1 + len(report.questions)
+    assert checked == 1 + len(SHAPES)
 
 
 def test_a_long_question_id_widens_the_forest_plots_margin_as_before(report):
