@@ -33,6 +33,7 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 from scipy import stats
 from sqlalchemy import Engine, select
 
@@ -47,7 +48,6 @@ from surveykit.designs.scramblers import Deck
 from surveykit.errors import ParameterError
 from surveykit.store import database
 from surveykit.web.app import create_app
-from tests.migrated import migrated_sqlite
 from tests.test_web_app import page_token, post
 from tests.test_web_browser import Watched, counted_uniforms
 from tests.web_support import launch_chromium, serving, snapshot
