@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 from terminal import run_on_a_terminal
 
 from surveykit.cli import main
@@ -25,18 +26,27 @@ from surveykit.collection.randomizer import SEED_WARNING
 from surveykit.collection.respondent_ids import ID_PATTERN
 from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import parse_survey
-from surveykit.store import add_survey, init_database, open_engine
+from surveykit.store import add_survey, open_engine
 
 SURVEY_TOML = (Path(__file__).parent / "surveys" / "integrity.toml").read_text(encoding="utf-8")
 
 
+@pytest.fixture(scope="module")
+def database_template(tmp_path_factory) -> Path:
+    """A database at head holding integrity.toml, built once per module (tests copy it)."""
+    path = tmp_path_factory.mktemp("database") / "template.db"
+    engine = open_engine(migrated_sqlite(path))
+    try:
+        add_survey(engine, parse_survey(SURVEY_TOML, "integrity.toml"))
+    finally:
+        engine.dispose()
+    return path
+
+
 @pytest.fixture
-def database(tmp_path) -> Path:
+def database(database_template, tmp_path) -> Path:
     path = tmp_path / "survey.db"
-    engine = open_engine(str(path))
-    init_database(engine)
-    add_survey(engine, parse_survey(SURVEY_TOML, "integrity.toml"))
-    engine.dispose()
+    shutil.copyfile(database_template, path)
     return path
 
 
@@ -329,13 +339,22 @@ def test_imports_read_issued_ids_the_way_people_type_them(database, tmp_path):
 GROUPS_TOML = (Path(__file__).parent / "surveys" / "groups.toml").read_text(encoding="utf-8")
 
 
+@pytest.fixture(scope="module")
+def groups_database_template(tmp_path_factory) -> Path:
+    """A database at head holding groups.toml, built once per module: the tests work on copies."""
+    path = tmp_path_factory.mktemp("groups_database") / "template.db"
+    engine = open_engine(migrated_sqlite(path))
+    try:
+        add_survey(engine, parse_survey(GROUPS_TOML, "groups.toml"))
+    finally:
+        engine.dispose()
+    return path
+
+
 @pytest.fixture
-def groups_database(tmp_path) -> Path:
+def groups_database(groups_database_template, tmp_path) -> Path:
     path = tmp_path / "groups.db"
-    engine = open_engine(str(path))
-    init_database(engine)
-    add_survey(engine, parse_survey(GROUPS_TOML, "groups.toml"))
-    engine.dispose()
+    shutil.copyfile(groups_database_template, path)
     return path
 
 

@@ -22,6 +22,7 @@ import html
 import json
 import math
 import re
+import shutil
 import sqlite3
 from collections import Counter
 from fractions import Fraction
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 from scipy import stats
 
 from surveykit.cli import main
@@ -41,7 +43,7 @@ from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import parse_survey
 from surveykit.designs.scramblers import Deck, Exponential, Laplace, Normal, Uniform
-from surveykit.store import add_survey, init_database, open_engine
+from surveykit.store import add_survey, open_engine
 from tests.numeric_support import choice_question, income_question, numeric_survey
 
 WORDING = load_wording_defaults(make_environment())
@@ -72,17 +74,24 @@ def survey_text(model: str, parameters: str, *, decimals: str = "") -> str:
             f'type = "number"\n{decimals}[questions.design]\nmodel = "{model}"\n{parameters}\n')
 
 
-@pytest.fixture
-def database(tmp_path) -> Path:
-    """A real SQLite file with the mixed survey (stored by the library: `survey add` of a
-    numeric survey waits for serve and report, other helpers' work)."""
-    path = tmp_path / "tax.db"
-    engine = open_engine(str(path))
+@pytest.fixture(scope="module")
+def database_template(tmp_path_factory) -> Path:
+    """A real SQLite file at head with the mixed survey (stored by the library: `survey add`
+    of a numeric survey waits for serve and report, other helpers' work), built once per
+    module: the tests work on copies (database)."""
+    path = tmp_path_factory.mktemp("tax") / "tax.db"
+    engine = open_engine(migrated_sqlite(path))
     try:
-        init_database(engine)
         add_survey(engine, parse_survey(MIXED, "tax.toml"))
     finally:
         engine.dispose()
+    return path
+
+
+@pytest.fixture
+def database(database_template, tmp_path) -> Path:
+    path = tmp_path / "tax.db"
+    shutil.copyfile(database_template, path)
     return path
 
 

@@ -8,10 +8,12 @@ import hashlib
 import json
 import signal
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 from sqlalchemy import func, select
 
 from surveykit.cli import main
@@ -20,6 +22,13 @@ from surveykit.web.security import CSRF_COOKIE
 from tests.web_support import ANSWERS, running_cli
 
 SCRIPT_FILE = locate_resource("templates") / "web" / "survey.js"
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """conftest's SQLite database file, migrated to head: a copy of the migrated template
+    (every test here ran init only as set-up)."""
+    return migrated_sqlite(tmp_path / "surveykit.db")
 
 
 def run(*args: str):
@@ -73,7 +82,6 @@ def test_close_at_must_be_a_future_time():
 
 def test_serve_needs_a_survey_and_names_the_known_ones(sqlite_url, sample_survey_path):
     assert run("serve").exit_code == 2
-    assert run("init", "--db", sqlite_url).exit_code == 0
     assert run("survey", "add", str(sample_survey_path), "--db", sqlite_url).exit_code == 0
     result = run("serve", "--survey", "nope", "--db", sqlite_url)
     assert result.exit_code == 1
@@ -83,7 +91,6 @@ def test_serve_needs_a_survey_and_names_the_known_ones(sqlite_url, sample_survey
 
 def test_a_public_server_warns_about_tls_and_prints_when_it_closes(sqlite_url,
                                                                   sample_survey_path):
-    run("init", "--db", sqlite_url)
     run("survey", "add", str(sample_survey_path), "--db", sqlite_url)
     later = (datetime.now() + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
     with running_cli(sqlite_url, "academic_integrity", "--public", "--allowed-host",
@@ -106,7 +113,6 @@ def test_stopping_the_server_is_a_normal_end_not_an_interrupted_command(stop, sq
     # Ctrl+C is how serve is meant to end (its banner says so); it used to print "Error:
     # interrupted before the command finished; database changes were rolled back" and exit
     # 1, though every submission had been committed in its own transaction
-    run("init", "--db", sqlite_url)
     run("survey", "add", str(sample_survey_path), "--db", sqlite_url)
     with running_cli(sqlite_url, "academic_integrity") as server, \
             httpx.Client(base_url=server.url, timeout=10) as client:

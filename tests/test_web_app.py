@@ -12,9 +12,11 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
+from migrated import migrated_sqlite
 from sqlalchemy import Engine
 
 from surveykit import store
@@ -26,6 +28,13 @@ from tests.store_support import checked_counts
 from tests.web_support import ANSWERS, serving, snapshot
 
 ISSUED = "7KQ2-M9XD-4FRT-8B"
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """conftest's SQLite database file, migrated to head: a copy of the migrated template
+    (every test here ran init only as set-up)."""
+    return migrated_sqlite(tmp_path / "surveykit.db")
 
 
 @contextmanager
@@ -68,7 +77,6 @@ def issued_engine(survey_engine: Engine) -> Engine:
 def sqlite_engine(sqlite_url: str, sample_survey) -> Iterator[Engine]:
     """The same on SQLite only, for behaviour that does not touch the database."""
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     store.add_survey(engine, sample_survey)
     database.record_generation(engine, "academic_integrity", [ISSUED], {})
     yield engine

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from migrated import migrated_sqlite
 from scipy import stats
 from sqlalchemy import Engine
 
@@ -66,6 +67,13 @@ model = "crosswise"
 p = 0.25
 innocuous = "<iframe src=\\"javascript:window.pwned = 4\\"></iframe>"
 """
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """conftest's SQLite database file, migrated to head: a copy of the migrated template
+    (every test here ran init only as set-up)."""
+    return migrated_sqlite(tmp_path / "surveykit.db")
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +198,6 @@ def test_respondents_answer_whole_surveys_and_only_ids_and_answers_leave_the_bro
 def test_the_rules_the_page_shows_follow_the_design_probabilities(
         browser, sqlite_url: str, tmp_path: Path):
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     survey, form = add(engine, MANY)
     rules = form.questions[0].rules[0]
     texts = ["\n".join(rule.lines) for rule in rules]
@@ -236,7 +243,6 @@ def test_a_page_open_across_a_server_restart_still_submits_its_answers(browser,
     # restarted server refuses the token of a page loaded before; the page then takes a fresh
     # one (GET /token) and sends again, and the respondent's answers are not lost
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     survey, form = add(engine, SAMPLE.read_text(encoding="utf-8"), ["RESTART-1"])
     port = free_port()
     watched = Watched(browser)
@@ -271,7 +277,6 @@ def free_port() -> int:
 
 def test_rules_change_exactly_at_the_thresholds(browser, sqlite_url: str):
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     survey, form = add(engine, MANY)
     rules = form.questions[0].rules[0]
     below = [rule.below for rule in rules]
@@ -293,7 +298,6 @@ def test_rules_change_exactly_at_the_thresholds(browser, sqlite_url: str):
 
 def test_the_group_of_the_issued_id_decides_which_rules_are_drawn(browser, sqlite_url: str):
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     survey, form = add(engine, TWO_GROUPS, ["SHORT-1", "LONG-1"], groups=[1, 2])
     first, second = form.questions[0].rules
     middle = 2 ** 52  # U = 2^53 / 2: "say yes" in group 1 (truthful 1/5), truthful in group 2
@@ -322,7 +326,6 @@ def test_every_design_family_on_the_page_for_each_group(browser, sqlite_url: str
     protocol, the crosswise question with both questions, its prompt and combined answers,
     and the buttons of the paper sheet; the database holds each answer in its group."""
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     text = (SURVEYS / f"{name}.toml").read_text(encoding="utf-8")
     multi_group = len(parse_survey(text).groups) > 1
     ids = new_respondent_ids(4, rng=seeded_source(20))
@@ -362,7 +365,6 @@ def test_every_design_family_on_the_page_for_each_group(browser, sqlite_url: str
 
 def test_a_keyboard_user_can_answer_from_a_link_carrying_the_id(browser, sqlite_url: str):
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     survey, form = add(engine, MIXED, ["KEY-1"])
     with served(engine, "mixed") as url:
         watched = Watched(browser)
@@ -395,7 +397,6 @@ def test_a_keyboard_user_can_answer_from_a_link_carrying_the_id(browser, sqlite_
 
 def test_markup_in_the_survey_file_is_shown_as_text_and_never_runs(browser, sqlite_url: str):
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     survey, form = add(engine, HOSTILE_TEXT)
     with served(engine, "hostile") as url:
         watched = Watched(browser)
@@ -414,7 +415,6 @@ def test_markup_in_the_survey_file_is_shown_as_text_and_never_runs(browser, sqli
 
 def test_the_page_on_a_phone_with_its_script_hash(browser, sqlite_url: str, tmp_path: Path):
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     survey, form = add(engine, SAMPLE.read_text(encoding="utf-8"))
     with served(engine, "academic_integrity") as url:
         watched = Watched(browser, viewport={"width": 390, "height": 760},
@@ -436,7 +436,6 @@ def test_the_page_on_a_phone_with_its_script_hash(browser, sqlite_url: str, tmp_
 
 def test_a_script_that_differs_from_the_published_hash_does_not_run(browser, sqlite_url: str):
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     add(engine, SAMPLE.read_text(encoding="utf-8"))
     original = load_asset(SCRIPT).content
     # what a tampered server or cache would serve: the same script drawing with Math.random
@@ -483,7 +482,6 @@ def test_back_shows_the_rule_drawn_before_and_a_review_lists_the_answers_before_
     answers and no rule; changing an answer there sends the changed answer, and only the
     answers leave the browser."""
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     survey, form = add(engine, THREE, ["BACK-1"])
     rules = form.questions[0].rules[0]
     below = [rule.below for rule in rules]

@@ -23,14 +23,17 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
+from pathlib import Path
 
 import httpx
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 from scipy import stats
 from sqlalchemy import Engine, select
 
@@ -204,6 +207,7 @@ def test_every_numeric_preset_with_a_range_is_served_and_says_only_finite_limits
             assert answer.range_problem.startswith("Type a number from "), model
             assert ("∞" in answer.range_problem) == (answer.high is None
                                                      or answer.low is None), model
+    url = migrated_sqlite(tmp_path / "ranges.db")
     expected = {"mix_norm": (None, None, ""),
                 "mix_exp": (0.0, None, "Type a number from 0 to ∞."),
                 "eriksson": (0.0, 100.0, "Type a number from 0 to 100.")}
@@ -217,8 +221,6 @@ def test_every_numeric_preset_with_a_range_is_served_and_says_only_finite_limits
         survey_file = tmp_path / f"{model}.toml"
         survey_file.write_text(text.replace('name = "s"', f'name = "{model}"'),
                                encoding="utf-8")
-        url = f"sqlite:///{tmp_path / 'ranges.db'}"
-        CliRunner().invoke(main, ["init", "--db", url])
         result = CliRunner().invoke(main, ["survey", "add", str(survey_file), "--db", url])
         assert result.exit_code == 0, (model, result.output)
 
@@ -236,12 +238,12 @@ def test_dice_are_drawn_by_the_exact_probabilities_of_their_totals():
     assert Deck.dice(2).points()[5] == (7, Fraction(1, 6))
 
 
-def test_a_scrambler_known_only_by_its_mean_and_sd_cannot_be_served(sqlite_url: str):
+def test_a_scrambler_known_only_by_its_mean_and_sd_cannot_be_served(tmp_path):
     text = ('name = "m"\ntitle = "M"\n[[questions]]\nid = "n"\ntext = "How many?"\n'
             'type = "number"\n[questions.design]\nmodel = "eichhorn_hayre"\nmu = 1.1\n'
             'sigma = 0.5\n')
+    sqlite_url = migrated_sqlite(tmp_path / "m.db")
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     store.add_survey(engine, parse_survey(text))
     engine.dispose()
     result = CliRunner().invoke(main, ["serve", "--survey", "m", "--db", sqlite_url])
@@ -253,10 +255,9 @@ def test_a_scrambler_known_only_by_its_mean_and_sd_cannot_be_served(sqlite_url: 
         "or a list of card values)\n")
 
 
-def test_cards_with_more_decimals_than_the_answer_allows_cannot_be_served(sqlite_url: str):
+def test_cards_with_more_decimals_than_the_answer_allows_cannot_be_served(tmp_path):
     text = NUMERIC.replace("scrambler = [0, 1000, 5000, 20000]", "scrambler = [0, 0.5, 1]")
-    engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
+    engine = store.open_engine(migrated_sqlite(tmp_path / "tax.db"))
     store.add_survey(engine, parse_survey(text))
     with pytest.raises(ParameterError, match=r"^question 'income': scrambler S has cards with 1 "
                                         r"decimals, more than the question's decimals = 0"):
@@ -474,12 +475,34 @@ def kinds_survey() -> str:
     return text
 
 
-def test_the_inversion_formulas_give_the_quantiles_of_each_kind(browser, sqlite_url: str):
+@pytest.fixture(scope="module")
+def kinds_database(tmp_path_factory) -> Path:
+    """A database at head holding kinds_survey, built once (600 questions): each test works on
+    a copy (kinds_engine)."""
+    path = tmp_path_factory.mktemp("kinds") / "kinds.db"
+    engine = store.open_engine(migrated_sqlite(path))
+    try:
+        store.add_survey(engine, parse_survey(kinds_survey()))
+    finally:
+        engine.dispose()
+    return path
+
+
+@pytest.fixture
+def kinds_engine(kinds_database, tmp_path) -> Iterator[tuple[Engine, object]]:
+    """A copy of kinds_database and the survey's web form."""
+    shutil.copyfile(kinds_database, tmp_path / "kinds.db")
+    engine = store.open_engine(f"sqlite:///{tmp_path / 'kinds.db'}")
+    try:
+        yield engine, build_web_form(parse_survey(kinds_survey()), wording_defaults=WORDING)
+    finally:
+        engine.dispose()
+
+
+def test_the_inversion_formulas_give_the_quantiles_of_each_kind(browser, kinds_engine):
     # scripted uniforms: each continuous draw is the scrambler's quantile at the page's u
     # (scipy as the oracle); the normal is Box and Muller's (1958) pair of uniforms
-    engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
-    survey, form = add(engine, kinds_survey())
+    engine, form = kinds_engine
     picks = [123_456_789_012_345 * 2, 7_000_000_000_000_000, 9_007_199_254_740_991 - 1,
              1_000_000_000 * 2]
     u = [uniform_open(v) for v in picks]
@@ -508,14 +531,11 @@ def test_the_inversion_formulas_give_the_quantiles_of_each_kind(browser, sqlite_
         assert shown[kind] == f"Add {trimmed(value, 1)} to your true answer and type the " \
                               "result.", kind
     assert shown["dice"] == "Add 2 to your true answer and type the result."
-    engine.dispose()
 
 
 def test_the_numbers_the_page_draws_follow_the_scramblers_distributions(browser,
-                                                                        sqlite_url: str):
-    engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
-    survey, form = add(engine, kinds_survey())
+                                                                        kinds_engine):
+    engine, form = kinds_engine
     sessions = 4  # x 120 questions per kind: 480 draws of each
     lines: list[str] = []
     with serving(create_app(engine, "kinds", rate_limit=0)) as url:
@@ -563,11 +583,10 @@ def test_the_numbers_the_page_draws_follow_the_scramblers_distributions(browser,
                                                                 strict=True))
     assert chi2 < stats.chi2.isf(1e-6, df=10), (chi2, totals)
     assert len(stored(engine)) == sessions * len(form.questions)
-    engine.dispose()
 
 
 
-def test_mix_unknown_draws_from_the_group_of_the_issued_id(browser, sqlite_url: str):
+def test_mix_unknown_draws_from_the_group_of_the_issued_id(browser, tmp_path):
     # RRreg's mix.unknown: truthful with p = 0.6 in group 1 and 0.8 in group 2, otherwise the
     # unrelated question (its text from the question's wording); U = 0.7 * 2^53 falls on the
     # unrelated step in group 1 and on the truthful one in group 2
@@ -575,8 +594,7 @@ def test_mix_unknown_draws_from_the_group_of_the_issued_id(browser, sqlite_url: 
             'text = "How many partners?"\ntype = "number"\ndecimals = 0\n'
             '[questions.wording]\nweb_number_unrelated = "Type your shoe size instead."\n'
             '[questions.design]\nmodel = "mix_unknown"\np = [0.6, 0.8]\n')
-    engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
+    engine = store.open_engine(migrated_sqlite(tmp_path / "mix.db"))
     survey, form = add(engine, text)
     database.record_generation(engine, "mix", ["MIX-1", "MIX-2"], {}, groups=[1, 2])
     question = form.questions[0]

@@ -23,9 +23,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import pytest
+from migrated import migrated_sqlite
 from sqlalchemy import Engine
 
 from surveykit import store
@@ -38,6 +40,13 @@ from tests.web_support import ANSWERS, CliServer, running_cli, serving, snapshot
 ISSUED = "7KQ2-M9XD-4FRT-8B"
 GOOD = json.dumps({"respondent_id": ISSUED, "answers": ANSWERS}).encode()
 MB = 1024 * 1024
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """conftest's SQLite database file, migrated to head: a copy of the migrated template
+    (every test here ran init only as set-up)."""
+    return migrated_sqlite(tmp_path / "surveykit.db")
 
 
 @dataclass(frozen=True)
@@ -294,7 +303,6 @@ CORPUS: list[tuple[str, Callable[[Context], tuple[bytes, bytes]], int]] = [
 def served(sqlite_url: str, sample_survey) -> Iterator[tuple[CliServer, Engine, Context]]:
     """``surveykit serve`` on the sample survey with one issued id, no rate limit."""
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     store.add_survey(engine, sample_survey)
     database.record_generation(engine, "academic_integrity", [ISSUED], {})
     with running_cli(sqlite_url, "academic_integrity", "--rate-limit", "0",
@@ -395,7 +403,6 @@ def test_a_csrf_pair_the_client_made_up_is_refused_and_a_signed_one_is_not(sqlit
                                                                           sample_survey):
     # issue 19: cookie and header were both client-set, so any equal pair passed
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     store.add_survey(engine, sample_survey)
     body = {"respondent_id": "WEB-1", "answers": ANSWERS}  # no ids issued: any id is taken
     with serving(create_app(engine, "academic_integrity")) as url, \
@@ -422,7 +429,6 @@ def test_each_server_signs_with_its_own_secret(sqlite_url: str, sample_survey):
     # the secret lives in the process: a token of one server (or of the same server before a
     # restart) is refused by another, which hands out a fresh one at /token
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     store.add_survey(engine, sample_survey)
     with serving(create_app(engine, "academic_integrity")) as first, \
             serving(create_app(engine, "academic_integrity")) as second:
@@ -484,7 +490,6 @@ def test_an_unforeseen_error_is_a_one_line_500_and_one_line_on_the_log(sqlite_ur
     # for any error nobody foresaw: its message, which could hold what a client sent, stays
     # out of both the response and the log
     engine = store.open_engine(sqlite_url)
-    store.init_database(engine)
     store.add_survey(engine, sample_survey)
 
     def broken_clock():

@@ -17,11 +17,13 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from field_clients import JavaRosa, Text, WebForms, convert, convert_many
+from field_clients import JavaRosa, Text, WebForms, convert_many
+from migrated import migrated_sqlite
 from openpyxl import load_workbook
 
 from surveykit.cli import main
@@ -164,8 +166,7 @@ def corpus_forms(tmp_path_factory) -> dict[tuple[str, str], Path]:
     """Every corpus case as a survey file, added and exported in both modes with the CLI,
     converted by pyxform and passed by ODK Validate: (case, mode) -> XForm."""
     folder = tmp_path_factory.mktemp("corpus")
-    db = f"sqlite:///{folder / 'hostile.db'}"
-    assert run("init", "--db", db).exit_code == 0
+    db = migrated_sqlite(folder / "hostile.db")
     xlsforms: dict[tuple[str, str], Path] = {}
     for number, (case, text) in enumerate(CORPUS.items()):
         name = f"hostile_{number}"
@@ -253,9 +254,8 @@ def test_hostile_text_displays_literally_in_every_field(case, mode, corpus_forms
 
 def _export(tmp_path: Path, survey: str, *args: str) -> Path:
     """``survey`` (TOML text) added to a new database and exported with the CLI."""
-    db = f"sqlite:///{tmp_path / 'survey.db'}"
+    db = migrated_sqlite(tmp_path / "survey.db")
     (tmp_path / "survey.toml").write_text(survey, encoding="utf-8")
-    assert run("init", "--db", db).exit_code == 0
     added = run("survey", "add", str(tmp_path / "survey.toml"), "--db", db)
     assert added.exit_code == 0, added.output
     name = re.search(r'name = "([^"]+)"', survey)[1]
@@ -282,40 +282,108 @@ def clients():
     return lambda name: JavaRosa.shared() if name == "javarosa" else WebForms()
 
 
+ACCEPTED = ("${no_such_field}", "Unclosed ${respondent_id", "${}", "${0}", "instance('x')/y")
+DEVICE = ("--randomize", "device", "--acknowledge-risk")
+LONG_TEXT = ("*Long* ${respondent_id} <b>text</b>\n- line\n" * 600).strip()  # 25,000 characters
+CURLY = "Don’t say “never”, ‘ok’?"
+LABELS = ("${respondent_id}", "*a*", "<b>b</b>", "=1+1", "- item", "1. one", "&amp;",
+          "`c` `d`", "[e](f)", "# h", "\\_g_")
+LABELS_SURVEY = f'''name = "labels"
+title = "Labels"
+[[questions]]
+id = "q1"
+text = "How often?"
+[questions.design]
+model = "krr"
+p = 0.7
+categories = [{", ".join(toml_string(label) for label in LABELS)}]
+[[questions]]
+id = "q2"
+text = "Ever?"
+[questions.design]
+model = "sld"
+p = [0.5, 0.75]
+groups = [{toml_string("${q1_draw}")}, {toml_string("<i>two</i>")}]
+'''
+
+#: The single-form probes of the tests below: key -> (survey file, export options).
+PROBES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "respondent id": (one_question("Your id is ${respondent_id}"), ()),
+    "device draw": (one_question("Draw ${q1_draw}, rule ${q1_code}"), DEVICE),
+    **{f"accepted {text}": (one_question(text), ()) for text in ACCEPTED},
+    "long": (one_question(LONG_TEXT), ()),
+    "labels": (LABELS_SURVEY, DEVICE),
+    "curly": (one_question(CURLY), ()),
+}
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A probe survey added and exported with the CLI, converted by pyxform (its warnings)
+    and passed by ODK Validate."""
+
+    xlsform: Path
+    xform: Path
+    warnings: list[str]
+
+
+@pytest.fixture(scope="session")
+def probes(tmp_path_factory) -> dict[str, Probe]:
+    """Every probe of PROBES, each in its own database, exported once for the tests that
+    read it; pyxform and ODK Validate run on all of them at once (one JVM, not one each)."""
+    folder = tmp_path_factory.mktemp("probes")
+    xlsforms = {}
+    for number, (key, (survey, options)) in enumerate(PROBES.items()):
+        (folder / str(number)).mkdir()
+        xlsforms[key] = _export(folder / str(number), survey, *options)
+    warnings = convert_many({x: x.with_suffix(".xml") for x in xlsforms.values()})
+    return {key: Probe(xlsform=x, xform=x.with_suffix(".xml"), warnings=warnings[x])
+            for key, x in xlsforms.items()}
+
+
+@pytest.fixture(scope="session")
+def probes_shown(probes) -> dict[str, dict[str, tuple[Text, ...]]]:
+    """Engine name -> probe key -> every text of its form, each engine run once."""
+    keys = list(probes)
+    xforms = [probes[key].xform for key in keys]
+    javarosa, webforms = JavaRosa.shared().show(xforms), WebForms().show(xforms)
+    return {"javarosa": {key: javarosa[str(probes[key].xform)] for key in keys},
+            "webforms": {key: webforms[str(probes[key].xform)] for key in keys}}
+
+
 @pytest.mark.parametrize("client_name", ["javarosa", "webforms"])
-def test_a_question_never_shows_the_respondent_id(client_name, clients, tmp_path):
+def test_a_question_never_shows_the_respondent_id(client_name, clients, probes, tmp_path):
     """Why: ``Your id is ${respondent_id}`` displayed the id the respondent typed."""
-    out = _export(tmp_path, one_question("Your id is ${respondent_id}"))
-    xform = tmp_path / "form.xml"
-    assert not convert(out, xform)
-    fill = clients(client_name).fill(xform, tmp_path / "fill", {"respondent_id": ID, "q1": "yes"})
+    probe = probes["respondent id"]
+    assert not probe.warnings
+    fill = clients(client_name).fill(probe.xform, tmp_path / "fill",
+                                     {"respondent_id": ID, "q1": "yes"})
     label, _ = fill[0].asked("fill")["q1"]
     assert ID not in label
     assert literal(label) == "Question 1. Your id is ${respondent_id}"
 
 
 @pytest.mark.parametrize("client_name", ["javarosa", "webforms"])
-def test_a_device_form_question_never_shows_the_draw(client_name, clients, tmp_path):
+def test_a_device_form_question_never_shows_the_draw(client_name, clients, probes, tmp_path):
     """Why: in device mode ``${q1_draw}`` displayed the draw that selects the rule."""
     text = "Draw ${q1_draw}, rule ${q1_code}"
-    out = _export(tmp_path, one_question(text), "--randomize", "device", "--acknowledge-risk")
-    xform = tmp_path / "form.xml"
-    assert not convert(out, xform)
-    fill = clients(client_name).fill(xform, tmp_path / "fill", {"respondent_id": ID, "q1": "no"})
+    probe = probes["device draw"]
+    assert not probe.warnings
+    fill = clients(client_name).fill(probe.xform, tmp_path / "fill",
+                                     {"respondent_id": ID, "q1": "no"})
     label, _ = fill[0].asked("fill")["q1"]
     assert "0." not in label
     assert literal(label) == f"Question 1. {text}"
 
 
-@pytest.mark.parametrize("text", ["${no_such_field}", "Unclosed ${respondent_id", "${}",
-                                  "${0}", "instance('x')/y"])
-def test_a_survey_that_was_added_exports_a_form_pyxform_and_odk_validate_accept(text, tmp_path):
+@pytest.mark.parametrize("text", ACCEPTED)
+def test_a_survey_that_was_added_exports_a_form_pyxform_and_odk_validate_accept(
+        text, probes, probes_shown):
     """Why: ``${no_such_field}`` or an unclosed ``${`` made a form pyxform refused (and
     ``${}``, which pyxform passes, made JavaRosa fail on the label), although survey add
     promises that an added survey works with every command."""
-    out = _export(tmp_path, one_question(text))
-    assert not convert(out, tmp_path / "form.xml")
-    [(_, texts)] = JavaRosa.shared().show([tmp_path / "form.xml"]).items()
+    assert not probes[f"accepted {text}"].warnings
+    texts = probes_shown["javarosa"][f"accepted {text}"]
     assert [literal(t.text) for t in texts if t.name == "q1" and t.role == "label"] == [
         f"Question 1. {text}"]
 
@@ -335,8 +403,7 @@ def test_a_control_character_in_templates_wording_is_one_line_naming_file_line_k
     """Why: a control character in --templates wording crashed the export with openpyxl's
     IllegalCharacterError in a 3-line message."""
     folder = _templates(tmp_path, respondent_id_hint="Type it" + REFUSED[case] + " here")
-    db = f"sqlite:///{tmp_path / 'survey.db'}"
-    assert run("init", "--db", db).exit_code == 0
+    db = migrated_sqlite(tmp_path / "survey.db")
     (tmp_path / "s.toml").write_text(one_question("Ever?"), encoding="utf-8")
     assert run("survey", "add", str(tmp_path / "s.toml"), "--db", db).exit_code == 0
     out = tmp_path / "form.xlsx"
@@ -353,8 +420,7 @@ def test_a_control_character_in_templates_wording_is_one_line_naming_file_line_k
 
 def test_templates_wording_with_a_placeholder_it_does_not_allow_is_one_line(tmp_path):
     folder = _templates(tmp_path, rule_say='Answer "{answr}".')
-    db = f"sqlite:///{tmp_path / 'survey.db'}"
-    run("init", "--db", db)
+    db = migrated_sqlite(tmp_path / "survey.db")
     (tmp_path / "s.toml").write_text(one_question("Ever?"), encoding="utf-8")
     run("survey", "add", str(tmp_path / "s.toml"), "--db", db)
     result = run("export", "xlsform", "--survey", "probe", "--out", str(tmp_path / "f.xlsx"),
@@ -374,8 +440,7 @@ TEMPLATE_CASES = ("id reference", "missing reference", "empty reference", "markd
 def test_templates_wording_displays_literally(tmp_path):
     """The hostile corpus in a --templates wording.json: shown as written, like the survey
     file's own [wording]."""
-    db = f"sqlite:///{tmp_path / 'survey.db'}"
-    run("init", "--db", db)
+    db = migrated_sqlite(tmp_path / "survey.db")
     (tmp_path / "s.toml").write_text(one_question("Ever?"), encoding="utf-8")
     assert run("survey", "add", str(tmp_path / "s.toml"), "--db", db).exit_code == 0
     forms = {}
@@ -404,8 +469,7 @@ def test_templates_wording_displays_literally(tmp_path):
 
 def test_the_out_path_is_printed_with_control_characters_escaped(tmp_path):
     """Why: the --out name was printed with raw control characters (a terminal escape)."""
-    db = f"sqlite:///{tmp_path / 'survey.db'}"
-    run("init", "--db", db)
+    db = migrated_sqlite(tmp_path / "survey.db")
     (tmp_path / "s.toml").write_text(one_question("Ever?"), encoding="utf-8")
     run("survey", "add", str(tmp_path / "s.toml"), "--db", db)
     out = tmp_path / "form\x1b]0;PWNED\x07\x1b[2J.xlsx"
@@ -449,8 +513,7 @@ _WHERE = {"title": "title", "text": "questions[0].text",
 @pytest.mark.parametrize("field", list(_WHERE))
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_survey_add_refuses_a_character_no_form_can_show_in_one_line(case, field, tmp_path):
-    db = f"sqlite:///{tmp_path / 'survey.db'}"
-    run("init", "--db", db)
+    db = migrated_sqlite(tmp_path / "survey.db")
     source = tmp_path / "s.toml"
     source.write_text(_refused_survey(field, "Say" + REFUSED[case] + "it"), encoding="utf-8")
     result = run("survey", "add", str(source), "--db", db)
@@ -464,8 +527,7 @@ def test_survey_add_refuses_a_character_no_form_can_show_in_one_line(case, field
 
 
 def test_labels_refuse_line_breaks_and_characters_no_form_can_show(tmp_path):
-    db = f"sqlite:///{tmp_path / 'survey.db'}"
-    run("init", "--db", db)
+    db = migrated_sqlite(tmp_path / "survey.db")
     for label in ("two\nlines", "tab\there", "bad\ufffe"):
         source = tmp_path / "s.toml"
         source.write_text(f'''name = "probe"
@@ -486,8 +548,7 @@ categories = [{toml_string(label)}, "often"]
 def test_a_text_too_long_for_a_spreadsheet_cell_is_refused_at_survey_add(tmp_path):
     """A cell holds at most MAX_CELL characters: a question whose die table would need more
     is refused in one line naming the question and the cell."""
-    db = f"sqlite:///{tmp_path / 'survey.db'}"
-    run("init", "--db", db)
+    db = migrated_sqlite(tmp_path / "survey.db")
     source = tmp_path / "s.toml"
     source.write_text(one_question("x" * 40_000), encoding="utf-8")
     result = run("survey", "add", str(source), "--db", db)
@@ -510,53 +571,25 @@ def test_a_text_too_long_for_a_spreadsheet_cell_is_refused_at_survey_add(tmp_pat
                 "of; found when building the XLSForm (export xlsform)\n")
 
 
-def test_a_very_long_text_that_fits_a_cell_is_exported_and_shown_whole(tmp_path):
-    text = ("*Long* ${respondent_id} <b>text</b>\n- line\n" * 600).strip()  # 25,000 characters
-    out = _export(tmp_path, one_question(text))
-    xform = tmp_path / "form.xml"
-    assert not convert(out, xform)
-    [(_, javarosa)] = JavaRosa.shared().show([xform]).items()
-    [(_, webforms)] = WebForms().show([xform]).items()
-    read = check_shown_as_written(javarosa, webforms)
-    assert read["q1", "label"] == [f"Question 1. {text}"]
+def test_a_very_long_text_that_fits_a_cell_is_exported_and_shown_whole(probes, probes_shown):
+    assert not probes["long"].warnings
+    read = check_shown_as_written(probes_shown["javarosa"]["long"],
+                                  probes_shown["webforms"]["long"])
+    assert read["q1", "label"] == [f"Question 1. {LONG_TEXT}"]
 
 
 # --- answer and group labels -------------------------------------------------------------
 
-LABELS = ("${respondent_id}", "*a*", "<b>b</b>", "=1+1", "- item", "1. one", "&amp;",
-          "`c` `d`", "[e](f)", "# h", "\\_g_")
-
-
-def test_hostile_answer_and_group_labels_display_literally(tmp_path):
-    groups = toml_string("${q1_draw}") + ", " + toml_string("<i>two</i>")
-    categories = ", ".join(toml_string(label) for label in LABELS)
-    out = _export(tmp_path, f'''name = "labels"
-title = "Labels"
-[[questions]]
-id = "q1"
-text = "How often?"
-[questions.design]
-model = "krr"
-p = 0.7
-categories = [{categories}]
-[[questions]]
-id = "q2"
-text = "Ever?"
-[questions.design]
-model = "sld"
-p = [0.5, 0.75]
-groups = [{groups}]
-''', "--randomize", "device", "--acknowledge-risk")
-    xform = tmp_path / "form.xml"
-    assert not convert(out, xform)
-    [(_, javarosa)] = JavaRosa.shared().show([xform]).items()
-    [(_, webforms)] = WebForms().show([xform]).items()
-    read = check_shown_as_written(javarosa, webforms)
+def test_hostile_answer_and_group_labels_display_literally(probes, probes_shown):
+    probe = probes["labels"]
+    assert not probe.warnings
+    read = check_shown_as_written(probes_shown["javarosa"]["labels"],
+                                  probes_shown["webforms"]["labels"])
     assert tuple(read["q1", "choice"]) == LABELS
     assert read["group", "choice"] == ["${q1_draw}", "<i>two</i>"]
     # the answers the submission holds are the labels, as written
-    names = [row[1] for row in load_workbook(out)["choices"].iter_rows(values_only=True)
-             if row[0] == "answers"]
+    names = [row[1] for row in load_workbook(probe.xlsform)["choices"].iter_rows(
+        values_only=True) if row[0] == "answers"]
     assert tuple(names) == LABELS
 
 
@@ -583,15 +616,14 @@ def test_every_cell_is_text_marked_as_text_so_no_spreadsheet_reads_a_formula(tmp
     assert 'quotePrefix="1"' in styles and 'numFmtId="49"' in styles
 
 
-def test_pyxform_straightens_curly_quotes_the_one_change_a_text_undergoes(tmp_path):
+def test_pyxform_straightens_curly_quotes_the_one_change_a_text_undergoes(probes,
+                                                                           probes_shown):
     """pyxform replaces ‘ ’ “ ” with ' and " in every cell and has no setting against it
     (parsing/sheet_headers.clean_text_values): docs/field-collection.md says so. If this
     test fails, pyxform stopped doing it: remove the sentence from the docs."""
-    text = "Don’t say “never”, ‘ok’?"
-    out = _export(tmp_path, one_question(text))
-    assert not convert(out, tmp_path / "form.xml")
-    [(_, texts)] = JavaRosa.shared().show([tmp_path / "form.xml"]).items()
-    [label] = [t.text for t in texts if (t.name, t.role) == ("q1", "label")]
+    assert not probes["curly"].warnings
+    [label] = [t.text for t in probes_shown["javarosa"]["curly"]
+               if (t.name, t.role) == ("q1", "label")]
     assert label == "Question 1. Don't say \"never\", 'ok'?"
 
 
