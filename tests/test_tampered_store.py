@@ -14,6 +14,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+import migrated
 import pytest
 from sqlalchemy import text
 
@@ -196,13 +197,18 @@ def tamper(url: str, statements: tuple[str, ...]) -> None:
     engine.dispose()
 
 
+def fill(url: str) -> None:
+    for args in (["survey", "add", str(SAMPLE / "academic_integrity.toml")],
+                 ["import", str(SAMPLE / "responses_long.csv"), "--survey", SURVEY]):
+        result = cli(*args, "--db", url)
+        assert result.exit_code == 0, result.stderr
+
+
 @pytest.fixture
 def filled(database_url: str) -> str:
-    for args in (["init"], ["survey", "add", str(SAMPLE / "academic_integrity.toml")],
-                 ["import", str(SAMPLE / "responses_long.csv"), "--survey", SURVEY]):
-        result = cli(*args, "--db", database_url)
-        assert result.exit_code == 0, result.stderr
-    return database_url
+    """A database holding the sample survey and its long file: a copy of one filled once
+    per test process (tests/migrated.py)."""
+    return migrated.copy_filled(database_url, fill)
 
 
 @pytest.mark.parametrize("case", TAMPERS, ids=lambda case: case.name)
