@@ -54,3 +54,12 @@ def add_sample_survey(url: str) -> None:
     survey = locate_resource("sample_data") / "academic_integrity.toml"
     result = run_cli("survey", "add", str(survey), "--db", url)
     assert result.exit_code == 0, result.output
+
+
+def add_sample_survey_and_answers(url: str) -> None:
+    """``add_sample_survey``, then ``surveykit import`` of sample_data/responses_long.csv
+    (1,172 answers of 300 respondents): a fill for ``migrated.copy_filled``."""
+    add_sample_survey(url)
+    answers = locate_resource("sample_data") / "responses_long.csv"
+    result = run_cli("import", str(answers), "--survey", "academic_integrity", "--db", url)
+    assert result.exit_code == 0, result.output

@@ -20,7 +20,7 @@ from sqlalchemy import text
 
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
-from tests.store_support import run_cli
+from tests.store_support import add_sample_survey_and_answers, run_cli
 
 SURVEY = "academic_integrity"
 SAMPLE = locate_resource("sample_data")
@@ -197,18 +197,11 @@ def tamper(url: str, statements: tuple[str, ...]) -> None:
     engine.dispose()
 
 
-def fill(url: str) -> None:
-    for args in (["survey", "add", str(SAMPLE / "academic_integrity.toml")],
-                 ["import", str(SAMPLE / "responses_long.csv"), "--survey", SURVEY]):
-        result = cli(*args, "--db", url)
-        assert result.exit_code == 0, result.stderr
-
-
 @pytest.fixture
 def filled(database_url: str) -> str:
     """A database holding the sample survey and its long file: a copy of one filled once
     per test process (tests/migrated.py)."""
-    return migrated.copy_filled(database_url, fill)
+    return migrated.copy_filled(database_url, add_sample_survey_and_answers)
 
 
 @pytest.mark.parametrize("case", TAMPERS, ids=lambda case: case.name)
