@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
@@ -127,3 +128,62 @@ def drop_postgres_database(name: str) -> None:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     finally:
         admin.dispose()
+
+
+# -- databases filled once per test process ---------------------------------------------------
+
+#: The filled templates of this process, by (dialect, fill): an SQLite file or a PostgreSQL
+#: database name with the name of its schema.
+_filled: dict[tuple[str, Callable[[str], None]], tuple[str, str]] = {}
+
+
+def copy_filled(url: str, fill: Callable[[str], None]) -> str:
+    """Make the empty database at ``url`` (from the ``database_url`` fixture) a copy of one
+    that was migrated to head and then filled by ``fill(url)``, once per test process for
+    each ``fill`` (a module-level function: set-up shared by many tests, such as ``survey
+    add`` and an import, that none of them is about). Returns ``url``.
+
+    On SQLite the template file is copied to ``url``'s path (which must not exist). On
+    PostgreSQL ``url``'s database is dropped and created again from the template database,
+    whose schema is renamed to the one on ``url``'s search path. ``fill`` must close every
+    connection it opened (``store_support.run_cli`` does): a database with sessions cannot
+    be a template, and SQLite's write-ahead log must be checkpointed into the file.
+    """
+    dialect = "sqlite" if url.startswith("sqlite") else "postgresql"
+    key = (dialect, fill)
+    if key not in _filled:
+        _filled[key] = _fill_template(dialect, fill)
+    source, source_schema = _filled[key]
+    if dialect == "sqlite":
+        path = Path(make_url(url).database)
+        if path.exists():
+            raise FileExistsError(path)
+        shutil.copyfile(source, path)
+        return url
+    parsed = make_url(url)
+    schema = parsed.query["options"].removeprefix("-csearch_path=")
+    drop_postgres_database(parsed.database)
+    admin = _admin()
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(
+                f'CREATE DATABASE "{parsed.database}" TEMPLATE "{source}"'))
+    finally:
+        admin.dispose()
+    _execute(parsed.database, f'ALTER SCHEMA "{source_schema}" RENAME TO "{schema}"')
+    return url
+
+
+def _fill_template(dialect: str, fill: Callable[[str], None]) -> tuple[str, str]:
+    if dialect == "sqlite":
+        folder = Path(tempfile.mkdtemp(prefix="surveykit-filled-"))
+        atexit.register(shutil.rmtree, folder, True)
+        path = folder / "filled.db"
+        fill(migrated_sqlite(path))
+        assert not path.with_name(path.name + "-wal").exists(), "fill left a connection open"
+        return str(path), ""
+    database, url = new_postgres_database()
+    atexit.register(drop_postgres_database, database)
+    migrate_postgres(url)
+    fill(url)
+    return database, make_url(url).query["options"].removeprefix("-csearch_path=")

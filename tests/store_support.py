@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from sqlalchemy import Engine, event
 
 from surveykit.cli import main
+from surveykit.resources import locate_resource
 from surveykit.store import database as store
 from surveykit.store.answer_counts import check_counts
 
@@ -44,3 +45,21 @@ def run_cli(*args: str):
     for engine in list(opened):
         engine.dispose()
     return result
+
+
+def add_sample_survey(url: str) -> None:
+    """``surveykit survey add`` of sample_data/academic_integrity.toml into the migrated
+    database at ``url``: the set-up of many CLI tests, made once per process with
+    ``migrated.copy_filled(url, add_sample_survey)``."""
+    survey = locate_resource("sample_data") / "academic_integrity.toml"
+    result = run_cli("survey", "add", str(survey), "--db", url)
+    assert result.exit_code == 0, result.output
+
+
+def add_sample_survey_and_answers(url: str) -> None:
+    """``add_sample_survey``, then ``surveykit import`` of sample_data/responses_long.csv
+    (1,172 answers of 300 respondents): a fill for ``migrated.copy_filled``."""
+    add_sample_survey(url)
+    answers = locate_resource("sample_data") / "responses_long.csv"
+    result = run_cli("import", str(answers), "--survey", "academic_integrity", "--db", url)
+    assert result.exit_code == 0, result.output

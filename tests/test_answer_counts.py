@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import migrated
 import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
@@ -26,7 +27,7 @@ from surveykit.store import migrate
 from surveykit.store.answer_counts import check_counts, rebuild_counts
 from surveykit.store.importer import import_responses
 from surveykit.store.submissions import SubmissionConflict, record_submission
-from tests.store_support import checked_counts, run_cli
+from tests.store_support import add_sample_survey_and_answers, checked_counts, run_cli
 
 SURVEY = "academic_integrity"
 QUESTIONS = ("exam_cheating", "plagiarism", "contract_cheating", "fabricated_data")
@@ -234,11 +235,7 @@ def cli(*args: str):
 
 
 def test_cli_check_lists_the_differing_cells_and_exits_1_then_repairs(tmp_path):
-    url = f"sqlite:///{tmp_path / 'c.db'}"
-    assert cli("init", "--db", url).exit_code == 0
-    assert cli("survey", "add", str(SAMPLE / "academic_integrity.toml"), "--db", url).exit_code == 0
-    assert cli("import", str(SAMPLE / "responses_long.csv"), "--survey", SURVEY, "--db",
-               url).exit_code == 0
+    url = migrated.copy_filled(f"sqlite:///{tmp_path / 'c.db'}", add_sample_survey_and_answers)
     good = cli("check", "--survey", SURVEY, "--db", url)
     assert (good.exit_code, good.stdout) == (0, (
         "The kept counts of survey 'academic_integrity' agree with its answers: 12 cells, "

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
+import tempfile
 from pathlib import Path
 
+import migrated
 import numpy as np
 import pandas as pd
 import pytest
@@ -387,17 +389,22 @@ def cli(*args: str):
     return CliRunner().invoke(main, list(args), prog_name="surveykit")
 
 
+def add_and_import_a_wave(url: str) -> None:
+    """survey add of the survey with covariates and a model, and an import of 1500
+    simulated respondents, into the migrated database at ``url``."""
+    with tempfile.TemporaryDirectory() as folder:
+        survey = Path(folder) / "survey.toml"
+        survey.write_text(survey_text(COVARIATES + MODEL), encoding="utf-8")
+        assert cli("survey", "add", str(survey), "--db", url).exit_code == 0
+        path = Path(folder) / "wave.csv"
+        simulated(1500).to_csv(path, index=False)
+        assert cli("import", str(path), "--survey", SURVEY, "--db", url).exit_code == 0
+
+
 @pytest.fixture
 def cli_db(tmp_path) -> str:
-    url = f"sqlite:///{tmp_path / 'cli.db'}"
-    survey = tmp_path / "survey.toml"
-    survey.write_text(survey_text(COVARIATES + MODEL), encoding="utf-8")
-    assert cli("init", "--db", url).exit_code == 0
-    assert cli("survey", "add", str(survey), "--db", url).exit_code == 0
-    path = tmp_path / "wave.csv"
-    simulated(1500).to_csv(path, index=False)
-    assert cli("import", str(path), "--survey", SURVEY, "--db", url).exit_code == 0
-    return url
+    """A copy of a database filled once per test process (tests/migrated.py)."""
+    return migrated.copy_filled(f"sqlite:///{tmp_path / 'cli.db'}", add_and_import_a_wave)
 
 
 def test_cli_regress_survey_prints_the_summary_and_json(cli_db):
@@ -548,7 +555,7 @@ def test_cli_import_says_how_many_covariate_values_it_stored(tmp_path):
     url = f"sqlite:///{tmp_path / 'c.db'}"
     survey = tmp_path / "survey.toml"
     survey.write_text(survey_text(COVARIATES), encoding="utf-8")
-    cli("init", "--db", url)
+    migrated.migrated_sqlite(tmp_path / "c.db")
     cli("survey", "add", str(survey), "--db", url)
     path = write(tmp_path / "w.csv", [["respondent_id", "exam_cheating", "age", "faculty"],
                                       ["r1", "yes", "21", "law"], ["r2", "no", "", "arts"]])

@@ -18,13 +18,14 @@ import shlex
 from collections import Counter
 from pathlib import Path
 
+import migrated
 import pytest
 
 from surveykit.errors import CsvImportError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
 from surveykit.store.importer import import_responses
-from tests.store_support import run_cli
+from tests.store_support import add_sample_survey, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_TOML = locate_resource("sample_data") / "academic_integrity.toml"
@@ -131,9 +132,7 @@ def check_ok(url: str) -> None:
 
 @pytest.fixture
 def survey_url(database_url: str) -> str:
-    assert run_cli("init", "--db", database_url).exit_code == 0
-    assert run_cli("survey", "add", str(SAMPLE_TOML), "--db", database_url).exit_code == 0
-    return database_url
+    return migrated.copy_filled(database_url, add_sample_survey)
 
 
 def summary(result) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import migrated
 import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
@@ -292,7 +293,7 @@ def test_cli_survey_update(tmp_path):
     base, french = tmp_path / "base.toml", tmp_path / "french.toml"
     base.write_text(SAMPLE_TOML, encoding="utf-8")
     french.write_text(survey_text("french.toml"), encoding="utf-8")
-    assert cli("init", "--db", db).exit_code == 0
+    migrated.migrated_sqlite(Path(db.removeprefix("sqlite:///")))
     assert cli("survey", "add", str(base), "--db", db).exit_code == 0
     result = cli("survey", "update", str(french), "--db", db)
     assert result.exit_code == 0
@@ -310,7 +311,7 @@ def test_dry_run_shows_the_mapping_and_counts_and_changes_nothing(tmp_path):
     db = f"sqlite:///{tmp_path / 's.db'}"
     path = tmp_path / "survey.toml"
     path.write_text(SAMPLE_TOML, encoding="utf-8")
-    cli("init", "--db", db)
+    migrated.migrated_sqlite(Path(db.removeprefix("sqlite:///")))
     cli("survey", "add", str(path), "--db", db)
     kobo = EXPORTS / "kobotoolbox_labels.csv"
     result = cli("import", str(kobo), "--survey", SURVEY, "--db", db, "--dry-run")
@@ -338,7 +339,7 @@ def test_dry_run_with_bad_rows_fails_like_the_import_after_showing_the_mapping(t
     db = f"sqlite:///{tmp_path / 's.db'}"
     path = tmp_path / "survey.toml"
     path.write_text(SAMPLE_TOML, encoding="utf-8")
-    cli("init", "--db", db)
+    migrated.migrated_sqlite(Path(db.removeprefix("sqlite:///")))
     cli("survey", "add", str(path), "--db", db)
     result = cli("import", str(EXPORTS / "kobotoolbox_french.csv"), "--survey", SURVEY,
                  "--db", db, "--dry-run")
@@ -358,7 +359,7 @@ def test_each_export_counts_and_reports_as_it_imports(tmp_path, name, profile, t
     db = f"sqlite:///{tmp_path / 's.db'}"
     survey_file = tmp_path / "survey.toml"
     survey_file.write_text(survey_text(profile), encoding="utf-8")
-    assert cli("init", "--db", db).exit_code == 0
+    migrated.migrated_sqlite(Path(db.removeprefix("sqlite:///")))
     assert cli("survey", "add", str(survey_file), "--db", db).exit_code == 0
     common = ["--survey", SURVEY, "--db", db]
     path = str(EXPORTS / name)

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import migrated
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -26,7 +27,7 @@ from surveykit.errors import CsvImportError, CsvProblem, ParameterError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
 from surveykit.store.importer import import_responses
-from tests.store_support import checked_counts, run_cli
+from tests.store_support import add_sample_survey, checked_counts, run_cli
 
 SURVEY = "academic_integrity"
 QUESTIONS = ("exam_cheating", "plagiarism", "contract_cheating", "fabricated_data")
@@ -454,10 +455,7 @@ def cli(*args: str, env: dict | None = None):
 
 @pytest.fixture
 def cli_db(tmp_path, sample_survey_path) -> str:
-    url = f"sqlite:///{tmp_path / 'cli.db'}"
-    assert cli("init", "--db", url).exit_code == 0
-    assert cli("survey", "add", str(sample_survey_path), "--db", url).exit_code == 0
-    return url
+    return migrated.copy_filled(f"sqlite:///{tmp_path / 'cli.db'}", add_sample_survey)
 
 
 def test_cli_import_then_counts_as_json(cli_db, tmp_path):
@@ -579,10 +577,9 @@ def test_a_killed_import_leaves_the_database_as_before(tmp_path, sample_survey_p
     url = f"sqlite:///{db}"
     run = [*surveykit_command()]
     small = write(tmp_path / "small.csv", long_csv(40, start=10_000_000))
-    for args in (["init"], ["survey", "add", str(sample_survey_path)],
-                 ["import", str(small), "--survey", SURVEY]):
-        done = run_cli(*args, "--db", url)
-        assert done.exit_code == 0, (args, done.output)
+    migrated.copy_filled(url, add_sample_survey)
+    done = run_cli("import", str(small), "--survey", SURVEY, "--db", url)
+    assert done.exit_code == 0, done.output
     big = write(tmp_path / "big.csv", long_csv(1_000_000))
     wal = db.with_name("kill.db-wal")
     start_size = wal.stat().st_size if wal.exists() else 0
@@ -613,9 +610,7 @@ def test_two_imports_into_one_sqlite_database_at_once_both_succeed(tmp_path, sam
     db = tmp_path / "two.db"
     url = f"sqlite:///{db}"
     run = surveykit_command()
-    for args in (["init"], ["survey", "add", str(sample_survey_path)]):
-        done = run_cli(*args, "--db", url)
-        assert done.exit_code == 0, (args, done.output)
+    migrated.copy_filled(url, add_sample_survey)
     files = [write(tmp_path / "one.csv", long_csv(100_000)),
              write(tmp_path / "two.csv", long_csv(100_000, start=100_000))]
     processes = [subprocess.Popen([*run, "import", str(path), "--survey", SURVEY, "--db", url],
@@ -639,9 +634,7 @@ def test_layout_option_and_its_deprecated_format_alias_import_the_same(tmp_path,
     with a note on stderr; the two disagreeing is a usage error."""
     wide = write(tmp_path / "w.csv", "respondent_id,exam_cheating\nr1,yes\nr2,no\n")
     for option, db_name in (("--layout", "a.db"), ("--format", "b.db")):
-        db = f"sqlite:///{tmp_path / db_name}"
-        for args in (["init"], ["survey", "add", str(sample_survey_path)]):
-            assert CliRunner().invoke(main, [*args, "--db", db]).exit_code == 0
+        db = migrated.copy_filled(f"sqlite:///{tmp_path / db_name}", add_sample_survey)
         result = CliRunner().invoke(main, ["import", str(wide), "--survey", SURVEY, option,
                                            "wide", "--db", db])
         assert result.exit_code == 0, result.output

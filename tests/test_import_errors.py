@@ -10,6 +10,7 @@ import threading
 import zipfile
 from pathlib import Path
 
+import migrated
 import openpyxl
 import pytest
 from click.testing import CliRunner
@@ -20,6 +21,7 @@ from surveykit.errors import CsvImportError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
 from surveykit.store.importer import import_responses
+from tests.store_support import add_sample_survey
 
 SURVEY = "academic_integrity"
 SAMPLE = locate_resource("sample_data")
@@ -43,10 +45,7 @@ def cli(*args: str):
 
 @pytest.fixture
 def cli_db(tmp_path) -> str:
-    url = f"sqlite:///{tmp_path / 'cli.db'}"
-    assert cli("init", "--db", url).exit_code == 0
-    assert cli("survey", "add", str(SAMPLE / "academic_integrity.toml"), "--db", url).exit_code == 0
-    return url
+    return migrated.copy_filled(f"sqlite:///{tmp_path / 'cli.db'}", add_sample_survey)
 
 
 # -- spreadsheets -----------------------------------------------------------------------------

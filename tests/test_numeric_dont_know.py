@@ -13,8 +13,10 @@ stored. Before this rule, import and counts --data took "dont_know" for any nume
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
+import migrated
 import pytest
 from sqlalchemy import Engine, select
 
@@ -44,14 +46,21 @@ def test_the_rule_is_the_designs_branch():
     assert {q: survey.question(q).design.designed_dont_know > 0 for q in NUMERIC} == RULE
 
 
+def add_tax(url: str) -> None:
+    """Add the tax survey to the migrated database at ``url`` through the CLI."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tax.toml"
+        path.write_text(SURVEY, encoding="utf-8")
+        result = run_cli("survey", "add", str(path), "--db", url)
+        assert result.exit_code == 0, result.output
+
+
 @pytest.fixture
 def stored(database_url, tmp_path):
-    path = tmp_path / "tax.toml"
-    path.write_text(SURVEY, encoding="utf-8")
-    for args in (("init",), ("survey", "add", str(path))):
-        result = run_cli(*args, "--db", database_url)
-        assert result.exit_code == 0, result.output
-    return database_url
+    """A copy of a database with the tax survey added once per test process
+    (tests/migrated.py); tax.toml is in tmp_path too."""
+    (tmp_path / "tax.toml").write_text(SURVEY, encoding="utf-8")
+    return migrated.copy_filled(database_url, add_tax)
 
 
 def _stored_answers(url: str) -> dict[tuple[str, str], str]:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from pathlib import Path
 
+import migrated
 import numpy as np
 import pytest
 from sqlalchemy import MetaData, create_engine, select
@@ -77,15 +79,20 @@ def _write(path: Path, cells: list[str], layout: str) -> Path:
     return path
 
 
-@pytest.fixture
-def stored(database_url, tmp_path):
-    """A database with the tax survey added through the CLI."""
-    survey = tmp_path / "tax.toml"
-    survey.write_text(SURVEY, encoding="utf-8")
-    for args in (("init",), ("survey", "add", str(survey))):
-        result = run_cli(*args, "--db", database_url)
+def add_tax(url: str) -> None:
+    """Add the tax survey to the migrated database at ``url`` through the CLI."""
+    with tempfile.TemporaryDirectory() as folder:
+        survey = Path(folder) / "tax.toml"
+        survey.write_text(SURVEY, encoding="utf-8")
+        result = run_cli("survey", "add", str(survey), "--db", url)
         assert result.exit_code == 0, result.output
-    return database_url
+
+
+@pytest.fixture
+def stored(database_url):
+    """A database with the tax survey added through the CLI: a copy of one made once per
+    test process (tests/migrated.py)."""
+    return migrated.copy_filled(database_url, add_tax)
 
 
 def dump(url: str) -> dict[str, list]:
@@ -288,11 +295,7 @@ def test_web_submissions_store_numbers_canonically_and_count_them_once(stored):
 
 
 def test_counts_from_the_store_duckdb_and_dask_agree(tmp_path):
-    url = f"sqlite:///{tmp_path / 'a.db'}"
-    survey = tmp_path / "tax.toml"
-    survey.write_text(SURVEY, encoding="utf-8")
-    for args in (("init",), ("survey", "add", str(survey))):
-        assert run_cli(*args, "--db", url).exit_code == 0
+    url = migrated.copy_filled(f"sqlite:///{tmp_path / 'a.db'}", add_tax)
     cells = _answers(300, seed=11)
     path = _write(tmp_path / "long.csv", cells, "long")
     assert run_cli("import", str(path), "--survey", "tax", "--db", url).exit_code == 0
@@ -323,11 +326,7 @@ def test_counts_from_the_store_duckdb_and_dask_agree(tmp_path):
 
 
 def test_a_bad_cell_counted_in_files_names_its_line(tmp_path):
-    url = f"sqlite:///{tmp_path / 'a.db'}"
-    survey = tmp_path / "tax.toml"
-    survey.write_text(SURVEY, encoding="utf-8")
-    for args in (("init",), ("survey", "add", str(survey))):
-        assert run_cli(*args, "--db", url).exit_code == 0
+    url = migrated.copy_filled(f"sqlite:///{tmp_path / 'a.db'}", add_tax)
     path = tmp_path / "bad.csv"
     path.write_text('respondent_id,cheat,income\nx1,yes,5\nx2,no,"1.234,5"\n',
                     encoding="utf-8")
@@ -362,7 +361,7 @@ def test_survey_add_of_a_numeric_survey_stores_it_and_the_sample_still_loads(tmp
     url = f"sqlite:///{tmp_path / 'a.db'}"
     survey = tmp_path / "tax.toml"
     survey.write_text(SURVEY, encoding="utf-8")
-    assert run_cli("init", "--db", url).exit_code == 0
+    migrated.migrated_sqlite(tmp_path / "a.db")
     result = run_cli("survey", "add", str(survey), "--db", url)
     assert result.exit_code == 0 and "Added survey 'tax' (2 questions)" in result.output
     with Database(url) as database:
@@ -389,8 +388,8 @@ def test_with_sampling_the_total_is_horvitz_thompson_of_the_unbiased_transform(t
                      f"{'A' if i < 40 else 'B'}")
     path = tmp_path / "answers.csv"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    url = f"sqlite:///{tmp_path / 'a.db'}"
-    for args in (("init",), ("survey", "add", str(survey_file)),
+    url = migrated.migrated_sqlite(tmp_path / "a.db")
+    for args in (("survey", "add", str(survey_file)),
                  ("import", str(path), "--survey", "tax")):
         result = run_cli(*args, "--db", url)
         assert result.exit_code == 0, result.output
@@ -431,8 +430,8 @@ def test_regress_with_a_numeric_outcome_is_least_squares_on_the_stored_answers(t
         f"r{i:03d},{z:.2f},{int(a)}\n" for i, (z, a) in enumerate(zip(answers, age,
                                                                       strict=True))),
         encoding="utf-8")
-    url = f"sqlite:///{tmp_path / 'a.db'}"
-    for args in (("init",), ("survey", "add", str(survey_file)),
+    url = migrated.migrated_sqlite(tmp_path / "a.db")
+    for args in (("survey", "add", str(survey_file)),
                  ("import", str(path), "--survey", "reg")):
         assert run_cli(*args, "--db", url).exit_code == 0
     result = run_cli("regress", "--survey", "reg", "--formula", "income ~ age", "--db", url,
@@ -456,11 +455,7 @@ def test_regress_with_a_numeric_outcome_is_least_squares_on_the_stored_answers(t
 
 
 def test_counting_decimal_comma_files_needs_the_option_as_import_does(tmp_path):
-    url = f"sqlite:///{tmp_path / 'a.db'}"
-    survey = tmp_path / "tax.toml"
-    survey.write_text(SURVEY, encoding="utf-8")
-    for args in (("init",), ("survey", "add", str(survey))):
-        assert run_cli(*args, "--db", url).exit_code == 0
+    url = migrated.copy_filled(f"sqlite:///{tmp_path / 'a.db'}", add_tax)
     path = tmp_path / "comma.csv"
     path.write_text("respondent_id;cheat;income\nx1;yes;1234,50\nx2;no;0,5\nx3;no;dk\n",
                     encoding="utf-8")

@@ -10,7 +10,10 @@ the file's non-empty cells; ``survey list``, as text and as JSON, must agree wit
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
+import migrated
 import pytest
 from sqlalchemy import func, select
 
@@ -26,15 +29,22 @@ CHOICE = numeric_survey(choice_question("a", "A?"), choice_question("b", "B?"),
                         name="yesno", title="Yes/no")
 
 
+def add_both(url: str) -> None:
+    """Add the mixed tax survey and the yes/no one to the migrated database at ``url``."""
+    with tempfile.TemporaryDirectory() as folder:
+        for name, text in (("tax.toml", MIXED), ("yesno.toml", CHOICE)):
+            (Path(folder) / name).write_text(text, encoding="utf-8")
+            result = run_cli("survey", "add", str(Path(folder) / name), "--db", url)
+            assert result.exit_code == 0, result.output
+
+
 @pytest.fixture
 def stored(database_url, tmp_path):
+    """A copy of a database holding both surveys, made once per test process
+    (tests/migrated.py); their files are in tmp_path too."""
     for name, text in (("tax.toml", MIXED), ("yesno.toml", CHOICE)):
         (tmp_path / name).write_text(text, encoding="utf-8")
-    for args in (("init",), ("survey", "add", str(tmp_path / "tax.toml")),
-                 ("survey", "add", str(tmp_path / "yesno.toml"))):
-        result = run_cli(*args, "--db", database_url)
-        assert result.exit_code == 0, result.output
-    return database_url
+    return migrated.copy_filled(database_url, add_both)
 
 
 def _stored_rows(url: str) -> dict[str, int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import migrated
 import pytest
 from sqlalchemy import text
 
@@ -16,7 +17,7 @@ from surveykit.designs.base import check_identifiable
 from surveykit.errors import ParameterError
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
-from tests.store_support import run_cli
+from tests.store_support import add_sample_survey, add_sample_survey_and_answers, run_cli
 
 SURVEY = "academic_integrity"
 SAMPLE = locate_resource("sample_data")
@@ -41,12 +42,7 @@ def assert_one_line(result, status: int = 1) -> str:
 @pytest.fixture
 def filled(database_url: str) -> str:
     """A database with the example survey and its 1,172 long-format answers."""
-    assert cli("init", "--db", database_url).exit_code == 0
-    assert cli("survey", "add", str(SAMPLE / "academic_integrity.toml"), "--db",
-               database_url).exit_code == 0
-    assert cli("import", str(SAMPLE / "responses_long.csv"), "--survey", SURVEY, "--db",
-               database_url).exit_code == 0
-    return database_url
+    return migrated.copy_filled(database_url, add_sample_survey_and_answers)
 
 
 def tamper(url: str, *statements: str) -> None:
@@ -76,10 +72,7 @@ def test_a_table_dropped_behind_surveykits_back_fails_in_one_line_without_sql(fi
 def test_a_failing_insert_shows_neither_its_statement_nor_its_parameters(tmp_path):
     # a trigger left by another program that cannot run: the import's INSERT INTO imports
     # fails, and SQLAlchemy's message carried the file's name and sha256 as parameters
-    url = f"sqlite:///{tmp_path / 't.db'}"
-    assert cli("init", "--db", url).exit_code == 0
-    assert cli("survey", "add", str(SAMPLE / "academic_integrity.toml"), "--db",
-               url).exit_code == 0
+    url = migrated.copy_filled(f"sqlite:///{tmp_path / 't.db'}", add_sample_survey)
     with sqlite3.connect(tmp_path / "t.db") as conn:
         conn.execute("CREATE TRIGGER audit AFTER INSERT ON imports BEGIN "
                      "INSERT INTO audit_log VALUES (new.sha256); END")
@@ -90,8 +83,7 @@ def test_a_failing_insert_shows_neither_its_statement_nor_its_parameters(tmp_pat
 
 
 def test_an_escape_sequence_in_an_unexpected_error_is_shown_escaped(tmp_path):
-    url = f"sqlite:///{tmp_path / 't.db'}"
-    assert cli("init", "--db", url).exit_code == 0
+    url = migrated.migrated_sqlite(tmp_path / "t.db")
     with sqlite3.connect(tmp_path / "t.db") as conn:
         conn.execute("CREATE TRIGGER evil BEFORE INSERT ON surveys BEGIN SELECT "
                      "no_such_function('\x1b[2J'); END")
@@ -131,8 +123,7 @@ text = "Have you ever?"
 def test_survey_add_refuses_a_design_whose_answers_carry_no_information(tmp_path):
     # p and q one unit in the last place apart: accepted (p > q), then the readiness check's
     # report divided by P(yes | yes) - P(yes | no) read as decimals, 0: ZeroDivisionError
-    url = f"sqlite:///{tmp_path / 't.db'}"
-    assert cli("init", "--db", url).exit_code == 0
+    url = migrated.migrated_sqlite(tmp_path / "t.db")
     survey = tmp_path / "degenerate.toml"
     survey.write_text(DEGENERATE, encoding="utf-8")
     line = assert_one_line(cli("survey", "add", str(survey), "--db", url))

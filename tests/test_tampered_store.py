@@ -14,12 +14,13 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+import migrated
 import pytest
 from sqlalchemy import text
 
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
-from tests.store_support import run_cli
+from tests.store_support import add_sample_survey_and_answers, run_cli
 
 SURVEY = "academic_integrity"
 SAMPLE = locate_resource("sample_data")
@@ -198,11 +199,9 @@ def tamper(url: str, statements: tuple[str, ...]) -> None:
 
 @pytest.fixture
 def filled(database_url: str) -> str:
-    for args in (["init"], ["survey", "add", str(SAMPLE / "academic_integrity.toml")],
-                 ["import", str(SAMPLE / "responses_long.csv"), "--survey", SURVEY]):
-        result = cli(*args, "--db", database_url)
-        assert result.exit_code == 0, result.stderr
-    return database_url
+    """A database holding the sample survey and its long file: a copy of one filled once
+    per test process (tests/migrated.py)."""
+    return migrated.copy_filled(database_url, add_sample_survey_and_answers)
 
 
 @pytest.mark.parametrize("case", TAMPERS, ids=lambda case: case.name)
