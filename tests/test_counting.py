@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 
 from surveykit import store
 from surveykit.cli import main
@@ -204,17 +205,25 @@ def test_replace_counts_the_later_files_answers_as_import_replace_does(engine, m
     assert "use --replace" in str(error)
 
 
-def test_dask_on_a_local_cluster_counts_what_duckdb_and_sqlite_count(engine, mixed, tmp_path):
+@pytest.fixture(scope="module")
+def local_cluster():
+    """A real Dask cluster (three worker processes), started once for the module: its
+    start-up costs more CPU than the counting it does."""
     distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster:
+        yield cluster
+
+
+def test_dask_on_a_local_cluster_counts_what_duckdb_and_sqlite_count(engine, mixed, tmp_path,
+                                                                      local_cluster):
     long = write_long(tmp_path / "a.csv", mixed, answers(mixed, range(0, 200), 21))
     wide = write_wide(tmp_path / "b.csv", mixed, answers(mixed, range(200, 300), 22))
     part = write_parquet(tmp_path / "c.parquet", mixed, answers(mixed, range(300, 400), 23))
     reference = imported(engine, mixed, [long, wide, as_csv(
         tmp_path / "c.csv", mixed, answers(mixed, range(300, 400), 23), "parquet")])
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster:
-        on_cluster = count_files(mixed, [long, wide, part], engine="dask",
-                                 scheduler=cluster.scheduler_address)
+    on_cluster = count_files(mixed, [long, wide, part], engine="dask",
+                             scheduler=local_cluster.scheduler_address)
     assert on_cluster == reference
     assert count_files(mixed, [long, wide, part]) == reference
 
@@ -450,7 +459,7 @@ def test_a_counts_table_with_bad_rows_lists_them_with_lines(mixed):
 def test_counts_data_writes_a_counts_table_that_report_and_estimate_read(sqlite_url, tmp_path,
                                                                          sample_survey_path):
     runner = CliRunner()
-    assert runner.invoke(main, ["init", "--db", sqlite_url]).exit_code == 0
+    migrated_sqlite(tmp_path / "surveykit.db")
     assert runner.invoke(main, ["survey", "add", str(sample_survey_path), "--db",
                                 sqlite_url]).exit_code == 0
     data = sample_survey_path.parent
@@ -503,7 +512,7 @@ def test_counts_data_writes_a_counts_table_that_report_and_estimate_read(sqlite_
 def test_counts_data_prints_the_importers_error_with_file_and_line(sqlite_url, tmp_path,
                                                                     sample_survey_path):
     runner = CliRunner()
-    runner.invoke(main, ["init", "--db", sqlite_url])
+    migrated_sqlite(tmp_path / "surveykit.db")
     runner.invoke(main, ["survey", "add", str(sample_survey_path), "--db", sqlite_url])
     bad = tmp_path / "bad.csv"
     bad.write_text("respondent_id,question_id,answer\nAI-1,plagiarism,maybe\n", encoding="utf-8")
@@ -688,8 +697,7 @@ def untidy_file(path: Path, survey: Survey, seed: int) -> Path:
 def test_untidy_files_count_as_they_import_or_fail_with_the_same_problems(
         mixed, tmp_path, seed):
     path = untidy_file(tmp_path / f"untidy{seed}.csv", mixed, seed)
-    engine = store.open_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    store.init_database(engine)
+    engine = store.open_engine(migrated_sqlite(tmp_path / "store.db"))
     store.add_survey(engine, mixed)
     try:
         import_responses(engine, path, mixed.name)
