@@ -205,30 +205,19 @@ def test_replace_counts_the_later_files_answers_as_import_replace_does(engine, m
     assert "use --replace" in str(error)
 
 
-class TestOnALocalCluster:
-    """One real Dask cluster (three worker processes) for both databases' tests, shut down
-    when they end: its start-up costs more CPU than the counting it does, and an idle
-    cluster kept for the module's later tests would spend CPU on its heartbeats."""
-
-    @pytest.fixture(scope="class")
-    def local_cluster(self):
-        distributed = pytest.importorskip("distributed")
-        with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
-                                      dashboard_address=":0") as cluster:
-            yield cluster
-
-    def test_dask_on_a_local_cluster_counts_what_duckdb_and_sqlite_count(
-            self, engine, mixed, tmp_path, local_cluster):
-        long = write_long(tmp_path / "a.csv", mixed, answers(mixed, range(0, 200), 21))
-        wide = write_wide(tmp_path / "b.csv", mixed, answers(mixed, range(200, 300), 22))
-        part = write_parquet(tmp_path / "c.parquet", mixed,
-                             answers(mixed, range(300, 400), 23))
-        reference = imported(engine, mixed, [long, wide, as_csv(
-            tmp_path / "c.csv", mixed, answers(mixed, range(300, 400), 23), "parquet")])
+def test_dask_on_a_local_cluster_counts_what_duckdb_and_sqlite_count(engine, mixed, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    long = write_long(tmp_path / "a.csv", mixed, answers(mixed, range(0, 200), 21))
+    wide = write_wide(tmp_path / "b.csv", mixed, answers(mixed, range(200, 300), 22))
+    part = write_parquet(tmp_path / "c.parquet", mixed, answers(mixed, range(300, 400), 23))
+    reference = imported(engine, mixed, [long, wide, as_csv(
+        tmp_path / "c.csv", mixed, answers(mixed, range(300, 400), 23), "parquet")])
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster:
         on_cluster = count_files(mixed, [long, wide, part], engine="dask",
-                                 scheduler=local_cluster.scheduler_address)
-        assert on_cluster == reference
-        assert count_files(mixed, [long, wide, part]) == reference
+                                 scheduler=cluster.scheduler_address)
+    assert on_cluster == reference
+    assert count_files(mixed, [long, wide, part]) == reference
 
 
 def test_a_counts_table_reads_back_as_the_counts_it_was_written_from(engine, mixed, tmp_path):
