@@ -12,14 +12,16 @@ empty databases (tests/test_migrations.py, the CLI's ``init`` tests).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import URL, make_url
 
@@ -187,3 +189,30 @@ def _fill_template(dialect: str, fill: Callable[[str], None]) -> tuple[str, str]
     migrate_postgres(url)
     fill(url)
     return database, make_url(url).query["options"].removeprefix("-csearch_path=")
+
+
+#: The two databases, as the ``database_url`` fixture of tests/conftest.py parametrizes them,
+#: for fixtures of a wider scope.
+DATABASES = [
+    "sqlite",
+    pytest.param("postgresql", marks=[
+        pytest.mark.postgres,
+        pytest.mark.skipif(POSTGRES_URL is None, reason="SURVEYKIT_TEST_POSTGRES_URL is not set"),
+    ]),
+]
+
+
+@contextlib.contextmanager
+def migrated_database(kind: str, folder: Path) -> Iterator[str]:
+    """The URL of a database migrated to head (``kind`` "sqlite": a file in ``folder``;
+    "postgresql": a new database, dropped when the context ends), for a module-scoped
+    fixture that loads data once for tests that only read it."""
+    if kind == "sqlite":
+        yield migrated_sqlite(folder / "surveykit.db")
+        return
+    database, url = new_postgres_database()
+    try:
+        migrate_postgres(url)
+        yield url
+    finally:
+        drop_postgres_database(database)

@@ -13,11 +13,16 @@ it) is read row by row, and the error names the respondent as before.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from migrated import migrated_sqlite
 from sampling_support import DESIGNS, reference, sample
 from sqlalchemy import text
 from store_support import run_cli
@@ -69,14 +74,42 @@ def answers(design: str) -> pd.DataFrame:
 
 
 def load(url: str, tmp_path: Path, design: str) -> None:
+    """Write the survey and answers files of ``design`` to tmp_path, add the survey to the
+    database at ``url`` (migrated to head) and import the answers."""
     survey_file, answers_file = tmp_path / "api.toml", tmp_path / f"{design}.csv"
     survey_file.write_text(survey_text(design), encoding="utf-8")
     answers(design).to_csv(answers_file, index=False)
-    assert run_cli("init", "--db", url).exit_code == 0
     result = run_cli("survey", "add", str(survey_file), "--db", url)
     assert result.exit_code == 0, result.output
     result = run_cli("import", str(answers_file), "--survey", "api", "--db", url)
     assert result.exit_code == 0, result.output
+
+
+@functools.cache
+def _loaded_sqlite(design: str) -> Path:
+    """An SQLite database with ``design`` loaded by the CLI (load), made once per process."""
+    folder = Path(tempfile.mkdtemp(prefix="surveykit-complex-counts-"))
+    atexit.register(shutil.rmtree, folder, True)
+    load(migrated_sqlite(folder / "api.db"), folder, design)
+    return folder / "api.db"
+
+
+def loaded_sqlite(tmp_path: Path, design: str) -> str:
+    """The URL of a copy, in tmp_path, of the database _loaded_sqlite made (and the survey
+    and answers files that load writes)."""
+    shutil.copyfile(_loaded_sqlite(design), tmp_path / "api.db")
+    (tmp_path / "api.toml").write_text(survey_text(design), encoding="utf-8")
+    answers(design).to_csv(tmp_path / f"{design}.csv", index=False)
+    return f"sqlite:///{tmp_path / 'api.db'}"
+
+
+@functools.cache
+def stored_counts(design: str) -> str:
+    """``counts --format csv`` of the database _loaded_sqlite made (run once per process)."""
+    made = run_cli("counts", "--survey", "api", "--format", "csv", "--db",
+                   f"sqlite:///{_loaded_sqlite(design)}")
+    assert made.exit_code == 0, made.output
+    return made.output
 
 
 def report(url: str, *options: str) -> dict:
@@ -85,6 +118,7 @@ def report(url: str, *options: str) -> dict:
     return json.loads(result.output)
 
 
+@functools.cache
 def from_rows(design: str, question: str):
     """The estimate from every respondent's row, without the store."""
     data = sample(DESIGNS[design][0])
@@ -133,8 +167,8 @@ def test_report_from_the_stores_cells_equals_the_rows_and_r(engine, tmp_path, de
     assert data["sampling"]["respondents"] == respondents
 
 
-def test_a_weight_deleted_outside_surveykit_is_named_as_before(tmp_path, sqlite_url):
-    load(sqlite_url, tmp_path, "dclus1")
+def test_a_weight_deleted_outside_surveykit_is_named_as_before(tmp_path):
+    sqlite_url = loaded_sqlite(tmp_path, "dclus1")
     with engine_for(sqlite_url) as engine:
         with engine.begin() as conn:
             conn.execute(text("DELETE FROM covariates WHERE name = 'pw' AND respondent_id = "
@@ -179,7 +213,7 @@ def test_declared_models_in_a_sampled_report_are_the_design_based_fits(tmp_path,
     data = answers("dstrat")
     data[["api00", "ell"]] = sample("apistrat")[["api00", "ell"]]
     data.to_csv(answers_file, index=False)
-    assert run_cli("init", "--db", sqlite_url).exit_code == 0
+    migrated_sqlite(tmp_path / "surveykit.db")
     for command in (("survey", "add", str(survey_file)),
                     ("import", str(answers_file), "--survey", "api")):
         result = run_cli(*command, "--db", sqlite_url)
@@ -266,8 +300,7 @@ def test_a_weighted_counts_file_reports_as_the_store_does(engine, tmp_path, desi
     warner = next(q for q in from_file["questions"] if q["id"] == "warner")
     assert close(warner["estimate"], r["mean"]) and close(warner["se"], r["mean_se"])
     # the answers file, counted where it lies (a fresh database: the survey only)
-    fresh = f"sqlite:///{tmp_path / 'fresh.db'}"
-    assert run_cli("init", "--db", fresh).exit_code == 0
+    fresh = migrated_sqlite(tmp_path / "fresh.db")
     assert run_cli("survey", "add", str(tmp_path / "api.toml"), "--db", fresh).exit_code == 0
     counted = run_cli("counts", "--survey", "api", "--data", str(tmp_path / f"{design}.csv"),
                       "--format", "csv", "--db", fresh)
@@ -300,9 +333,9 @@ BAD_CELLS = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CELLS))
-def test_a_bad_weighted_counts_file_is_a_one_line_error(tmp_path, sqlite_url, case):
-    load(sqlite_url, tmp_path, "dclus1")
-    made = run_cli("counts", "--survey", "api", "--format", "csv", "--db", sqlite_url).output
+def test_a_bad_weighted_counts_file_is_a_one_line_error(tmp_path, case):
+    sqlite_url = loaded_sqlite(tmp_path, "dclus1")
+    made = stored_counts("dclus1")  # counts --format csv of the database at sqlite_url
     (line, column, value), words = BAD_CELLS[case]
     rows = [row.split(",") for row in made.splitlines()]
     rows[line - 1][rows[0].index(column)] = value
@@ -316,8 +349,8 @@ def test_a_bad_weighted_counts_file_is_a_one_line_error(tmp_path, sqlite_url, ca
         assert word in result.output
 
 
-def test_a_weighted_counts_file_with_a_psu_in_two_strata_is_refused(tmp_path, sqlite_url):
-    load(sqlite_url, tmp_path, "dstrat")
+def test_a_weighted_counts_file_with_a_psu_in_two_strata_is_refused(tmp_path):
+    sqlite_url = loaded_sqlite(tmp_path, "dstrat")
     made = run_cli("counts", "--survey", "api", "--format", "csv", "--db", sqlite_url).output
     lines = made.splitlines()
     lines[0] = lines[0].replace("stratum,fpc,", "stratum,_fpc,")  # no fpc: one less check
@@ -328,8 +361,8 @@ def test_a_weighted_counts_file_with_a_psu_in_two_strata_is_refused(tmp_path, sq
     assert "missing: fpc" in result.output and f"{bad}, line 1" in result.output
 
 
-def test_counting_a_file_with_a_bad_weight_names_its_line(tmp_path, sqlite_url):
-    load(sqlite_url, tmp_path, "dclus1")
+def test_counting_a_file_with_a_bad_weight_names_its_line(tmp_path):
+    sqlite_url = loaded_sqlite(tmp_path, "dclus1")
     frame = answers("dclus1")
     frame.loc[6, "pw"] = -3.5
     bad = tmp_path / "bad_answers.csv"

@@ -13,12 +13,17 @@ file, line, column and value, and the database is as before.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from migrated import migrated_sqlite
 from sampling_support import DESIGNS, reference, sample
 from sqlalchemy import text
 from store_support import run_cli
@@ -70,7 +75,7 @@ def write(tmp_path: Path, frame: pd.DataFrame, survey: str = "") -> tuple[Path, 
 
 
 def load(url: str, survey_file: Path, answers: Path) -> None:
-    assert run_cli("init", "--db", url).exit_code == 0
+    """Add the survey to the database at ``url`` (migrated to head) and import the answers."""
     assert run_cli("survey", "add", str(survey_file), "--db", url).exit_code == 0
     result = run_cli("import", str(answers), "--survey", "api_strat", "--db", url)
     assert result.exit_code == 0, result.output
@@ -87,6 +92,23 @@ def close(value, expected, tolerance=TOLERANCE):
     return value == pytest.approx(expected, rel=tolerance, abs=tolerance * 1e-3)
 
 
+@functools.cache
+def _loaded_sqlite() -> Path:
+    """An SQLite database with apistrat loaded by the CLI (load), made once per process."""
+    folder = Path(tempfile.mkdtemp(prefix="surveykit-complex-flow-"))
+    atexit.register(shutil.rmtree, folder, True)
+    url = migrated_sqlite(folder / "loaded.db")
+    load(url, *write(folder, answers_frame()))
+    return folder / "loaded.db"
+
+
+def loaded_sqlite(tmp_path: Path) -> str:
+    """The URL of a copy, in tmp_path, of the database _loaded_sqlite made."""
+    shutil.copyfile(_loaded_sqlite(), tmp_path / "loaded.db")
+    return f"sqlite:///{tmp_path / 'loaded.db'}"
+
+
+@functools.cache
 def library(question: str, variance: str = "linearization"):
     """survey_estimate on the sample's own rows (no store): what the report must show."""
     _, column = QUESTIONS[question]
@@ -147,8 +169,8 @@ def test_jackknife_report_equals_r_jkn(engine, tmp_path):
     assert close(got["se"], library("warner", "jackknife").se, 1e-9)
 
 
-def test_text_and_html_reports_show_the_design(tmp_path, sqlite_url):
-    load(sqlite_url, *write(tmp_path, answers_frame()))
+def test_text_and_html_reports_show_the_design(tmp_path):
+    sqlite_url = loaded_sqlite(tmp_path)
     text_report = run_cli("report", "--survey", "api_strat", "--db", sqlite_url).output
     assert "Design: weights pw, strata stype, fpc fpc, lonely PSUs fail." in text_report
     assert "strata 3, PSUs 200, sum of weights 6,194.00; variance linearization, 197 " \
@@ -169,7 +191,7 @@ def test_equal_weights_without_strata_leave_todays_report_as_it_was(tmp_path):
     today's report is printed unchanged above the design-based part, and the estimate is
     today's maximum-likelihood estimate bit for bit."""
     frame = answers_frame().drop(columns=["pw", "stype", "fpc"]).assign(w=3)
-    plain_url, weighted_url = (f"sqlite:///{tmp_path / name}" for name in ("a.db", "b.db"))
+    plain_url, weighted_url = (migrated_sqlite(tmp_path / name) for name in ("a.db", "b.db"))
     plain = tmp_path / "plain"
     weighted = tmp_path / "weighted"
     plain.mkdir()
@@ -197,8 +219,8 @@ def test_equal_weights_without_strata_leave_todays_report_as_it_was(tmp_path):
         assert question["deff"] == pytest.approx(1 / (1 - 1 / 3), rel=0.03)
 
 
-def test_regress_equals_svyglm(tmp_path, sqlite_url):
-    load(sqlite_url, *write(tmp_path, answers_frame()))
+def test_regress_equals_svyglm(tmp_path):
+    sqlite_url = loaded_sqlite(tmp_path)
     result = run_cli("regress", "--survey", "api_strat", "--formula", "awards ~ api00 + ell",
                      "--format", "json", "--db", sqlite_url)
     assert result.exit_code == 0, result.output
@@ -287,7 +309,7 @@ def test_a_respondent_of_an_earlier_import_without_a_weight_is_named(tmp_path, s
     them, and one without (from an earlier import) is named by id."""
     frame = answers_frame()
     survey_file, first = write(tmp_path, frame.iloc[:150])
-    load(sqlite_url, survey_file, first)
+    load(migrated_sqlite(tmp_path / "surveykit.db"), survey_file, first)
     later = tmp_path / "later.csv"
     rest = frame.iloc[150:].copy()
     rest.loc[rest.index[:1], "pw"] = None
@@ -315,7 +337,7 @@ def test_a_respondent_of_an_earlier_import_without_a_weight_is_named(tmp_path, s
 def test_survey_add_checks_sampling_at_the_door(tmp_path, sqlite_url, sampling, words):
     survey_file = tmp_path / "s.toml"
     survey_file.write_text(survey_text(sampling), encoding="utf-8")
-    assert run_cli("init", "--db", sqlite_url).exit_code == 0
+    migrated_sqlite(tmp_path / "surveykit.db")
     result = run_cli("survey", "add", str(survey_file), "--db", sqlite_url)
     if not words:
         assert result.exit_code == 0, result.output
@@ -333,10 +355,10 @@ def test_a_design_column_declared_as_another_type_is_refused():
                                            '"number"'), "t.toml")
 
 
-def test_bootstrap_report_is_near_linearization_and_names_its_seed(tmp_path, sqlite_url):
+def test_bootstrap_report_is_near_linearization_and_names_its_seed(tmp_path):
     """500 bootstrap replicates: the SE of a bootstrap SE is about 1/sqrt(2 * 500) = 3% of it,
     so 15% is five of those."""
-    load(sqlite_url, *write(tmp_path, answers_frame()))
+    sqlite_url = loaded_sqlite(tmp_path)
     questions = {q["id"]: q for q in report(sqlite_url, "--variance", "bootstrap")["questions"]}
     for question in ("awards", "warner"):
         got = questions[question]

@@ -16,11 +16,13 @@ domain, 0 outside).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from migrated import DATABASES, migrated_database
 from store_support import run_cli
 
 ROOT = Path(__file__).resolve().parent / "reference" / "survey_api"
@@ -59,16 +61,19 @@ def add_and_import(url: str, tmp_path: Path, survey: str, frame: pd.DataFrame) -
     assert result.exit_code == 0, result.output
 
 
-@pytest.fixture
-def url(engine, tmp_path) -> str:
-    url = engine.url.render_as_string(hide_password=False)
+@pytest.fixture(scope="module", params=DATABASES)
+def url(request, tmp_path_factory) -> Iterator[str]:
+    """A database (SQLite, PostgreSQL) with apiclus1's answers added and imported by the CLI
+    once for the module: its tests only read it (report, regress)."""
+    folder = tmp_path_factory.mktemp("api_domains")
     frame = pd.read_csv(ROOT / "numeric_answers_apiclus1.csv", dtype={"answer": str})
     frame.insert(0, "respondent_id", [f"s{i}" for i in range(len(frame))])
     frame["band"] = np.where(frame["meals"] >= 50, "high", "low")
-    add_and_import(url, tmp_path, SURVEY.format(design=ERIKSSON),
-                   frame[["respondent_id", "dnum", "pw", "band", "meals", "answer"]].rename(
-                       columns={"answer": "score"}))
-    return url
+    with migrated_database(request.param, folder) as url:
+        add_and_import(url, folder, SURVEY.format(design=ERIKSSON),
+                       frame[["respondent_id", "dnum", "pw", "band", "meals", "answer"]].rename(
+                           columns={"answer": "score"}))
+        yield url
 
 
 def report_json(url: str, *options: str) -> dict:

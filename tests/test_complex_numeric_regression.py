@@ -15,11 +15,13 @@ first stage). The report's ``models`` carries the same fit.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from migrated import DATABASES, migrated_database
 from store_support import run_cli
 
 from surveykit.designs.quantitative import Eriksson
@@ -52,17 +54,20 @@ def answers() -> pd.DataFrame:
     return frame.rename(columns={"answer": "score"})
 
 
-@pytest.fixture
-def url(engine, tmp_path) -> str:
-    url = engine.url.render_as_string(hide_password=False)
-    (tmp_path / "api_numeric.toml").write_text(SURVEY, encoding="utf-8")
-    answers().to_csv(tmp_path / "answers.csv", index=False)
-    result = run_cli("survey", "add", str(tmp_path / "api_numeric.toml"), "--db", url)
-    assert result.exit_code == 0, result.output
-    result = run_cli("import", str(tmp_path / "answers.csv"), "--survey", "api_numeric",
-                     "--db", url)
-    assert result.exit_code == 0, result.output
-    return url
+@pytest.fixture(scope="module", params=DATABASES)
+def url(request, tmp_path_factory) -> Iterator[str]:
+    """A database (SQLite, PostgreSQL) with apiclus2's answers added and imported by the CLI
+    once for the module: its tests only read it (regress, report)."""
+    folder = tmp_path_factory.mktemp("api_numeric")
+    with migrated_database(request.param, folder) as url:
+        (folder / "api_numeric.toml").write_text(SURVEY, encoding="utf-8")
+        answers().to_csv(folder / "answers.csv", index=False)
+        result = run_cli("survey", "add", str(folder / "api_numeric.toml"), "--db", url)
+        assert result.exit_code == 0, result.output
+        result = run_cli("import", str(folder / "answers.csv"), "--survey", "api_numeric",
+                         "--db", url)
+        assert result.exit_code == 0, result.output
+        yield url
 
 
 def closed_form(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 
 from surveykit import store
 from surveykit.cli import main
@@ -450,7 +451,7 @@ def test_a_counts_table_with_bad_rows_lists_them_with_lines(mixed):
 def test_counts_data_writes_a_counts_table_that_report_and_estimate_read(sqlite_url, tmp_path,
                                                                          sample_survey_path):
     runner = CliRunner()
-    assert runner.invoke(main, ["init", "--db", sqlite_url]).exit_code == 0
+    migrated_sqlite(tmp_path / "surveykit.db")
     assert runner.invoke(main, ["survey", "add", str(sample_survey_path), "--db",
                                 sqlite_url]).exit_code == 0
     data = sample_survey_path.parent
@@ -503,7 +504,7 @@ def test_counts_data_writes_a_counts_table_that_report_and_estimate_read(sqlite_
 def test_counts_data_prints_the_importers_error_with_file_and_line(sqlite_url, tmp_path,
                                                                     sample_survey_path):
     runner = CliRunner()
-    runner.invoke(main, ["init", "--db", sqlite_url])
+    migrated_sqlite(tmp_path / "surveykit.db")
     runner.invoke(main, ["survey", "add", str(sample_survey_path), "--db", sqlite_url])
     bad = tmp_path / "bad.csv"
     bad.write_text("respondent_id,question_id,answer\nAI-1,plagiarism,maybe\n", encoding="utf-8")
@@ -688,8 +689,7 @@ def untidy_file(path: Path, survey: Survey, seed: int) -> Path:
 def test_untidy_files_count_as_they_import_or_fail_with_the_same_problems(
         mixed, tmp_path, seed):
     path = untidy_file(tmp_path / f"untidy{seed}.csv", mixed, seed)
-    engine = store.open_engine(f"sqlite:///{tmp_path / 'store.db'}")
-    store.init_database(engine)
+    engine = store.open_engine(migrated_sqlite(tmp_path / "store.db"))
     store.add_survey(engine, mixed)
     try:
         import_responses(engine, path, mixed.name)

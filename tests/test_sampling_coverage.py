@@ -75,19 +75,24 @@ def draw_counts(design, nuisance, states: np.ndarray, rng: np.random.Generator):
     unweighted (groups, responses) counts)."""
     matrix = design.matrix(nuisance)
     groups, responses = len(design.group_names), len(design.response_labels)
-    rows = []
+    strata, clusters, people = [], [], []
     for h in range(STRATA):
         for c in rng.choice(CLUSTERS, SAMPLED_CLUSTERS[h], replace=False):
-            people = rng.choice(SIZE, SAMPLED_PEOPLE, replace=False)
-            for person in people:
-                rows.append((h, h * CLUSTERS + c, person, states[h, c, person]))
-    rows = np.asarray(rows)
+            strata.append(h)
+            clusters.append(c)
+            people.append(rng.choice(SIZE, SAMPLED_PEOPLE, replace=False))
+    # one row per sampled person (stratum, cluster, person, true state), built by numpy: a
+    # Python loop over the 840 people was a third of the test's time
+    stratum = np.repeat(strata, SAMPLED_PEOPLE)
+    cluster = np.repeat(clusters, SAMPLED_PEOPLE)
+    person = np.concatenate(people)
+    rows = np.column_stack([stratum, stratum * CLUSTERS + cluster, person,
+                            states[stratum, cluster, person]])
     n = rows.shape[0]
     group = rng.integers(0, groups, size=n)
     cumulative = np.cumsum(matrix[group, :, rows[:, 3]], axis=1)
     response = np.minimum((rng.random(n)[:, None] > cumulative).sum(axis=1), responses - 1)
-    weight = np.array([CLUSTERS / SAMPLED_CLUSTERS[h] * SIZE / SAMPLED_PEOPLE
-                       for h in rows[:, 0]])
+    weight = CLUSTERS / np.asarray(SAMPLED_CLUSTERS)[rows[:, 0]] * SIZE / SAMPLED_PEOPLE
     person_unit = np.arange(n)
     counts = WeightedCounts(
         sampling=SAMPLING, responses=design.response_labels, groups=design.group_names,

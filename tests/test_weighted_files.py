@@ -14,11 +14,16 @@ gets None from it, and ``counts --data`` says what the import says, with file an
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from migrated import migrated_sqlite
 from sampling_support import REFERENCE, reference, sample
 from store_support import run_cli
 
@@ -84,25 +89,49 @@ def long_file(frame: pd.DataFrame, columns) -> pd.DataFrame:
     return rows[rows["answer"].fillna("") != ""]
 
 
-def setup(tmp_path: Path, design: str, layout: str = "csv") -> tuple[str, Path]:
-    """A database with the survey (nothing imported) and the answers file."""
-    url = f"sqlite:///{tmp_path / 'api.db'}"
-    survey_file = tmp_path / "api.toml"
+def _scratch() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="surveykit-weighted-files-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+@functools.cache
+def _built(design: str, layout: str, imported: bool) -> tuple[Path, Path]:
+    """A database with the survey (and, if ``imported``, the answers file imported by the
+    CLI) and the answers file, made once per process: tests get copies (see setup)."""
+    folder = _scratch()
+    url = migrated_sqlite(folder / "api.db")
+    survey_file = folder / "api.toml"
     survey_file.write_text(survey_text(design), encoding="utf-8")
     frame = answers(design)
     if layout == "parquet":
-        path = tmp_path / "answers.parquet"
+        path = folder / "answers.parquet"
         frame.astype(str).replace("nan", "").to_parquet(path, index=False)
     elif layout == "long":
-        path = tmp_path / "answers.csv"
+        path = folder / "answers.csv"
         long_file(frame, DESIGNS[design][2]).to_csv(path, index=False)
     else:
-        path = tmp_path / "answers.csv"
+        path = folder / "answers.csv"
         frame.to_csv(path, index=False)
-    assert run_cli("init", "--db", url).exit_code == 0
     result = run_cli("survey", "add", str(survey_file), "--db", url)
     assert result.exit_code == 0, result.output
-    return url, path
+    if imported:
+        result = run_cli("import", str(path), "--survey", "api", "--db", url)
+        assert result.exit_code == 0, result.output
+    return folder / "api.db", path
+
+
+def setup(tmp_path: Path, design: str, layout: str = "csv", *, imported: bool = False
+          ) -> tuple[str, Path]:
+    """A database with the survey (nothing imported, or with ``imported`` the answers file
+    imported) and the answers file, in tmp_path: copies of the ones _built makes once."""
+    database, answers_file = _built(design, layout, imported)
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "api.toml").write_text(survey_text(design), encoding="utf-8")
+    shutil.copyfile(database, tmp_path / "api.db")
+    path = tmp_path / answers_file.name
+    shutil.copyfile(answers_file, path)
+    return f"sqlite:///{tmp_path / 'api.db'}", path
 
 
 def fast_cells(url: str, path: Path) -> pd.DataFrame | None:
@@ -114,6 +143,13 @@ def fast_cells(url: str, path: Path) -> pd.DataFrame | None:
 def stored_cells(url: str, path: Path) -> pd.DataFrame:
     result = run_cli("import", str(path), "--survey", "api", "--db", url)
     assert result.exit_code == 0, result.output
+    with engine_for(url) as engine:
+        return weighted_cells(engine, "api")[1]
+
+
+def imported_cells(tmp_path: Path, design: str) -> pd.DataFrame:
+    """The store's cells of the design's wide file imported by the CLI (made once)."""
+    url, _ = setup(tmp_path / "imported", design, imported=True)
     with engine_for(url) as engine:
         return weighted_cells(engine, "api")[1]
 
@@ -145,7 +181,7 @@ def test_one_group_by_over_the_file_equals_the_imported_cells(tmp_path, design):
     url, path = setup(tmp_path, design)
     fast = fast_cells(url, path)
     assert fast is not None  # the file is valid: no import, no row-by-row reading
-    expected = stored_cells(url, path)
+    expected = imported_cells(tmp_path, design)
     with engine_for(url) as engine:
         keys = design_keys(store.load_survey(engine, "api").sampling)
     assert list(fast.columns) == list(expected.columns)
@@ -169,7 +205,7 @@ def test_counts_data_writes_the_weighted_table_of_the_store(tmp_path):
     counted = run_cli("counts", "--survey", "api", "--data", str(path), "--format", "csv",
                       "--db", url)
     assert counted.exit_code == 0, counted.output
-    assert run_cli("import", str(path), "--survey", "api", "--db", url).exit_code == 0
+    url, _ = setup(tmp_path / "imported", "strata_fpc", imported=True)
     stored = run_cli("counts", "--survey", "api", "--format", "csv", "--db", url)
     from io import StringIO
 
@@ -207,8 +243,7 @@ def test_a_bad_design_value_is_the_imports_one_line_error(tmp_path, case):
         url, path = setup(tmp_path, design)
         (tmp_path / "api.toml").write_text(survey_text(design).replace(
             DESIGNS[design][1], DESIGNS_WITHOUT_NEST), encoding="utf-8")
-        url = f"sqlite:///{tmp_path / 'other.db'}"
-        assert run_cli("init", "--db", url).exit_code == 0
+        url = migrated_sqlite(tmp_path / "other.db")
         assert run_cli("survey", "add", str(tmp_path / "api.toml"), "--db", url).exit_code == 0
     else:
         url, path = setup(tmp_path, design)
@@ -233,8 +268,7 @@ def test_a_sampled_survey_whose_respondents_skip_a_question_reports(tmp_path):
     """Regression: the store's cells read an unanswered cell's response as NaN under pandas 3
     (a column of texts), and report and counts refused every survey where a respondent left a
     question empty ("group NULL is not a group")."""
-    url, path = setup(tmp_path, "strata_fpc")
-    assert run_cli("import", str(path), "--survey", "api", "--db", url).exit_code == 0
+    url, path = setup(tmp_path, "strata_fpc", imported=True)  # imported by the CLI
     result = run_cli("report", "--survey", "api", "--db", url, "--format", "json")
     assert result.exit_code == 0, result.output
     made = run_cli("counts", "--survey", "api", "--db", url, "--format", "csv").output
@@ -273,25 +307,48 @@ def test_dask_on_a_local_cluster_gives_duckdbs_cells(tmp_path):
                           keep_default_na=False, na_values=[""])
     assert_same_cells(printed, duckdb_cells, ["stratum", "psu", "fpc"])
     # the whole file imported: the store's cells
-    assert_same_cells(dask_cells, stored_cells(url, path), ["stratum", "psu", "fpc"])
+    assert_same_cells(dask_cells, imported_cells(tmp_path, "strata_clusters_fpc"),
+                      ["stratum", "psu", "fpc"])
 
 
 # -- the producer's replicate weights in a counts file (issue 21 item 5) -----------------------
 
-def _producer(tmp_path: Path, kind: str, frame: pd.DataFrame | None = None
-              ) -> tuple[str, Path]:
-    from test_producer_replicates import producer_file
+@functools.cache
+def _producer_database(kind: str) -> Path:
+    """A database with the producer's survey of ``kind`` added, made once per process."""
     from test_producer_replicates import survey_text as producer_survey
 
-    url = f"sqlite:///{tmp_path / 'public.db'}"
-    survey_file = tmp_path / "public_use.toml"
+    folder = _scratch()
+    url = migrated_sqlite(folder / "public.db")
+    survey_file = folder / "public_use.toml"
     survey_file.write_text(producer_survey(kind), encoding="utf-8")
-    path = tmp_path / f"public_use_{kind}.csv"
-    (producer_file(kind) if frame is None else frame).to_csv(path, index=False)
-    assert run_cli("init", "--db", url).exit_code == 0
     result = run_cli("survey", "add", str(survey_file), "--db", url)
     assert result.exit_code == 0, result.output
-    return url, path
+    return folder / "public.db"
+
+
+def _producer(tmp_path: Path, kind: str, frame: pd.DataFrame | None = None
+              ) -> tuple[str, Path]:
+    """A copy of the database with the producer's survey (nothing imported) and the
+    producer's file (or ``frame``) as a CSV file in tmp_path."""
+    from test_producer_replicates import producer_file
+
+    shutil.copyfile(_producer_database(kind), tmp_path / "public.db")
+    path = tmp_path / f"public_use_{kind}.csv"
+    (producer_file(kind) if frame is None else frame).to_csv(path, index=False)
+    return f"sqlite:///{tmp_path / 'public.db'}", path
+
+
+@functools.cache
+def _producer_counts(kind: str) -> str:
+    """What ``counts --data`` prints for the producer's file of ``kind`` (run once per
+    process: the BRR table is also the plain file of the test of the scratch import)."""
+    folder = _scratch()
+    url, path = _producer(folder, kind)
+    made = run_cli("counts", "--survey", "public_use", "--data", str(path), "--format", "csv",
+                   "--db", url)
+    assert made.exit_code == 0, made.output
+    return made.output
 
 
 #: survey's degf of the producer's files (R's svrepdesign: the rank of the weights - 1)
@@ -326,13 +383,11 @@ def test_a_counts_file_with_replicate_sums_reports_the_stored_replicate_variance
     from test_producer_replicates import check_against_r
 
     url, path = _producer(tmp_path, kind)
-    made = run_cli("counts", "--survey", "public_use", "--data", str(path), "--format", "csv",
-                   "--db", url)
-    assert made.exit_code == 0, made.output
-    header = made.output.splitlines()[0].split(",")
+    made = _producer_counts(kind)  # counts --data of the file at path
+    header = made.splitlines()[0].split(",")
     assert header[-106:] == ["weight2", *(f"rep{j}" for j in range(1, 105)), "replicate_df"]
     counts_file = tmp_path / "weighted.csv"
-    counts_file.write_text(made.output, encoding="utf-8")
+    counts_file.write_text(made, encoding="utf-8")
     from_file = _replicate_report(url, "--counts-file", str(counts_file))
     check_against_r(from_file, kind)  # df: survey's degf, the rank of the weights - 1
     assert run_cli("import", str(path), "--survey", "public_use", "--db", url).exit_code == 0
@@ -363,13 +418,13 @@ def test_replicate_sums_of_files_the_group_by_cannot_vouch_for_come_from_the_imp
     plain = tmp_path / "plain.csv"
     frame.to_csv(plain, index=False)
     assert weighted_file_cells(survey, expand_paths([plain])) is not None
-    files = {}
-    for name, file in (("odd", path), ("plain", plain)):
-        made = run_cli("counts", "--survey", "public_use", "--data", str(file), "--format",
-                       "csv", "--db", url)
-        assert made.exit_code == 0, made.output
-        files[name] = tmp_path / f"{name}_weighted.csv"
-        files[name].write_text(made.output, encoding="utf-8")
+    made = run_cli("counts", "--survey", "public_use", "--data", str(path), "--format",
+                   "csv", "--db", url)
+    assert made.exit_code == 0, made.output
+    # the plain file's table by the GROUP BY: counts --data of the same file (made once)
+    files = {"odd": tmp_path / "odd_weighted.csv", "plain": tmp_path / "plain_weighted.csv"}
+    files["odd"].write_text(made.output, encoding="utf-8")
+    files["plain"].write_text(_producer_counts("BRR"), encoding="utf-8")
     from io import StringIO
 
     odd_table, plain_table = (pd.read_csv(StringIO(f.read_text()), keep_default_na=False,
@@ -491,9 +546,8 @@ def test_the_documented_warehouse_group_by_reports_as_the_stored_answers(tmp_pat
     assert {"rep1", "rep104", "weight", "n", "psu"} <= set(table.columns)
     counts_file = tmp_path / "warehouse.csv"
     table.to_csv(counts_file, index=False)
-    url = f"sqlite:///{tmp_path / 'api_rep.db'}"
+    url = migrated_sqlite(tmp_path / "api_rep.db")
     (tmp_path / "api_rep.toml").write_text(WAREHOUSE_SURVEY, encoding="utf-8")
-    assert run_cli("init", "--db", url).exit_code == 0
     assert run_cli("survey", "add", str(tmp_path / "api_rep.toml"), "--db", url).exit_code == 0
     wide = respondents.merge(answered, on="id").rename(columns={"id": "respondent_id"})
     wide_file = tmp_path / "api_rep.csv"
@@ -540,7 +594,7 @@ def test_a_numeric_question_is_reported_from_the_files_cells_as_from_the_store(t
                      "--db", url)
     assert result.exit_code == 0, result.output
     from_files = numeric_section(json.loads(result.output))
-    assert run_cli("import", str(path), "--survey", "api", "--db", url).exit_code == 0
+    url, _ = setup(tmp_path / "imported", design, imported=True)
     stored = numeric_section(json.loads(run_cli("report", "--survey", "api", "--format",
                                                 "json", "--db", url).output))
     # two stages: a district where one school answered is a lonely unit at stage 2 among
