@@ -54,23 +54,24 @@ else:
     hypothesis_settings.register_profile("thorough", max_examples=400)
     hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
-#: The files whose tests take longest in all, longest first: setup, call and teardown
-#: summed per file from ``--durations=0`` of the default suite (2026-11-27, on 2 loaded
-#: cores: readme 1129 s, exit_codes 561, formula_security 549, report_plots 497,
-#: xlsform_security 445, properties 430, web_browser 427, xlsform_clients 399,
-#: web_security 369, generate_privacy 364, concurrent_imports 326; then 290 and less).
+#: The files whose tests take longest in all, longest first: user CPU per file measured with
+#: ``-n 0`` after the set-up sharing of 2026-11-27 (weighted_files 103 s, xlsform_clients 76,
+#: reproduction 75, xlsform_security 66, concurrent_imports 59, web_browser 55, planning 45,
+#: formula_security 44; the README walk-through waits on its subprocesses; counting and
+#: report_plots on their Dask cluster and browser).
 LONG_FILES = (
     "test_readme.py",
-    "test_exit_codes.py",
-    "test_formula_security.py",
-    "test_report_plots.py",
-    "test_xlsform_security.py",
-    "test_properties.py",
-    "test_web_browser.py",
+    "test_weighted_files.py",
     "test_xlsform_clients.py",
-    "test_web_security.py",
-    "test_generate_privacy.py",
+    "test_reproduction.py",
+    "test_counting.py",
+    "test_xlsform_security.py",
     "test_concurrent_imports.py",
+    "test_web_browser.py",
+    "test_planning_designs.py",
+    "test_formula_security.py",
+    "test_exit_codes.py",
+    "test_report_plots.py",
 )
 
 
