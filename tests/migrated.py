@@ -80,6 +80,29 @@ def _postgres_template() -> str:
     return name
 
 
+def _create_database(database: str, template: str) -> None:
+    """``CREATE DATABASE database TEMPLATE template`` on the test server."""
+    admin = _admin()
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{database}" TEMPLATE "{template}"'))
+    finally:
+        admin.dispose()
+
+
+def sqlite_with_survey(path: Path, source: str, file_name: str) -> Path:
+    """An SQLite database at ``path``, migrated to head, holding the survey file text
+    ``source`` (stored by the library: no readiness check); returns ``path``."""
+    from surveykit.definition.survey import parse_survey
+
+    engine = store.open_engine(migrated_sqlite(path))
+    try:
+        store.add_survey(engine, parse_survey(source, file_name))
+    finally:
+        engine.dispose()
+    return path
+
+
 def _execute(database: str, *statements: str) -> None:
     """Run ``statements`` in one transaction in ``database`` of the test server."""
     engine = create_engine(make_url(store.resolve_url(POSTGRES_URL)).set(database=database))
@@ -103,13 +126,7 @@ def new_postgres_database() -> tuple[str, str]:
     schema, off the search path, for :func:`migrate_postgres` to move in."""
     database = f"test_{uuid.uuid4().hex[:12]}"
     schema = f"s_{uuid.uuid4().hex[:12]}"
-    admin = _admin()
-    try:
-        with admin.connect() as connection:
-            connection.execute(text(
-                f'CREATE DATABASE "{database}" TEMPLATE "{_postgres_template()}"'))
-    finally:
-        admin.dispose()
+    _create_database(database, _postgres_template())
     _execute(database, f'CREATE SCHEMA "{schema}"')
     return database, _postgres_url(database, schema)
 
@@ -165,13 +182,7 @@ def copy_filled(url: str, fill: Callable[[str], None]) -> str:
     parsed = make_url(url)
     schema = parsed.query["options"].removeprefix("-csearch_path=")
     drop_postgres_database(parsed.database)
-    admin = _admin()
-    try:
-        with admin.connect() as connection:
-            connection.execute(text(
-                f'CREATE DATABASE "{parsed.database}" TEMPLATE "{source}"'))
-    finally:
-        admin.dispose()
+    _create_database(parsed.database, source)
     _execute(parsed.database, f'ALTER SCHEMA "{source_schema}" RENAME TO "{schema}"')
     return url
 

@@ -3,7 +3,9 @@ that leave no database connection behind."""
 
 from __future__ import annotations
 
+import tempfile
 import weakref
+from pathlib import Path
 
 from click.testing import CliRunner
 from sqlalchemy import Engine, event
@@ -45,6 +47,16 @@ def run_cli(*args: str):
     for engine in list(opened):
         engine.dispose()
     return result
+
+
+def add_survey_text(url: str, source: str, file_name: str = "survey.toml") -> None:
+    """``surveykit survey add`` of the survey file text ``source`` (written to a temporary
+    folder as ``file_name``) into the migrated database at ``url``."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / file_name
+        path.write_text(source, encoding="utf-8")
+        result = run_cli("survey", "add", str(path), "--db", url)
+        assert result.exit_code == 0, result.output
 
 
 def add_sample_survey(url: str) -> None:

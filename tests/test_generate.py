@@ -18,15 +18,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from migrated import migrated_sqlite
+from migrated import sqlite_with_survey
 from terminal import run_on_a_terminal
 
 from surveykit.cli import main
 from surveykit.collection.randomizer import SEED_WARNING
 from surveykit.collection.respondent_ids import ID_PATTERN
 from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
-from surveykit.definition.survey import parse_survey
-from surveykit.store import add_survey, open_engine
+from surveykit.store import open_engine
 
 SURVEY_TOML = (Path(__file__).parent / "surveys" / "integrity.toml").read_text(encoding="utf-8")
 
@@ -34,13 +33,8 @@ SURVEY_TOML = (Path(__file__).parent / "surveys" / "integrity.toml").read_text(e
 @pytest.fixture(scope="module")
 def database_template(tmp_path_factory) -> Path:
     """A database at head holding integrity.toml, built once per module (tests copy it)."""
-    path = tmp_path_factory.mktemp("database") / "template.db"
-    engine = open_engine(migrated_sqlite(path))
-    try:
-        add_survey(engine, parse_survey(SURVEY_TOML, "integrity.toml"))
-    finally:
-        engine.dispose()
-    return path
+    return sqlite_with_survey(tmp_path_factory.mktemp("database") / "template.db", SURVEY_TOML,
+                              "integrity.toml")
 
 
 @pytest.fixture
@@ -342,13 +336,8 @@ GROUPS_TOML = (Path(__file__).parent / "surveys" / "groups.toml").read_text(enco
 @pytest.fixture(scope="module")
 def groups_database_template(tmp_path_factory) -> Path:
     """A database at head holding groups.toml, built once per module: the tests work on copies."""
-    path = tmp_path_factory.mktemp("groups_database") / "template.db"
-    engine = open_engine(migrated_sqlite(path))
-    try:
-        add_survey(engine, parse_survey(GROUPS_TOML, "groups.toml"))
-    finally:
-        engine.dispose()
-    return path
+    return sqlite_with_survey(tmp_path_factory.mktemp("groups_database") / "template.db",
+                              GROUPS_TOML, "groups.toml")
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ stored. Before this rule, import and counts --data took "dont_know" for any nume
 from __future__ import annotations
 
 import re
-import tempfile
 from pathlib import Path
 
 import migrated
@@ -25,7 +24,7 @@ from surveykit.collection.xlsform import build_xlsform
 from surveykit.definition.survey import parse_survey
 from surveykit.store import database
 from tests.numeric_support import choice_question, hours_question, income_question, numeric_survey
-from tests.store_support import run_cli
+from tests.store_support import add_survey_text, run_cli
 from tests.test_numeric_store import dump
 from tests.test_web_app import page_token, post
 from tests.test_web_numeric import client
@@ -48,11 +47,7 @@ def test_the_rule_is_the_designs_branch():
 
 def add_tax(url: str) -> None:
     """Add the tax survey to the migrated database at ``url`` through the CLI."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "tax.toml"
-        path.write_text(SURVEY, encoding="utf-8")
-        result = run_cli("survey", "add", str(path), "--db", url)
-        assert result.exit_code == 0, result.output
+    add_survey_text(url, SURVEY, "tax.toml")
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from migrated import migrated_sqlite
+from migrated import sqlite_with_survey
 from scipy import stats
 
 from surveykit.cli import main
@@ -43,7 +43,6 @@ from surveykit.collection.render import load_wording_defaults, make_environment
 from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.definition.survey import parse_survey
 from surveykit.designs.scramblers import Deck, Exponential, Laplace, Normal, Uniform
-from surveykit.store import add_survey, open_engine
 from tests.numeric_support import choice_question, income_question, numeric_survey
 
 WORDING = load_wording_defaults(make_environment())
@@ -79,13 +78,7 @@ def database_template(tmp_path_factory) -> Path:
     """A real SQLite file at head with the mixed survey (stored by the library: `survey add`
     of a numeric survey waits for serve and report, other helpers' work), built once per
     module: the tests work on copies (database)."""
-    path = tmp_path_factory.mktemp("tax") / "tax.db"
-    engine = open_engine(migrated_sqlite(path))
-    try:
-        add_survey(engine, parse_survey(MIXED, "tax.toml"))
-    finally:
-        engine.dispose()
-    return path
+    return sqlite_with_survey(tmp_path_factory.mktemp("tax") / "tax.db", MIXED, "tax.toml")
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 from pathlib import Path
 
 import migrated
@@ -25,7 +24,7 @@ from surveykit.numeric_counts import NumericCounts
 from surveykit.store import Database
 from surveykit.store.submissions import record_submission
 from tests.numeric_support import choice_question, income_question, numeric_survey
-from tests.store_support import run_cli
+from tests.store_support import add_survey_text, run_cli
 
 SURVEY = numeric_survey(choice_question(), income_question(decimals=2))
 
@@ -81,11 +80,7 @@ def _write(path: Path, cells: list[str], layout: str) -> Path:
 
 def add_tax(url: str) -> None:
     """Add the tax survey to the migrated database at ``url`` through the CLI."""
-    with tempfile.TemporaryDirectory() as folder:
-        survey = Path(folder) / "tax.toml"
-        survey.write_text(SURVEY, encoding="utf-8")
-        result = run_cli("survey", "add", str(survey), "--db", url)
-        assert result.exit_code == 0, result.output
+    add_survey_text(url, SURVEY, "tax.toml")
 
 
 @pytest.fixture
