@@ -64,30 +64,29 @@ def _admin():
 def _postgres_template() -> str:
     """The name of a PostgreSQL database whose schema TEMPLATE_SCHEMA is migrated to head."""
     name = f"surveykit_template_{uuid.uuid4().hex[:12]}"
-    admin = _admin()
-    try:
-        with admin.connect() as connection:
-            connection.execute(text(f'CREATE DATABASE "{name}"'))
-        _execute(name, f'CREATE SCHEMA "{TEMPLATE_SCHEMA}"')
-        engine = store.open_engine(_postgres_url(name, TEMPLATE_SCHEMA))
-        try:
-            store.init_database(engine)
-        finally:
-            engine.dispose()
-    finally:
-        admin.dispose()
+    _on_server(f'CREATE DATABASE "{name}"')
     atexit.register(drop_postgres_database, name)
+    _execute(name, f'CREATE SCHEMA "{TEMPLATE_SCHEMA}"')
+    engine = store.open_engine(_postgres_url(name, TEMPLATE_SCHEMA))
+    try:
+        store.init_database(engine)
+    finally:
+        engine.dispose()
     return name
 
 
-def _create_database(database: str, template: str) -> None:
-    """``CREATE DATABASE database TEMPLATE template`` on the test server."""
+def _on_server(statement: str) -> None:
+    """Run one statement outside a transaction (CREATE or DROP DATABASE) on the test server."""
     admin = _admin()
     try:
         with admin.connect() as connection:
-            connection.execute(text(f'CREATE DATABASE "{database}" TEMPLATE "{template}"'))
+            connection.execute(text(statement))
     finally:
         admin.dispose()
+
+
+def _create_database(database: str, template: str) -> None:
+    _on_server(f'CREATE DATABASE "{database}" TEMPLATE "{template}"')
 
 
 def sqlite_with_survey(path: Path, source: str, file_name: str) -> Path:
@@ -141,12 +140,7 @@ def migrate_postgres(url: str) -> None:
 
 
 def drop_postgres_database(name: str) -> None:
-    admin = _admin()
-    try:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
+    _on_server(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 # -- databases filled once per test process ---------------------------------------------------
