@@ -72,6 +72,18 @@ def estimate(sample: str, fpc: bool, variance: str = "linearization"):
         variance=variance)
 
 
+def assert_replicate_domains(result, case: dict) -> None:
+    """Each domain's mean and total, and their SEs, equal R's svyby to 1e-6, and each names
+    the result's replicate method."""
+    for i, label in enumerate(case["by_mean"]["domains"]):
+        domain = result.domains[label]
+        assert (domain.mean, domain.se) == pytest.approx(
+            (case["by_mean"]["estimate"][i], case["by_mean"]["se"][i]), rel=1e-6)
+        assert (domain.total, domain.total_se) == pytest.approx(
+            (case["by_total"]["estimate"][i], case["by_total"]["se"][i]), rel=1e-6)
+        assert domain.variance_method == result.variance_method
+
+
 def randomization_terms(frame: pd.DataFrame, rows, inside: np.ndarray) -> tuple[float, float]:
     """What an fpc adds to the variance of the Hajek mean and of the total over ``inside``:
     sum w v / W^2 over the answers (v the unbiased estimate of Var(r | y)) and sum w v' over
@@ -124,13 +136,7 @@ def test_jackknife_equals_svrepdesign(sample, fpc):
         (case["mean"]["estimate"], case["total"]["estimate"]), rel=1e-9)
     assert (whole.se, whole.total_se) == pytest.approx(
         (case["mean"]["se"], case["total"]["se"]), rel=1e-6)
-    for i, label in enumerate(case["by_mean"]["domains"]):
-        domain = result.domains[label]
-        assert (domain.mean, domain.se) == pytest.approx(
-            (case["by_mean"]["estimate"][i], case["by_mean"]["se"][i]), rel=1e-6)
-        assert (domain.total, domain.total_se) == pytest.approx(
-            (case["by_total"]["estimate"][i], case["by_total"]["se"][i]), rel=1e-6)
-        assert domain.variance_method == reference["replicate_type"]
+    assert_replicate_domains(result, case)
 
 
 MIX = REFERENCE["mix_unknown"]
@@ -228,12 +234,7 @@ def test_producer_replicate_weights_equal_svrepdesign(case):
         (case["mean"]["estimate"], case["mean"]["se"]), rel=1e-6)
     assert (whole.total, whole.total_se) == pytest.approx(
         (case["total"]["estimate"], case["total"]["se"]), rel=1e-6)
-    for i, label in enumerate(case["by_mean"]["domains"]):
-        domain = result.domains[label]
-        assert (domain.mean, domain.se) == pytest.approx(
-            (case["by_mean"]["estimate"][i], case["by_mean"]["se"][i]), rel=1e-6)
-        assert (domain.total, domain.total_se) == pytest.approx(
-            (case["by_total"]["estimate"][i], case["by_total"]["se"][i]), rel=1e-6)
+    assert_replicate_domains(result, case)
 
 
 @pytest.mark.parametrize("case", MIX["regression"], ids=lambda c: c["sample"])
