@@ -51,8 +51,8 @@ by_values <- function(x) {
        se = as.numeric(SE(x)))
 }
 
-cases <- list()
-for (name in names(setups)) {
+# a sample's Eriksson answers with the transform r, r' and the domain (see the top)
+eriksson_frame <- function(name) {
   frame <- read.csv(file.path(out_dir, paste0("numeric_answers_", name, ".csv")),
                     stringsAsFactors = FALSE)
   frame$answered <- frame$answer != "dont_know"
@@ -60,6 +60,12 @@ for (name in names(setups)) {
   frame$r <- ifelse(frame$answered, (z - a) / b, NA)
   frame$r1 <- ifelse(frame$answered, (z - a) / b / (1 - d), 0)
   frame$by <- ifelse(frame$meals >= 50, "high", "low")
+  frame
+}
+
+cases <- list()
+for (name in names(setups)) {
+  frame <- eriksson_frame(name)
   for (variant in c("fpc", "nofpc")) {
     setup <- setups[[name]][[variant]]
     design <- eval(parse(text = setup))
@@ -145,13 +151,7 @@ for (name in names(setups)) {
 # designs with fpc, stored as analysis weights, and the estimates svrepdesign makes with them
 boot_cases <- list()
 for (name in names(setups)) {
-  frame <- read.csv(file.path(out_dir, paste0("numeric_answers_", name, ".csv")),
-                    stringsAsFactors = FALSE)
-  frame$answered <- frame$answer != "dont_know"
-  z <- suppressWarnings(as.numeric(frame$answer))
-  frame$r <- ifelse(frame$answered, (z - a) / b, NA)
-  frame$r1 <- ifelse(frame$answered, (z - a) / b / (1 - d), 0)
-  frame$by <- ifelse(frame$meals >= 50, "high", "low")
+  frame <- eriksson_frame(name)
   design <- eval(parse(text = setups[[name]]$fpc))
   boot <- as.svrepdesign(design, type = "bootstrap", replicates = 50)
   repweights <- weights(boot, "analysis")
