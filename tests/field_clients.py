@@ -10,6 +10,8 @@
 * ``show`` (``ShowText.java``, ``show-text.mjs``) reads every text of forms as each
   engine gives it for display (:class:`Text`), and :func:`convert_many` converts and
   validates many forms with one run of ODK Validate.
+* ``fill_many`` fills many forms (:class:`FillJob`) in one run of a harness: a JVM or a
+  Node start with the engine loaded costs a second or two, the fill itself a fraction.
 
 Both harnesses fill a form the same way and write the same files
 (:class:`Fill`). A missing Java or Node skips these tests on a laptop, with the
@@ -18,8 +20,9 @@ reason; under CI (``CI=true``) it fails them, because .ci/run installs both.
 
 from __future__ import annotations
 
-import atexit
+import fcntl
 import functools
+import hashlib
 import os
 import re
 import shutil
@@ -37,6 +40,10 @@ SHOW_SOURCE = HERE / "field" / "javarosa" / "ShowText.java"
 WEBFORMS_DIR = HERE / "webforms"
 # A harness run fills a handful of forms; anything near this means it hangs.
 TIMEOUT = 120
+# Every JVM the tests start runs for seconds: the client compiler alone (no C2) and the
+# serial collector halve its CPU time (ODK Validate on 82 forms: 5.5 -> 3.1 s); what the
+# programs compute is the same.
+JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 # Events that record a question (its label, choices, the answer given), not a note.
 _QUESTION_EVENTS = ("ANSWER ", "QUESTION ", "CHOICES ")
 
@@ -79,7 +86,7 @@ def convert_many(forms: dict[Path, Path]) -> dict[Path, list[str]]:
 
     warnings = {xlsform: xls2xform_convert(str(xlsform), str(xform), validate=False)
                 for xlsform, xform in forms.items()}
-    done = subprocess.run(["java", "-jar", str(jar), *map(str, forms.values())],
+    done = subprocess.run(["java", *JVM_OPTIONS, "-jar", str(jar), *map(str, forms.values())],
                           capture_output=True, text=True, timeout=TIMEOUT * 4)
     # ODK Validate writes "Validating: FILE" and then ">> Xform is valid!" for each valid form
     verdicts = re.split(r"^Validating: ", done.stdout, flags=re.MULTILINE)[1:]
@@ -174,6 +181,61 @@ class HarnessError(AssertionError):
     """A harness run failed: the client refused an answer or the form broke."""
 
 
+@dataclass(frozen=True)
+class FillJob:
+    """One form to fill in a :meth:`JavaRosa.fill_many` or :meth:`WebForms.fill_many` run:
+    the arguments of ``fill``."""
+
+    xform: Path
+    out: Path
+    answers: dict[str, str]
+    runs: int = 1
+
+
+def fills_of(outcome: list[Fill] | HarnessError) -> list[Fill]:
+    """A job's fills, or its error raised (as ``fill`` raises it)."""
+    if isinstance(outcome, HarnessError):
+        raise outcome
+    return outcome
+
+
+def _run_jobs(command: list[str], jobs: list[FillJob], cwd: Path | None = None
+              ) -> list[list[Fill] | HarnessError]:
+    """Run a harness with ``--jobs JOBS.tsv RESULTS.txt`` (FillForm.java says the format):
+    per job, in order, its fills or the HarnessError that stopped it."""
+    lines = []
+    for job in jobs:
+        fields = [str(job.xform), str(job.out), str(job.runs), *_pairs(job.answers)]
+        assert not [f for f in fields if "\t" in f or "\n" in f], fields
+        job.out.mkdir(parents=True, exist_ok=True)
+        lines.append("\t".join(fields) + "\n")
+    with tempfile.TemporaryDirectory(prefix="surveykit-jobs-") as folder:
+        jobs_path, results_path = Path(folder) / "jobs.tsv", Path(folder) / "results.txt"
+        jobs_path.write_text("".join(lines), encoding="utf-8")
+        done = subprocess.run([*command, "--jobs", str(jobs_path), str(results_path)],
+                              capture_output=True, text=True, timeout=TIMEOUT * 4, cwd=cwd)
+        results = (results_path.read_text(encoding="utf-8").splitlines()
+                   if results_path.exists() else [])
+    if done.returncode != 0 or len(results) != len(jobs):
+        raise HarnessError(f"exit {done.returncode} after {len(results)} of {len(jobs)} jobs: "
+                           f"{done.stderr.strip()[-2000:]}")
+    return [read_fills(job.out, job.runs) if result == "OK" else
+            HarnessError(result.removeprefix("ERROR\t")) for job, result in zip(jobs, results,
+                                                                                 strict=True)]
+
+
+def _need_jdk() -> None:
+    if shutil.which("java") is None or shutil.which("javac") is None:
+        missing("a Java 17 JDK (apt-get install openjdk-17-jdk-headless)")
+
+
+def _compile(jar: Path, classes: Path) -> None:
+    """FillForm.java and ShowText.java compiled against ``jar`` into ``classes``."""
+    subprocess.run(["javac", *(f"-J{option}" for option in JVM_OPTIONS), "-nowarn",
+                    "-proc:none", "-d", str(classes), "-cp", str(jar), str(JAVA_SOURCE),
+                    str(SHOW_SOURCE)], check=True, capture_output=True, timeout=TIMEOUT)
+
+
 class JavaRosa:
     """FillForm.java compiled into ``classes``; :meth:`shared` compiles once per session."""
 
@@ -182,24 +244,37 @@ class JavaRosa:
     @staticmethod
     @functools.cache
     def shared() -> JavaRosa:
-        """The harness compiled once for the whole test session (javac takes seconds)."""
-        classes = Path(tempfile.mkdtemp(prefix="surveykit-javarosa-"))
-        atexit.register(shutil.rmtree, classes, ignore_errors=True)
+        """The harness compiled once for all test processes (javac takes 3-6 s of CPU): the
+        classes are kept in the temporary folder under the SHA-256 of the sources and the
+        jar, compiled by the first process that needs them while the others wait."""
+        jar = pyxform_jar()
+        _need_jdk()
+        digest = hashlib.sha256()
+        for path in (JAVA_SOURCE, SHOW_SOURCE, jar):
+            digest.update(path.read_bytes())
+        classes = (Path(tempfile.gettempdir())
+                   / f"surveykit-javarosa-classes-{digest.hexdigest()[:16]}")
+        with open(f"{classes}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not classes.is_dir():
+                building = Path(tempfile.mkdtemp(prefix="surveykit-javarosa-build-"))
+                _compile(jar, building)
+                building.rename(classes)  # whole or not at all
         return JavaRosa(classes)
 
     def __init__(self, classes: Path) -> None:
+        """The harness in ``classes``, compiled there unless it is there already."""
         self.jar = pyxform_jar()
-        if shutil.which("java") is None or shutil.which("javac") is None:
-            missing("a Java 17 JDK (apt-get install openjdk-17-jdk-headless)")
+        _need_jdk()
         self.classes = classes
-        subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", str(self.jar),
-                        str(JAVA_SOURCE), str(SHOW_SOURCE)], check=True, capture_output=True,
-                       timeout=TIMEOUT)
+        if not all((classes / f"{source.stem}.class").is_file()
+                   for source in (JAVA_SOURCE, SHOW_SOURCE)):
+            _compile(self.jar, classes)
 
     def show(self, xforms: list[Path]) -> dict[str, tuple[Text, ...]]:
         """Every text of each form as JavaRosa hands it to ODK Collect (ShowText.java)."""
         done = subprocess.run(
-            ["java", "-cp", f"{self.jar}{os.pathsep}{self.classes}", "ShowText",
+            ["java", *JVM_OPTIONS, "-cp", f"{self.jar}{os.pathsep}{self.classes}", "ShowText",
              *map(str, xforms)], capture_output=True, encoding="utf-8", timeout=TIMEOUT * 4)
         if done.returncode != 0:
             raise HarnessError(done.stderr.strip().splitlines()[0] if done.stderr else
@@ -211,13 +286,21 @@ class JavaRosa:
         """Fill ``runs`` instances of ``xform`` in one JVM (one Collect session)."""
         out.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
-            ["java", "-cp", f"{self.jar}{os.pathsep}{self.classes}", "FillForm", str(xform),
+            ["java", *JVM_OPTIONS, "-cp", f"{self.jar}{os.pathsep}{self.classes}", "FillForm",
+             str(xform),
              str(out), str(runs), *_pairs(answers)],
             capture_output=True, text=True, timeout=TIMEOUT)
         if done.returncode != 0:
             raise HarnessError(done.stderr.strip().splitlines()[0] if done.stderr else
                                f"exit {done.returncode}")
         return read_fills(out, runs)
+
+    def fill_many(self, jobs: list[FillJob]) -> list[list[Fill] | HarnessError]:
+        """Every job filled in one JVM (one Collect session: the jobs share JavaRosa's
+        random generator as the runs of one ``fill`` do); per job its fills or its error
+        (:func:`fills_of`)."""
+        return _run_jobs(["java", *JVM_OPTIONS, "-cp", f"{self.jar}{os.pathsep}{self.classes}",
+                          "FillForm"], jobs)
 
 
 class WebForms:
@@ -242,6 +325,11 @@ class WebForms:
             lines = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
             raise HarnessError(lines[0] if lines else f"exit {done.returncode}")
         return read_fills(out, runs)
+
+    def fill_many(self, jobs: list[FillJob]) -> list[list[Fill] | HarnessError]:
+        """Every job filled in one Node process; per job its fills or its error
+        (:func:`fills_of`)."""
+        return _run_jobs(["node", str(WEBFORMS_DIR / "fill-form.mjs")], jobs, cwd=WEBFORMS_DIR)
 
     def show(self, xforms: list[Path]) -> dict[str, tuple[Text, ...]]:
         """Every text of each form as ODK Web Forms' engine gives it (show-text.mjs), plain

@@ -5,6 +5,12 @@
 // jar ships (the same jar is the classpath); nothing else is needed.
 //
 // Usage: java FillForm FORM.xml OUTDIR RUNS NAME=FIRST[/SECOND] ...
+//        java FillForm --jobs JOBS.tsv RESULTS.txt
+// The second form fills many forms in one JVM (a JVM start costs a second or two):
+// each line of JOBS.tsv is one job, FORM.xml<TAB>OUTDIR<TAB>RUNS<TAB>NAME=... (the
+// arguments of the first form), and RESULTS.txt gets one line per job, in order: OK, or
+// ERROR<TAB>the exception that stopped it (the job's runs after it are not filled; the
+// next job runs). Jobs share JavaRosa's random generator as runs do.
 //
 // Each run r (1..RUNS) fills a new instance in this one JVM, so the runs share
 // JavaRosa's random generator as the forms of one Collect session do, and writes:
@@ -94,6 +100,29 @@ public class FillForm {
     public static void main(String[] args) throws Exception {
         // Registers the factory that parses saved answers (RestoreUtils), as Collect does.
         new XFormsModule().registerModule();
+        if (args[0].equals("--jobs")) {
+            try (PrintWriter results = new PrintWriter(Files.newBufferedWriter(
+                    Paths.get(args[2]), StandardCharsets.UTF_8))) {
+                for (String job : Files.readAllLines(Paths.get(args[1]), StandardCharsets.UTF_8)) {
+                    if (job.isEmpty()) {
+                        continue;
+                    }
+                    try {
+                        fill(job.split("\t", -1));
+                        results.println("OK");
+                    } catch (Exception e) {
+                        results.println("ERROR\t" + String.valueOf(e).replace("\n", "\\n"));
+                    }
+                    results.flush();
+                }
+            }
+            return;
+        }
+        fill(args);
+    }
+
+    // FORM OUTDIR RUNS NAME=... : every run of one form.
+    private static void fill(String[] args) throws Exception {
         List<String> answers = new ArrayList<>();
         for (int i = 3; i < args.length; i++) {
             answers.add(args[i]);
@@ -101,7 +130,13 @@ public class FillForm {
         FillForm filler = new FillForm(Paths.get(args[0]), Paths.get(args[1]), answers);
         int runs = Integer.parseInt(args[2]);
         for (int run = 1; run <= runs; run++) {
-            filler.run(run);
+            try {
+                filler.run(run);
+            } finally {
+                if (filler.events != null) {
+                    filler.events.close();
+                }
+            }
         }
     }
 
