@@ -3,7 +3,8 @@
 
 Each form is converted and validated once per session; each client fills it as a
 respondent does (answer, go back, clear and answer again, save a draft, reopen it,
-finalize). The finalized submission must hold the answers, the id and metadata, and
+finalize): every fill of this file in one run of each client (``filled``), each test
+reading its own. The finalized submission must hold the answers, the id and metadata, and
 nothing else: no draw, no code, no instruction text. tests/field_clients.py runs the
 tools; docs/field-collection.md quotes what these tests show.
 """
@@ -17,7 +18,16 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from field_clients import Fill, HarnessError, JavaRosa, WebForms, convert_many, leaves
+from field_clients import (
+    Fill,
+    FillJob,
+    HarnessError,
+    JavaRosa,
+    WebForms,
+    convert_many,
+    fills_of,
+    leaves,
+)
 
 from surveykit.collection.instructions import instruction_text
 from surveykit.collection.randomizer import GRID_BITS, instruction_thresholds, question_protocols
@@ -107,23 +117,69 @@ def form_of(case: Case) -> XLSForm:
     return build_xlsform(case.survey, randomize=case.randomize, wording_defaults=case.wording)
 
 
+# Draws the engines write in exponent notation: JavaRosa below 10^-3 (Java's
+# Double.toString), Web Forms below 10^-6 (JavaScript). Each must get the rule of its value:
+# before the fix XPath read such text as NaN and every one of them got the last rule.
+SMALL_DRAWS = ("1.9658100254305033E-4", "1.2e-7", "9.313225746154785E-10", "0.5")
+
+
+def _fixed(draw: str) -> XLSForm:
+    """The sample-device form with every draw fixed to ``draw`` (text an engine writes)."""
+    form = form_of(CASES["sample-device"])
+    rows = tuple({**row, "default": "", "calculation": f"'{draw}'"}
+                 if str(row["name"]).endswith("_draw") else row for row in form.survey)
+    return dataclasses.replace(form, survey=rows)
+
+
 @pytest.fixture(scope="session")
 def xforms(tmp_path_factory) -> dict[str, Path]:
-    """Every case's form, exported, converted by pyxform and passed by ODK Validate."""
+    """Every case's form and the sample-device form with each of SMALL_DRAWS fixed
+    (key ``fixed DRAW``), exported, converted by pyxform (no warning) and passed by ODK
+    Validate, all in one run (a JVM per form costs seconds)."""
     folder = tmp_path_factory.mktemp("xforms")
     xlsforms = {name: write_xlsform(form_of(case), folder / f"{name}.xlsx")
                 for name, case in CASES.items()}
-    # one ODK Validate run for all of them (a JVM per form costs seconds)
+    for number, draw in enumerate(SMALL_DRAWS):
+        xlsforms[f"fixed {draw}"] = write_xlsform(_fixed(draw), folder / f"fixed-{number}.xlsx")
     warnings = convert_many({x: x.with_suffix(".xml") for x in xlsforms.values()})
     for name, xlsx in xlsforms.items():
         assert not warnings[xlsx], f"{name}: pyxform warned {warnings[xlsx]}"
     return {name: xlsx.with_suffix(".xml") for name, xlsx in xlsforms.items()}
 
 
+#: Every fill of this file: key -> (form, answers, runs); the tests below say what each
+#: shows.
+FILLS: dict[str, tuple[str, dict[str, str], int]] = {
+    **{f"submits {name}": (name, case.answers, 2) for name, case in CASES.items()},
+    "two dice": ("two-dice-french", CASES["two-dice-french"].answers, 1),
+    "device rules": ("groups-device", CASES["groups-device"].answers, 1),
+    "crosswise": ("groups-self", CASES["groups-self"].answers, 1),
+    "k categories": ("categories-self", CASES["categories-self"].answers, 1),
+    **{f"typed {typed}": ("sample-self", {**CASES["sample-self"].answers,
+                                          "respondent_id": typed}, 1)
+       for typed in ("7KQ2-M9XD-4FRT-8U", "7KQ2_M9XD_4FRT_8B")},
+    **{f"draw {draw}": (f"fixed {draw}", CASES["sample-device"].answers, 1)
+       for draw in SMALL_DRAWS},
+}
+
+
 @pytest.fixture(scope="session")
-def clients():
-    """The two engines by name; JavaRosa's harness is compiled once per session."""
-    return lambda name: JavaRosa.shared() if name == "javarosa" else WebForms()
+def filled(xforms, tmp_path_factory):
+    """client name -> FILLS key -> its fills or the HarnessError that stopped them: every
+    fill of a client in one run of its harness (a JVM or Node start costs seconds), made
+    when a test first asks for that client."""
+    runs: dict[str, dict[str, list[Fill] | HarnessError]] = {}
+
+    def of(client_name: str) -> dict[str, list[Fill] | HarnessError]:
+        if client_name not in runs:
+            client = JavaRosa.shared() if client_name == "javarosa" else WebForms()
+            folder = tmp_path_factory.mktemp(f"fills-{client_name}")
+            jobs = [FillJob(xform=xforms[form], out=folder / str(number), answers=answers,
+                            runs=count)
+                    for number, (form, answers, count) in enumerate(FILLS.values())]
+            runs[client_name] = dict(zip(FILLS, client.fill_many(jobs), strict=True))
+        return runs[client_name]
+    return of
 
 
 def _draws(document: str) -> dict[str, str]:
@@ -248,20 +304,18 @@ def check_self(case: Case, fill: Fill) -> None:
 @pytest.mark.parametrize("client_name", CLIENTS)
 @pytest.mark.parametrize("case_name", list(CASES))
 def test_exported_form_fills_and_submits_only_answers_id_and_metadata(
-        case_name, client_name, xforms, clients, tmp_path):
+        case_name, client_name, filled):
     case = CASES[case_name]
-    client = clients(client_name)
-    fills = client.fill(xforms[case_name], tmp_path, case.answers, runs=2)
+    fills = fills_of(filled(client_name)[f"submits {case_name}"])
+    assert len(fills) == 2
     for fill in fills:
         check_submission(case, fill)
         (check_self if case.randomize == "self" else check_device)(case, fill)
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)
-def test_two_dice_table_and_french_labels_reach_the_respondent(client_name, xforms, clients,
-                                                               tmp_path):
-    case = CASES["two-dice-french"]
-    fill = clients(client_name).fill(xforms["two-dice-french"], tmp_path, case.answers)[0]
+def test_two_dice_table_and_french_labels_reach_the_respondent(client_name, filled):
+    [fill] = fills_of(filled(client_name)["two dice"])
     table = fill.shown("fill")["triche_die"]
     # 11/36 truthful, 5/36 opposite with two d6: first die 1 -> second die 1-6 truthful, ...
     assert "(d6 + d6)" in table
@@ -271,10 +325,8 @@ def test_two_dice_table_and_french_labels_reach_the_respondent(client_name, xfor
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)
-def test_device_rules_of_every_protocol_read_as_on_the_slips(client_name, xforms, clients,
-                                                               tmp_path):
-    case = CASES["groups-device"]
-    fill = clients(client_name).fill(xforms["groups-device"], tmp_path, case.answers)[0]
+def test_device_rules_of_every_protocol_read_as_on_the_slips(client_name, filled):
+    [fill] = fills_of(filled(client_name)["device rules"])
     rules = {name.rsplit("_rule_", 1)[0]: text for name, text in fill.shown("fill").items()
              if "_rule_" in name}
     # group 1 (short): SLD says "yes" or truthful; crosswise has one rule; Kuk one per state
@@ -286,10 +338,8 @@ def test_device_rules_of_every_protocol_read_as_on_the_slips(client_name, xforms
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)
-def test_crosswise_question_shows_both_questions_and_its_combined_answers(
-        client_name, xforms, clients, tmp_path):
-    case = CASES["groups-self"]
-    fill = clients(client_name).fill(xforms["groups-self"], tmp_path, case.answers)[0]
+def test_crosswise_question_shows_both_questions_and_its_combined_answers(client_name, filled):
+    [fill] = fills_of(filled(client_name)["crosswise"])
     label, choices = fill.asked("fill")["tax"]
     assert label.splitlines() == [
         "Question 2. Have you ever under-reported your income to the tax office?", "",
@@ -302,10 +352,8 @@ def test_crosswise_question_shows_both_questions_and_its_combined_answers(
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)
-def test_k_category_answers_with_spaces_survive_drafts_and_submission(
-        client_name, xforms, clients, tmp_path):
-    case = CASES["categories-self"]
-    fill = clients(client_name).fill(xforms["categories-self"], tmp_path, case.answers)[0]
+def test_k_category_answers_with_spaces_survive_drafts_and_submission(client_name, filled):
+    [fill] = fills_of(filled(client_name)["k categories"])
     asked = fill.asked("fill")
     assert asked["drink_drive"][1] == ("never", "once", "more often", "Don't know")
     assert asked["partners"][1] == ("0", "1", "2", "3 or more")
@@ -315,46 +363,20 @@ def test_k_category_answers_with_spaces_survive_drafts_and_submission(
 
 @pytest.mark.parametrize("client_name", CLIENTS)
 @pytest.mark.parametrize("typed", ["7KQ2-M9XD-4FRT-8U", "7KQ2_M9XD_4FRT_8B"])
-def test_respondent_id_constraint_refuses_what_is_not_an_id(client_name, typed, xforms, clients,
-                                                            tmp_path):
-    case = CASES["sample-self"]
+def test_respondent_id_constraint_refuses_what_is_not_an_id(client_name, typed, filled):
     with pytest.raises(HarnessError, match="respondent_id refused"):
-        clients(client_name).fill(xforms["sample-self"], tmp_path,
-                                  {**case.answers, "respondent_id": typed})
-
-
-# Draws the engines write in exponent notation: JavaRosa below 10^-3 (Java's
-# Double.toString), Web Forms below 10^-6 (JavaScript). Each must get the rule of its value:
-# before the fix XPath read such text as NaN and every one of them got the last rule.
-SMALL_DRAWS = ("1.9658100254305033E-4", "1.2e-7", "9.313225746154785E-10", "0.5")
-
-
-@pytest.fixture(scope="session")
-def fixed_xforms(tmp_path_factory) -> dict[str, Path]:
-    """The sample-device form with every draw fixed to each of SMALL_DRAWS (text an engine
-    writes), converted by pyxform (no warning) and passed by ODK Validate in one run."""
-    folder = tmp_path_factory.mktemp("fixed")
-    form = form_of(CASES["sample-device"])
-    xlsforms = {}
-    for number, draw in enumerate(SMALL_DRAWS):
-        rows = tuple({**row, "default": "", "calculation": f"'{draw}'"}
-                     if str(row["name"]).endswith("_draw") else row for row in form.survey)
-        fixed = dataclasses.replace(form, survey=rows)
-        xlsforms[draw] = write_xlsform(fixed, folder / f"fixed-{number}.xlsx")
-    warnings = convert_many({x: x.with_suffix(".xml") for x in xlsforms.values()})
-    assert not any(warnings.values()), warnings
-    return {draw: xlsx.with_suffix(".xml") for draw, xlsx in xlsforms.items()}
+        fills_of(filled(client_name)[f"typed {typed}"])
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)
 @pytest.mark.parametrize("draw", SMALL_DRAWS)
 def test_a_draw_written_in_exponent_notation_selects_the_rule_of_its_value(
-        client_name, draw, clients, fixed_xforms, tmp_path):
+        client_name, draw, filled):
     """Found by the instanceID attack test: a recovered draw of 0.000197 was shown the
     "don't know" rule instead of "truthful". Here every draw of the form is fixed to text
     an engine writes, and the rule shown must be the slips' rule for its value."""
     case = CASES["sample-device"]
-    fill = clients(client_name).fill(fixed_xforms[draw], tmp_path, case.answers)[0]
+    [fill] = fills_of(filled(client_name)[f"draw {draw}"])
     shown = fill.shown("fill")
     for question in _drawn(case):
         [rule] = [text for name, text in shown.items() if name.startswith(f"{question}_rule_")]
