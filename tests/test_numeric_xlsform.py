@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from field_clients import JavaRosa, WebForms, convert_many, leaves
+from field_clients import FillJob, JavaRosa, WebForms, convert_many, fills_of, leaves
 
 from surveykit.collection.numeric import number_rules
 from surveykit.collection.randomizer import GRID_BITS, instruction_thresholds
@@ -289,13 +289,36 @@ ALLOWED = {"respondent_id", "cheat", "income", "income_value", "income_dk", "hou
            "partners", "instanceID", "instanceName"}
 
 
+ANSWERS = {"number": NUMBER, "dont_know": DONT_KNOW}
+
+
+@pytest.fixture(scope="module")
+def filled(xforms, tmp_path_factory):
+    """client name -> (answers, randomize) -> its fill or the HarnessError that stopped it:
+    the four fills of a client in one run of its harness (a JVM or Node start costs
+    seconds), made when a test first asks for that client."""
+    runs = {}
+
+    def of(client_name: str):
+        if client_name not in runs:
+            folder = tmp_path_factory.mktemp(f"numeric-fills-{client_name}")
+            keys = [(answers, randomize) for answers in ANSWERS for randomize in xforms]
+            jobs = [FillJob(xform=xforms[randomize], out=folder / f"{answers}-{randomize}",
+                            answers={**ANSWERS[answers], **_refusals()})
+                    for answers, randomize in keys]
+            runs[client_name] = dict(zip(keys, CLIENTS[client_name]().fill_many(jobs),
+                                         strict=True))
+        return runs[client_name]
+    return of
+
+
 @pytest.mark.parametrize("client_name", sorted(CLIENTS))
 @pytest.mark.parametrize("randomize", ["self", "device"])
 @pytest.mark.parametrize("answers", [NUMBER, DONT_KNOW], ids=["number", "dont_know"])
 def test_each_client_takes_the_reported_number_refuses_impossible_ones_and_stores_no_draw(
-        xforms, tmp_path, client_name, randomize, answers):
-    client = CLIENTS[client_name]()
-    fill = client.fill(xforms[randomize], tmp_path / "out", {**answers, **_refusals()})[0]
+        filled, client_name, randomize, answers):
+    key = "number" if answers is NUMBER else "dont_know"
+    [fill] = fills_of(filled(client_name)[key, randomize])
     submission = leaves(fill.submission)
     filled = {name: text for name, text in submission.items() if text}
     assert set(filled) <= ALLOWED, filled
