@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from field_clients import JavaRosa, Text, WebForms, convert_many
+from field_clients import FillJob, JavaRosa, Text, WebForms, convert_many, fills_of
 from migrated import migrated_sqlite
 from openpyxl import load_workbook
 
@@ -162,9 +162,9 @@ def run(*args: str):
 
 
 @pytest.fixture(scope="session")
-def corpus_forms(tmp_path_factory) -> dict[tuple[str, str], Path]:
-    """Every corpus case as a survey file, added and exported in both modes with the CLI,
-    converted by pyxform and passed by ODK Validate: (case, mode) -> XForm."""
+def corpus_xlsforms(tmp_path_factory) -> dict[tuple[str, str], Path]:
+    """Every corpus case as a survey file, added and exported in both modes with the CLI:
+    (case, mode) -> XLSForm."""
     folder = tmp_path_factory.mktemp("corpus")
     db = migrated_sqlite(folder / "hostile.db")
     xlsforms: dict[tuple[str, str], Path] = {}
@@ -180,15 +180,32 @@ def corpus_forms(tmp_path_factory) -> dict[tuple[str, str], Path]:
                            "--randomize", mode, "--acknowledge-risk")
             assert exported.exit_code == 0, (case, mode, exported.output)
             xlsforms[case, mode] = out
-    warnings = convert_many({x: x.with_suffix(".xml") for x in xlsforms.values()})
-    assert not [w for w in warnings.values() if w], warnings
-    return {key: xlsform.with_suffix(".xml") for key, xlsform in xlsforms.items()}
+    return xlsforms
 
 
 @pytest.fixture(scope="session")
-def shown(corpus_forms) -> dict[str, dict[str, tuple[Text, ...]]]:
-    """Engine name -> XForm path -> every text of the form, each engine run once."""
-    forms = list(corpus_forms.values())
+def converted(corpus_xlsforms, probe_xlsforms, template_xlsforms) -> dict[Path, list[str]]:
+    """Every XLSForm of this file converted by pyxform (XForm beside it, .xml) and passed by
+    ODK Validate, all in one run (one JVM, not one each): XLSForm -> pyxform's warnings."""
+    xlsforms = [*corpus_xlsforms.values(), *probe_xlsforms.values(),
+                *template_xlsforms.values()]
+    return convert_many({x: x.with_suffix(".xml") for x in xlsforms})
+
+
+@pytest.fixture(scope="session")
+def corpus_forms(corpus_xlsforms, converted) -> dict[tuple[str, str], Path]:
+    """Every corpus case's form, converted by pyxform without a warning and passed by ODK
+    Validate: (case, mode) -> XForm."""
+    warnings = {key: converted[xlsform] for key, xlsform in corpus_xlsforms.items()}
+    assert not [w for w in warnings.values() if w], warnings
+    return {key: xlsform.with_suffix(".xml") for key, xlsform in corpus_xlsforms.items()}
+
+
+@pytest.fixture(scope="session")
+def shown(converted) -> dict[str, dict[str, tuple[Text, ...]]]:
+    """Engine name -> XForm path -> every text of the form, for every form of this file,
+    each engine run once."""
+    forms = [xlsform.with_suffix(".xml") for xlsform in converted]
     return {"javarosa": JavaRosa.shared().show(forms), "webforms": WebForms().show(forms)}
 
 
@@ -328,50 +345,70 @@ class Probe:
 
 
 @pytest.fixture(scope="session")
-def probes(tmp_path_factory) -> dict[str, Probe]:
+def probe_xlsforms(tmp_path_factory) -> dict[str, Path]:
     """Every probe of PROBES, each in its own database, exported once for the tests that
-    read it; pyxform and ODK Validate run on all of them at once (one JVM, not one each)."""
+    read it: key -> XLSForm."""
     folder = tmp_path_factory.mktemp("probes")
     xlsforms = {}
     for number, (key, (survey, options)) in enumerate(PROBES.items()):
         (folder / str(number)).mkdir()
         xlsforms[key] = _export(folder / str(number), survey, *options)
-    warnings = convert_many({x: x.with_suffix(".xml") for x in xlsforms.values()})
-    return {key: Probe(xlsform=x, xform=x.with_suffix(".xml"), warnings=warnings[x])
-            for key, x in xlsforms.items()}
+    return xlsforms
 
 
 @pytest.fixture(scope="session")
-def probes_shown(probes) -> dict[str, dict[str, tuple[Text, ...]]]:
-    """Engine name -> probe key -> every text of its form, each engine run once."""
-    keys = list(probes)
-    xforms = [probes[key].xform for key in keys]
-    javarosa, webforms = JavaRosa.shared().show(xforms), WebForms().show(xforms)
-    return {"javarosa": {key: javarosa[str(probes[key].xform)] for key in keys},
-            "webforms": {key: webforms[str(probes[key].xform)] for key in keys}}
+def probes(probe_xlsforms, converted) -> dict[str, Probe]:
+    """Every probe with its XForm and pyxform's warnings (ODK Validate passed it)."""
+    return {key: Probe(xlsform=x, xform=x.with_suffix(".xml"), warnings=converted[x])
+            for key, x in probe_xlsforms.items()}
+
+
+@pytest.fixture(scope="session")
+def probes_shown(probes, shown) -> dict[str, dict[str, tuple[Text, ...]]]:
+    """Engine name -> probe key -> every text of its form."""
+    return {engine: {key: texts[str(probe.xform)] for key, probe in probes.items()}
+            for engine, texts in shown.items()}
+
+
+#: The probes filled as a respondent does, with their answers.
+FILLED = {"respondent id": {"respondent_id": ID, "q1": "yes"},
+          "device draw": {"respondent_id": ID, "q1": "no"}}
+
+
+@pytest.fixture(scope="session")
+def probe_fills(probes, clients, tmp_path_factory):
+    """client name -> FILLED key -> its fill or the HarnessError that stopped it: the fills
+    of a client in one run of its harness, made when a test first asks for that client."""
+    runs = {}
+
+    def of(client_name: str):
+        if client_name not in runs:
+            folder = tmp_path_factory.mktemp(f"probe-fills-{client_name}")
+            jobs = [FillJob(xform=probes[key].xform, out=folder / str(number), answers=answers)
+                    for number, (key, answers) in enumerate(FILLED.items())]
+            runs[client_name] = dict(zip(FILLED, clients(client_name).fill_many(jobs),
+                                         strict=True))
+        return runs[client_name]
+    return of
 
 
 @pytest.mark.parametrize("client_name", ["javarosa", "webforms"])
-def test_a_question_never_shows_the_respondent_id(client_name, clients, probes, tmp_path):
+def test_a_question_never_shows_the_respondent_id(client_name, probes, probe_fills):
     """Why: ``Your id is ${respondent_id}`` displayed the id the respondent typed."""
-    probe = probes["respondent id"]
-    assert not probe.warnings
-    fill = clients(client_name).fill(probe.xform, tmp_path / "fill",
-                                     {"respondent_id": ID, "q1": "yes"})
-    label, _ = fill[0].asked("fill")["q1"]
+    assert not probes["respondent id"].warnings
+    [fill] = fills_of(probe_fills(client_name)["respondent id"])
+    label, _ = fill.asked("fill")["q1"]
     assert ID not in label
     assert literal(label) == "Question 1. Your id is ${respondent_id}"
 
 
 @pytest.mark.parametrize("client_name", ["javarosa", "webforms"])
-def test_a_device_form_question_never_shows_the_draw(client_name, clients, probes, tmp_path):
+def test_a_device_form_question_never_shows_the_draw(client_name, probes, probe_fills):
     """Why: in device mode ``${q1_draw}`` displayed the draw that selects the rule."""
     text = "Draw ${q1_draw}, rule ${q1_code}"
-    probe = probes["device draw"]
-    assert not probe.warnings
-    fill = clients(client_name).fill(probe.xform, tmp_path / "fill",
-                                     {"respondent_id": ID, "q1": "no"})
-    label, _ = fill[0].asked("fill")["q1"]
+    assert not probes["device draw"].warnings
+    [fill] = fills_of(probe_fills(client_name)["device draw"])
+    label, _ = fill.asked("fill")["q1"]
     assert "0." not in label
     assert literal(label) == f"Question 1. {text}"
 
@@ -437,29 +474,35 @@ TEMPLATE_CASES = ("id reference", "missing reference", "empty reference", "markd
                   "hyperlink formula", "lists", "code", "indented")
 
 
-def test_templates_wording_displays_literally(tmp_path):
-    """The hostile corpus in a --templates wording.json: shown as written, like the survey
-    file's own [wording]."""
-    db = migrated_sqlite(tmp_path / "survey.db")
-    (tmp_path / "s.toml").write_text(one_question("Ever?"), encoding="utf-8")
-    assert run("survey", "add", str(tmp_path / "s.toml"), "--db", db).exit_code == 0
+@pytest.fixture(scope="session")
+def template_xlsforms(tmp_path_factory) -> dict[str, Path]:
+    """Each TEMPLATE_CASES text in a --templates wording.json, exported with the CLI:
+    case -> XLSForm."""
+    folder = tmp_path_factory.mktemp("templates")
+    db = migrated_sqlite(folder / "survey.db")
+    (folder / "s.toml").write_text(one_question("Ever?"), encoding="utf-8")
+    assert run("survey", "add", str(folder / "s.toml"), "--db", db).exit_code == 0
     forms = {}
     for number, case in enumerate(TEMPLATE_CASES):
-        folder = _templates(tmp_path / case, **dict.fromkeys(
+        templates = _templates(folder / case, **dict.fromkeys(
             ("intro", "respondent_id_hint", "respondent_id_constraint", "answer_yes",
              "rule_truthful"), CORPUS[case]))
-        out = tmp_path / f"form-{number}.xlsx"
+        out = folder / f"form-{number}.xlsx"
         result = run("export", "xlsform", "--survey", "probe", "--out", str(out), "--db", db,
-                     "--templates", str(folder))
+                     "--templates", str(templates))
         assert result.exit_code == 0, (case, result.output)
         forms[case] = out
-    assert not any(convert_many({x: x.with_suffix(".xml") for x in forms.values()}).values())
-    xforms = [str(x.with_suffix(".xml")) for x in forms.values()]
-    javarosa = JavaRosa.shared().show(xforms)
-    webforms = WebForms().show(xforms)
+    return forms
+
+
+def test_templates_wording_displays_literally(template_xlsforms, converted, shown):
+    """The hostile corpus in a --templates wording.json: shown as written, like the survey
+    file's own [wording]."""
+    assert not any(converted[x] for x in template_xlsforms.values())
+    xforms = [str(x.with_suffix(".xml")) for x in template_xlsforms.values()]
     for case, xform in zip(TEMPLATE_CASES, xforms, strict=True):
         text = CORPUS[case]
-        read = check_shown_as_written(javarosa[xform], webforms[xform])
+        read = check_shown_as_written(shown["javarosa"][xform], shown["webforms"][xform])
         assert read["respondent_id", "hint"] == [text], case
         assert read["respondent_id", "constraint"] == [text], case
         assert read["q1", "choice"][0] == text, case
