@@ -27,6 +27,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -140,19 +141,27 @@ def files(folder: Path) -> dict[str, bytes]:
             if p.is_file() and not p.name.endswith(("-wal", "-shm", "-journal"))}
 
 
-def batch(folder: Path, steps: list[dict]) -> list[dict]:
-    """Run ``steps`` (``{"cli": args}`` through Click's runner, ``{"sql": [db, statement,
-    params]}`` on an SQLite file) in a child process in ``folder``, with a time limit."""
-    done = subprocess.run([sys.executable, __file__], input=json.dumps(steps), cwd=folder,
-                          capture_output=True, text=True, timeout=GUARD,
+def batch(runs: dict[str, tuple[Path, list[dict]]]) -> dict[str, list[dict]]:
+    """Run each entry's steps (``{"cli": args}`` through Click's runner, ``{"sql": [db,
+    statement, params]}`` on an SQLite file) in its folder, all in one child process with a
+    time limit (one start-up, not one per entry): name -> the results of its CLI steps."""
+    steps = []
+    for name, (folder, entry) in runs.items():
+        steps += [{"cd": str(folder), "name": name}, *entry]
+    done = subprocess.run([sys.executable, __file__], input=json.dumps(steps),
+                          capture_output=True, text=True, timeout=GUARD * len(runs),
                           env={**os.environ, "SURVEYKIT_DEBUG": ""})
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
 
 def _child() -> None:
-    results = []
+    results: dict[str, list[dict]] = {}
     for step in json.load(sys.stdin):
+        if "cd" in step:
+            os.chdir(step["cd"])
+            current = results.setdefault(step["name"], [])
+            continue
         if "sql" in step:
             database, statement, params = step["sql"]
             with sqlite3.connect(database) as conn:
@@ -161,7 +170,7 @@ def _child() -> None:
             continue
         outcome = CliRunner().invoke(main, step["cli"])
         escaped = outcome.exception if not isinstance(outcome.exception, SystemExit) else None
-        results.append({"status": outcome.exit_code, "stdout": outcome.stdout,
+        current.append({"status": outcome.exit_code, "stdout": outcome.stdout,
                         "stderr": outcome.stderr, "escaped": repr(escaped) if escaped else None})
     json.dump(results, sys.stdout)
 
@@ -177,48 +186,39 @@ def assert_one_line(result: dict, status: int, start: str, name: str) -> None:
     assert "\x1b" not in lines[0] and "\x00" not in lines[0], (name, lines[0])
 
 
-@pytest.fixture
-def folder(tmp_path) -> Path:
-    (tmp_path / "data.csv").write_text(
+def write_data(folder: Path) -> Path:
+    """``folder`` with data.csv, the answers regress reads."""
+    (folder / "data.csv").write_text(
         "q,y,age,faculty\n" + "".join(f"{'yes' if i % 3 else 'no'},{i % 7},{20 + i % 30},"
                                       f"{'law' if i % 2 else 'arts'}\n" for i in range(120)),
         encoding="utf-8")
-    return tmp_path
+    return folder
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    return write_data(tmp_path)
 
 
 REGRESS = ["regress", "data.csv", "--sensitive", "q", "--design", "warner", "--param", "p=0.8"]
+OPTIONS = ("--formula", "--sensitive-formula")
 
 
-@pytest.mark.parametrize("option", ["--formula", "--sensitive-formula"])
-def test_hostile_formulas_are_refused_by_regress_in_one_line(folder, option):
-    def args(rhs: str) -> list[str]:
-        if option == "--formula":
-            return [*REGRESS, "--formula", f"q ~ {rhs}"]
-        return [*REGRESS, "--formula", "y ~ q + age", "--sensitive-formula", f"~ {rhs}"]
-
-    before = files(folder)
-    results = batch(folder, [{"cli": args(rhs)} for rhs in CORPUS.values()])
-    start = "Error: formula " if option == "--formula" else "Error: sensitive formula "
-    for name, result in zip(CORPUS, results, strict=True):
-        assert_one_line(result, 2, start, name)
-    assert not (folder / MARKER).exists()
-    assert files(folder) == before
+def _regress_args(option: str, rhs: str) -> list[str]:
+    if option == "--formula":
+        return [*REGRESS, "--formula", f"q ~ {rhs}"]
+    return [*REGRESS, "--formula", "y ~ q + age", "--sensitive-formula", f"~ {rhs}"]
 
 
-def test_survey_add_refuses_hostile_models_and_stores_nothing(folder):
+def _survey_add_steps(folder: Path) -> list[dict]:
     url = migrated_sqlite(folder / "surveykit.db")
     for k, rhs in enumerate(CORPUS.values()):
         (folder / f"survey{k}.toml").write_text(survey_file(rhs), encoding="utf-8")
-    before = files(folder)
-    results = batch(folder, [{"cli": ["survey", "add", f"survey{k}.toml", "--db", url]}
-                             for k in range(len(CORPUS))])
-    for k, (name, result) in enumerate(zip(CORPUS, results, strict=True)):
-        assert_one_line(result, 1, f"Error: survey{k}.toml: models[0].formula: ", name)
-    assert not (folder / MARKER).exists()
-    assert files(folder) == before
+    return [{"cli": ["survey", "add", f"survey{k}.toml", "--db", url]}
+            for k in range(len(CORPUS))]
 
 
-def test_report_never_runs_a_hostile_formula_stored_by_an_older_version(folder):
+def _report_steps(folder: Path) -> list[dict]:
     url = migrated_sqlite(folder / "surveykit.db")
     (folder / "good.toml").write_text(survey_file(GOOD), encoding="utf-8")
     runner = CliRunner()
@@ -235,11 +235,62 @@ def test_report_never_runs_a_hostile_formula_stored_by_an_older_version(folder):
                               [source.replace(_toml_string(f"exam_cheating ~ {GOOD}"),
                                               _toml_string(f"exam_cheating ~ {rhs}"))]]})
         steps.append({"cli": ["report", "--survey", SURVEY, "--db", url]})
-    results = batch(folder, steps)
-    for name, result in zip(CORPUS, results, strict=True):
+    return steps
+
+
+@dataclass(frozen=True)
+class Door:
+    """The corpus through one door, in its own folder: the folder's files before the run,
+    and one result per formula."""
+
+    folder: Path
+    before: dict[str, bytes]
+    results: list[dict]
+
+
+@pytest.fixture(scope="module")
+def doors(tmp_path_factory) -> dict[str, Door]:
+    """The whole corpus through every door (regress with each option, survey add, report),
+    each in a folder of its own, all in one child process."""
+    runs = {}
+    for option in OPTIONS:
+        folder = write_data(tmp_path_factory.mktemp("regress"))
+        runs[option] = (folder, [{"cli": _regress_args(option, rhs)} for rhs in CORPUS.values()])
+    folder = write_data(tmp_path_factory.mktemp("survey-add"))
+    runs["survey add"] = (folder, _survey_add_steps(folder))
+    folder = write_data(tmp_path_factory.mktemp("report"))
+    runs["report"] = (folder, _report_steps(folder))
+    before = {name: files(folder) for name, (folder, _) in runs.items()}
+    results = batch(runs)
+    return {name: Door(folder=folder, before=before[name], results=results[name])
+            for name, (folder, _) in runs.items()}
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+def test_hostile_formulas_are_refused_by_regress_in_one_line(doors, option):
+    door = doors[option]
+    start = "Error: formula " if option == "--formula" else "Error: sensitive formula "
+    for name, result in zip(CORPUS, door.results, strict=True):
+        assert_one_line(result, 2, start, name)
+    assert not (door.folder / MARKER).exists()
+    assert files(door.folder) == door.before
+
+
+def test_survey_add_refuses_hostile_models_and_stores_nothing(doors):
+    door = doors["survey add"]
+    for k, (name, result) in enumerate(zip(CORPUS, door.results, strict=True)):
+        assert_one_line(result, 1, f"Error: survey{k}.toml: models[0].formula: ", name)
+    assert not (door.folder / MARKER).exists()
+    assert files(door.folder) == door.before
+
+
+def test_report_never_runs_a_hostile_formula_stored_by_an_older_version(doors):
+    door = doors["report"]
+    url = f"sqlite:///{door.folder / 'surveykit.db'}"
+    for name, result in zip(CORPUS, door.results, strict=True):
         assert_one_line(result, 1, f"Error: survey {SURVEY!r} stored in {url}: "
                                    "models[0].formula: ", name)
-    assert not (folder / MARKER).exists()
+    assert not (door.folder / MARKER).exists()
 
 
 # -- the payloads that ran under formulaic, each as its own surveykit process ----------------
