@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from migrated import migrated_sqlite
 from openpyxl import load_workbook
 
 from surveykit.cli import main
@@ -22,7 +23,7 @@ from surveykit.collection.xlsform import DEVICE_RISKS, build_xlsform, id_constra
 from surveykit.definition.survey import load_survey_file, parse_survey
 from surveykit.errors import ParameterError
 from surveykit.resources import locate_resource
-from surveykit.store import add_survey, init_database, open_engine
+from surveykit.store import add_survey, open_engine
 
 SAMPLE = locate_resource("sample_data") / "academic_integrity.toml"
 SURVEYS = Path(__file__).resolve().parent / "surveys"
@@ -35,9 +36,8 @@ def run(*args: str):
 
 @pytest.fixture
 def db(tmp_path) -> str:
-    url = f"sqlite:///{tmp_path / 'survey.db'}"
+    url = migrated_sqlite(tmp_path / "survey.db")
     engine = open_engine(url)
-    init_database(engine)
     add_survey(engine, load_survey_file(SAMPLE))
     engine.dispose()
     return url
