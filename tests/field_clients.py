@@ -245,13 +245,16 @@ class JavaRosa:
     @functools.cache
     def shared() -> JavaRosa:
         """The harness compiled once for all test processes (javac takes 3-6 s of CPU): the
-        classes are kept in the temporary folder under the SHA-256 of the sources and the
-        jar, compiled by the first process that needs them while the others wait."""
+        classes are kept in the temporary folder under the SHA-256 of the sources, the jar
+        and the JDK's path, compiled by the first process that needs them while the others
+        wait."""
         jar = pyxform_jar()
         _need_jdk()
         digest = hashlib.sha256()
         for path in (JAVA_SOURCE, SHOW_SOURCE, jar):
             digest.update(path.read_bytes())
+        for program in ("javac", "java"):  # another JDK, other classes
+            digest.update(os.path.realpath(shutil.which(program)).encode())
         classes = (Path(tempfile.gettempdir())
                    / f"surveykit-javarosa-classes-{digest.hexdigest()[:16]}")
         with open(f"{classes}.lock", "w") as lock:
