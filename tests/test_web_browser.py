@@ -175,12 +175,13 @@ def test_respondents_answer_whole_surveys_and_only_ids_and_answers_leave_the_bro
             for method, url, data in watched.requests:
                 assert "?" not in url and (method == "POST" or data is None)
             assert watched.errors == []
-            watched.close()
-        # a respondent who comes back is told the answers are in
-        again = Watched(browser)
-        again.start(server.url, ids[0])
-        again.page.get_by_text(WORDING["web_used_id"]).wait_for()
-        again.close()
+            if number < len(ids) - 1:
+                watched.close()
+        # a respondent who comes back is told the answers are in (in the last respondent's
+        # browser: a new one would cost a renderer process, and the server decides)
+        watched.start(server.url, ids[0])
+        watched.page.get_by_text(WORDING["web_used_id"]).wait_for()
+        watched.close()
         log = server.output_once("3 submissions recorded")
     counts = store.count_responses(engine, "mixed")
     for question in counts:
@@ -302,9 +303,11 @@ def test_the_group_of_the_issued_id_decides_which_rules_are_drawn(browser, sqlit
     first, second = form.questions[0].rules
     middle = 2 ** 52  # U = 2^53 / 2: "say yes" in group 1 (truthful 1/5), truthful in group 2
     with served(engine, "groups") as url:
+        # one page, loaded afresh for each respondent (the script runs again on each load);
+        # a new page would cost a renderer process (about 0.7 s of CPU)
+        watched = Watched(browser)
+        watched.page.add_init_script(scripted_uniforms([middle]))
         for respondent, rules in (("SHORT-1", first), ("LONG-1", second)):
-            watched = Watched(browser)
-            watched.page.add_init_script(scripted_uniforms([middle]))
             watched.start(url, respondent)
             watched.page.get_by_text(form.questions[0].progress, exact=True).wait_for()
             drawn = next(rule for rule in rules if middle < rule.below)
@@ -312,7 +315,7 @@ def test_the_group_of_the_issued_id_decides_which_rules_are_drawn(browser, sqlit
             watched.page.get_by_role("button", name="Yes", exact=True).click()
             watched.page.get_by_role("button", name=WORDING["web_submit"]).click()
             watched.page.get_by_text(WORDING["web_thanks"]).wait_for()
-            watched.close()
+        watched.close()
     assert store.count_responses(engine, "groups")[0].counts.to_dict() == {
         "1": {"yes": 1}, "2": {"yes": 1}}
     engine.dispose()
@@ -333,8 +336,11 @@ def test_every_design_family_on_the_page_for_each_group(browser, sqlite_url: str
     survey, form = add(engine, text, ids, groups=groups if multi_group else None)
     expected: dict[str, Counter] = {}
     with served(engine, survey.name) as url:
+        # one page, loaded afresh for each respondent (a new page would cost a renderer
+        # process, about 0.7 s of CPU; separate browsers per respondent are the point of
+        # test_respondents_answer_whole_surveys_and_only_ids_and_answers_leave_the_browser)
+        watched = Watched(browser)
         for number, (respondent, group) in enumerate(zip(ids, groups, strict=True)):
-            watched = Watched(browser)
             watched.start(url, respondent)
             page = watched.page
             for index, question in enumerate(form.questions):
@@ -356,7 +362,7 @@ def test_every_design_family_on_the_page_for_each_group(browser, sqlite_url: str
             page.get_by_role("button", name=WORDING["web_submit"]).click()
             page.get_by_text(WORDING["web_thanks"]).wait_for()
             assert watched.errors == []
-            watched.close()
+        watched.close()
     for question in store.count_responses(engine, survey.name):
         stored = Counter({(group, label): n for group, label, n in question.counts})
         assert stored == expected[question.question_id], question.question_id
