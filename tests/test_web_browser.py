@@ -82,6 +82,31 @@ def browser() -> Iterator[object]:
         yield launched
 
 
+@pytest.fixture(scope="module")
+def many_database(tmp_path_factory) -> tuple[Path, object, object]:
+    """A database at head holding MANY, its survey and its web form, built once (400
+    questions): each test works on a copy (many_engine)."""
+    path = tmp_path_factory.mktemp("many") / "many.db"
+    engine = store.open_engine(migrated_sqlite(path))
+    try:
+        survey, form = add(engine, MANY)
+    finally:
+        engine.dispose()
+    return path, survey, form
+
+
+@pytest.fixture
+def many_engine(many_database, tmp_path: Path) -> Iterator[tuple[Engine, object, object]]:
+    """A copy of many_database: its engine, the survey and its web form."""
+    path, survey, form = many_database
+    shutil.copyfile(path, tmp_path / "many.db")
+    engine = store.open_engine(f"sqlite:///{tmp_path / 'many.db'}")
+    try:
+        yield engine, survey, form
+    finally:
+        engine.dispose()
+
+
 def add(engine: Engine, text: str, ids: list[str] | None = None,
         groups: list[int] | None = None):
     survey = parse_survey(text)
@@ -196,10 +221,8 @@ def test_respondents_answer_whole_surveys_and_only_ids_and_answers_leave_the_bro
     assert not any(rule in log for rule in shown_rules)
 
 
-def test_the_rules_the_page_shows_follow_the_design_probabilities(
-        browser, sqlite_url: str, tmp_path: Path):
-    engine = store.open_engine(sqlite_url)
-    survey, form = add(engine, MANY)
+def test_the_rules_the_page_shows_follow_the_design_probabilities(browser, many_engine):
+    engine, survey, form = many_engine
     rules = form.questions[0].rules[0]
     texts = ["\n".join(rule.lines) for rule in rules]
     shown: list[str] = []
@@ -235,7 +258,6 @@ def test_the_rules_the_page_shows_follow_the_design_probabilities(
     # and the database holds the 5 x 400 answers given (the first button: yes)
     counts = store.count_responses(engine, "many")
     assert all(question.answers() == {"yes": sessions} for question in counts)
-    engine.dispose()
 
 
 def test_a_page_open_across_a_server_restart_still_submits_its_answers(browser,
@@ -276,9 +298,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_rules_change_exactly_at_the_thresholds(browser, sqlite_url: str):
-    engine = store.open_engine(sqlite_url)
-    survey, form = add(engine, MANY)
+def test_rules_change_exactly_at_the_thresholds(browser, many_engine):
+    engine, survey, form = many_engine
     rules = form.questions[0].rules[0]
     below = [rule.below for rule in rules]
     # both sides of every boundary, and both ends of [0, 2^53)
@@ -294,7 +315,6 @@ def test_rules_change_exactly_at_the_thresholds(browser, sqlite_url: str):
             assert watched.rule() == "\n".join(rules[rule].lines), question.progress
             watched.page.locator("#answers button").first.click()
         watched.close()
-    engine.dispose()
 
 
 def test_the_group_of_the_issued_id_decides_which_rules_are_drawn(browser, sqlite_url: str):
