@@ -157,15 +157,13 @@ async def _submit_until_killed(server, token: str, respondents: int, kill_after:
 
 
 def test_a_server_killed_during_group_commits_keeps_every_acknowledged_answer_whole(
-        database_url, sample_survey_path):
+        engine, database_url, sample_survey_path):
     """SIGKILL while batches of submissions are being written (issue 25's group commit):
     every submission answered 201 is stored, and no respondent is stored in part; the kept
     counts and the day's record agree with the answers."""
-    from surveykit import store
     from surveykit.store import database
     from tests.store_support import checked_counts
 
-    run("init", "--db", database_url)
     run("survey", "add", str(sample_survey_path), "--db", database_url)
     with running_cli(database_url, "academic_integrity", "--rate-limit", "0") as server, \
             httpx.Client(base_url=server.url, timeout=10) as client:
@@ -175,12 +173,11 @@ def test_a_server_killed_during_group_commits_keeps_every_acknowledged_answer_wh
         assert server.process.wait(timeout=20) == -signal.SIGKILL
     assert len(acknowledged) >= 60
     responses, imports = database.responses, database.imports
-    with store.engine_for(database_url) as engine:
-        with engine.connect() as conn:
-            stored = conn.execute(select(responses.c.respondent_id, func.count())
-                                  .group_by(responses.c.respondent_id)).all()
-            day = conn.execute(select(imports.c.rows_read, imports.c.imported)).all()
-        counted = checked_counts(engine, "academic_integrity")  # kept == a recount
+    with engine.connect() as conn:
+        stored = conn.execute(select(responses.c.respondent_id, func.count())
+                              .group_by(responses.c.respondent_id)).all()
+        day = conn.execute(select(imports.c.rows_read, imports.c.imported)).all()
+    counted = checked_counts(engine, "academic_integrity")  # kept == a recount
     per_respondent = dict(stored)
     assert acknowledged <= set(per_respondent)
     assert set(per_respondent.values()) == {len(ANSWERS)}  # nothing half-written

@@ -20,6 +20,8 @@ from migrated import migrated_sqlite
 from sqlalchemy import Engine
 
 from surveykit import store
+from surveykit.definition.survey import load_survey_file
+from surveykit.resources import locate_resource
 from surveykit.store import database
 from surveykit.web.app import create_app
 from surveykit.web.assets import SCRIPT, load_asset
@@ -28,6 +30,7 @@ from tests.store_support import checked_counts
 from tests.web_support import ANSWERS, serving, snapshot
 
 ISSUED = "7KQ2-M9XD-4FRT-8B"
+SAMPLE_DATA = locate_resource("sample_data")
 
 
 @pytest.fixture
@@ -81,6 +84,28 @@ def sqlite_engine(sqlite_url: str, sample_survey) -> Iterator[Engine]:
     database.record_generation(engine, "academic_integrity", [ISSUED], {})
     yield engine
     engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory) -> Iterator[tuple[Engine, str]]:
+    """The sample survey with one issued id on SQLite, served once with the default options
+    for the tests whose requests are refused or only read (each checks that the database
+    is as it was before its own requests): its engine and the server's URL."""
+    engine = store.open_engine(migrated_sqlite(tmp_path_factory.mktemp("shared")
+                                               / "surveykit.db"))
+    store.add_survey(engine, load_survey_file(SAMPLE_DATA / "academic_integrity.toml"))
+    database.record_generation(engine, "academic_integrity", [ISSUED], {})
+    with serving(create_app(engine, "academic_integrity")) as url:
+        yield engine, url
+    engine.dispose()
+
+
+@pytest.fixture
+def shared(shared_server) -> Iterator[tuple[Engine, httpx.Client]]:
+    """The shared server's engine and a client of its own (cookies start empty)."""
+    engine, url = shared_server
+    with httpx.Client(base_url=url, timeout=30) as client:
+        yield engine, client
 
 
 def test_a_submission_is_recorded_once_then_repeats_are_no_ops(issued_engine: Engine):
@@ -174,21 +199,23 @@ def test_a_body_larger_than_it_claims_is_cut_off_at_the_limit(sqlite_engine: Eng
 
 
 @pytest.mark.parametrize("token", [None, "", "x" * 43], ids=["missing", "empty", "wrong"])
-def test_posts_without_the_page_csrf_token_are_refused(sqlite_engine: Engine, token):
-    with client_for(sqlite_engine) as client:
-        page_token(client)
-        before = snapshot(sqlite_engine)
-        response = post(client, "/submit", {"respondent_id": ISSUED, "answers": ANSWERS}, token)
-        assert response.status_code == 403 and response.json()["reason"] == "csrf"
-        assert snapshot(sqlite_engine) == before
+def test_posts_without_the_page_csrf_token_are_refused(shared, token):
+    engine, client = shared
+    page_token(client)
+    before = snapshot(engine)
+    response = post(client, "/submit", {"respondent_id": ISSUED, "answers": ANSWERS}, token)
+    assert response.status_code == 403 and response.json()["reason"] == "csrf"
+    assert snapshot(engine) == before
 
 
-def test_a_token_without_its_cookie_is_refused(sqlite_engine: Engine):
-    with client_for(sqlite_engine) as client:
-        token = page_token(client)
-        client.cookies.clear()
-        response = post(client, "/submit", {"respondent_id": ISSUED, "answers": ANSWERS}, token)
-        assert response.status_code == 403
+def test_a_token_without_its_cookie_is_refused(shared):
+    engine, client = shared
+    token = page_token(client)
+    client.cookies.clear()
+    before = snapshot(engine)
+    response = post(client, "/submit", {"respondent_id": ISSUED, "answers": ANSWERS}, token)
+    assert response.status_code == 403
+    assert snapshot(engine) == before
 
 
 def test_each_client_address_is_rate_limited(sqlite_engine: Engine):
@@ -216,45 +243,45 @@ def test_after_close_at_answers_are_refused_and_the_page_says_closed(issued_engi
         assert snapshot(issued_engine) == before
 
 
-def test_every_response_carries_the_security_headers(sqlite_engine: Engine):
-    with client_for(sqlite_engine) as client:
-        script = load_asset(SCRIPT)
-        for path in ("/", "/survey.json", f"/static/{SCRIPT}", "/healthz", "/nowhere"):
-            headers = client.get(path).headers
-            policy = headers["content-security-policy"]
-            assert "default-src 'none'" in policy
-            assert f"script-src 'self' '{script.integrity}'" in policy
-            assert "'unsafe-inline'" not in policy and "frame-ancestors 'none'" in policy
-            assert headers["x-content-type-options"] == "nosniff"
-            assert headers["x-frame-options"] == "DENY"
-            assert headers["referrer-policy"] == "no-referrer"
-        cookie = client.get("/").headers["set-cookie"]
-        assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+def test_every_response_carries_the_security_headers(shared):
+    _, client = shared
+    script = load_asset(SCRIPT)
+    for path in ("/", "/survey.json", f"/static/{SCRIPT}", "/healthz", "/nowhere"):
+        headers = client.get(path).headers
+        policy = headers["content-security-policy"]
+        assert "default-src 'none'" in policy
+        assert f"script-src 'self' '{script.integrity}'" in policy
+        assert "'unsafe-inline'" not in policy and "frame-ancestors 'none'" in policy
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["x-frame-options"] == "DENY"
+        assert headers["referrer-policy"] == "no-referrer"
+    cookie = client.get("/").headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
 
 
-def test_the_page_loads_the_script_by_its_published_hash(sqlite_engine: Engine):
-    with client_for(sqlite_engine) as client:
-        script = load_asset(SCRIPT)
-        html = client.get("/").text
-        assert f'src="/static/{SCRIPT}" integrity="{script.integrity}"' in html
-        assert script.sha256 in html  # the footer
-        assert client.get(f"/static/{SCRIPT}").content == script.content
-        assert "<script>" not in html  # no inline script at all
+def test_the_page_loads_the_script_by_its_published_hash(shared):
+    _, client = shared
+    script = load_asset(SCRIPT)
+    html = client.get("/").text
+    assert f'src="/static/{SCRIPT}" integrity="{script.integrity}"' in html
+    assert script.sha256 in html  # the footer
+    assert client.get(f"/static/{SCRIPT}").content == script.content
+    assert "<script>" not in html  # no inline script at all
 
 
-def test_other_host_names_are_refused_on_loopback(sqlite_engine: Engine):
+def test_other_host_names_are_refused_on_loopback(shared):
     # DNS rebinding: a page on another name that resolves to 127.0.0.1
-    with client_for(sqlite_engine) as client:
-        response = client.get("/", headers={"host": "rebind.example:8000"})
-        assert response.status_code == 400
-        assert CSRF_COOKIE not in response.headers.get("set-cookie", "")
+    _, client = shared
+    response = client.get("/", headers={"host": "rebind.example:8000"})
+    assert response.status_code == 400
+    assert CSRF_COOKIE not in response.headers.get("set-cookie", "")
 
 
-def test_wrong_methods_and_paths_get_short_json_errors(sqlite_engine: Engine):
-    with client_for(sqlite_engine) as client:
-        assert client.get("/submit").status_code == 405
-        missing = client.get("/admin")
-        assert missing.status_code == 404 and missing.json()["reason"] == "http"
+def test_wrong_methods_and_paths_get_short_json_errors(shared):
+    _, client = shared
+    assert client.get("/submit").status_code == 405
+    missing = client.get("/admin")
+    assert missing.status_code == 404 and missing.json()["reason"] == "http"
 
 
 def test_healthz_reports_an_unreachable_database_as_503(tmp_path, sqlite_engine: Engine):

@@ -82,6 +82,31 @@ def browser() -> Iterator[object]:
         yield launched
 
 
+@pytest.fixture(scope="module")
+def many_database(tmp_path_factory) -> tuple[Path, object, object]:
+    """A database at head holding MANY, its survey and its web form, built once (400
+    questions): each test works on a copy (many_engine)."""
+    path = tmp_path_factory.mktemp("many") / "many.db"
+    engine = store.open_engine(migrated_sqlite(path))
+    try:
+        survey, form = add(engine, MANY)
+    finally:
+        engine.dispose()
+    return path, survey, form
+
+
+@pytest.fixture
+def many_engine(many_database, tmp_path: Path) -> Iterator[tuple[Engine, object, object]]:
+    """A copy of many_database: its engine, the survey and its web form."""
+    path, survey, form = many_database
+    shutil.copyfile(path, tmp_path / "many.db")
+    engine = store.open_engine(f"sqlite:///{tmp_path / 'many.db'}")
+    try:
+        yield engine, survey, form
+    finally:
+        engine.dispose()
+
+
 def add(engine: Engine, text: str, ids: list[str] | None = None,
         groups: list[int] | None = None):
     survey = parse_survey(text)
@@ -175,12 +200,13 @@ def test_respondents_answer_whole_surveys_and_only_ids_and_answers_leave_the_bro
             for method, url, data in watched.requests:
                 assert "?" not in url and (method == "POST" or data is None)
             assert watched.errors == []
-            watched.close()
-        # a respondent who comes back is told the answers are in
-        again = Watched(browser)
-        again.start(server.url, ids[0])
-        again.page.get_by_text(WORDING["web_used_id"]).wait_for()
-        again.close()
+            if number < len(ids) - 1:
+                watched.close()
+        # a respondent who comes back is told the answers are in (in the last respondent's
+        # browser: a new one would cost a renderer process, and the server decides)
+        watched.start(server.url, ids[0])
+        watched.page.get_by_text(WORDING["web_used_id"]).wait_for()
+        watched.close()
         log = server.output_once("3 submissions recorded")
     counts = store.count_responses(engine, "mixed")
     for question in counts:
@@ -195,10 +221,8 @@ def test_respondents_answer_whole_surveys_and_only_ids_and_answers_leave_the_bro
     assert not any(rule in log for rule in shown_rules)
 
 
-def test_the_rules_the_page_shows_follow_the_design_probabilities(
-        browser, sqlite_url: str, tmp_path: Path):
-    engine = store.open_engine(sqlite_url)
-    survey, form = add(engine, MANY)
+def test_the_rules_the_page_shows_follow_the_design_probabilities(browser, many_engine):
+    engine, survey, form = many_engine
     rules = form.questions[0].rules[0]
     texts = ["\n".join(rule.lines) for rule in rules]
     shown: list[str] = []
@@ -234,7 +258,6 @@ def test_the_rules_the_page_shows_follow_the_design_probabilities(
     # and the database holds the 5 x 400 answers given (the first button: yes)
     counts = store.count_responses(engine, "many")
     assert all(question.answers() == {"yes": sessions} for question in counts)
-    engine.dispose()
 
 
 def test_a_page_open_across_a_server_restart_still_submits_its_answers(browser,
@@ -275,9 +298,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_rules_change_exactly_at_the_thresholds(browser, sqlite_url: str):
-    engine = store.open_engine(sqlite_url)
-    survey, form = add(engine, MANY)
+def test_rules_change_exactly_at_the_thresholds(browser, many_engine):
+    engine, survey, form = many_engine
     rules = form.questions[0].rules[0]
     below = [rule.below for rule in rules]
     # both sides of every boundary, and both ends of [0, 2^53)
@@ -293,7 +315,6 @@ def test_rules_change_exactly_at_the_thresholds(browser, sqlite_url: str):
             assert watched.rule() == "\n".join(rules[rule].lines), question.progress
             watched.page.locator("#answers button").first.click()
         watched.close()
-    engine.dispose()
 
 
 def test_the_group_of_the_issued_id_decides_which_rules_are_drawn(browser, sqlite_url: str):
@@ -302,9 +323,11 @@ def test_the_group_of_the_issued_id_decides_which_rules_are_drawn(browser, sqlit
     first, second = form.questions[0].rules
     middle = 2 ** 52  # U = 2^53 / 2: "say yes" in group 1 (truthful 1/5), truthful in group 2
     with served(engine, "groups") as url:
+        # one page, loaded afresh for each respondent (the script runs again on each load);
+        # a new page would cost a renderer process (about 0.7 s of CPU)
+        watched = Watched(browser)
+        watched.page.add_init_script(scripted_uniforms([middle]))
         for respondent, rules in (("SHORT-1", first), ("LONG-1", second)):
-            watched = Watched(browser)
-            watched.page.add_init_script(scripted_uniforms([middle]))
             watched.start(url, respondent)
             watched.page.get_by_text(form.questions[0].progress, exact=True).wait_for()
             drawn = next(rule for rule in rules if middle < rule.below)
@@ -312,7 +335,7 @@ def test_the_group_of_the_issued_id_decides_which_rules_are_drawn(browser, sqlit
             watched.page.get_by_role("button", name="Yes", exact=True).click()
             watched.page.get_by_role("button", name=WORDING["web_submit"]).click()
             watched.page.get_by_text(WORDING["web_thanks"]).wait_for()
-            watched.close()
+        watched.close()
     assert store.count_responses(engine, "groups")[0].counts.to_dict() == {
         "1": {"yes": 1}, "2": {"yes": 1}}
     engine.dispose()
@@ -333,8 +356,11 @@ def test_every_design_family_on_the_page_for_each_group(browser, sqlite_url: str
     survey, form = add(engine, text, ids, groups=groups if multi_group else None)
     expected: dict[str, Counter] = {}
     with served(engine, survey.name) as url:
+        # one page, loaded afresh for each respondent (a new page would cost a renderer
+        # process, about 0.7 s of CPU; separate browsers per respondent are the point of
+        # test_respondents_answer_whole_surveys_and_only_ids_and_answers_leave_the_browser)
+        watched = Watched(browser)
         for number, (respondent, group) in enumerate(zip(ids, groups, strict=True)):
-            watched = Watched(browser)
             watched.start(url, respondent)
             page = watched.page
             for index, question in enumerate(form.questions):
@@ -356,7 +382,7 @@ def test_every_design_family_on_the_page_for_each_group(browser, sqlite_url: str
             page.get_by_role("button", name=WORDING["web_submit"]).click()
             page.get_by_text(WORDING["web_thanks"]).wait_for()
             assert watched.errors == []
-            watched.close()
+        watched.close()
     for question in store.count_responses(engine, survey.name):
         stored = Counter({(group, label): n for group, label, n in question.counts})
         assert stored == expected[question.question_id], question.question_id

@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
-from migrated import migrated_sqlite
+from migrated import DATABASES, migrated_database, migrated_sqlite
 from scipy import stats
 from sqlalchemy import Engine, select
 
@@ -323,16 +323,29 @@ BAD = [
 ]
 
 
+@pytest.fixture(scope="module", params=DATABASES)
+def tax_server(request, tmp_path_factory) -> Iterator[tuple[Engine, httpx.Client, str]]:
+    """The tax survey served once per database (SQLite, PostgreSQL) for the bad numbers:
+    each is refused and checks that the database is as it was before it, so one server
+    and one database serve them all. Its engine, a client and the page's CSRF token."""
+    with migrated_database(request.param, tmp_path_factory.mktemp("tax")) as url:
+        engine = store.open_engine(url)
+        try:
+            add(engine)
+            with client(engine) as http:
+                yield engine, http, page_token(http)
+        finally:
+            engine.dispose()
+
+
 @pytest.mark.parametrize(("question", "value", "message"), BAD,
                          ids=[f"{q}-{str(v)[:12]}" for q, v, _ in BAD])
 def test_a_bad_number_is_one_line_of_json_and_nothing_is_stored(
-        engine: Engine, question: str, value, message: str):
-    add(engine)
+        tax_server, question: str, value, message: str):
+    engine, http, token = tax_server
     before = snapshot(engine)
     answers = {"cheat": "yes", "income": "100", "days": "1.5", question: value}
-    with client(engine) as http:
-        reply = post(http, "/submit", {"respondent_id": "bad-1", "answers": answers},
-                     page_token(http))
+    reply = post(http, "/submit", {"respondent_id": "bad-1", "answers": answers}, token)
     assert reply.status_code == 422
     assert reply.json()["reason"] == "invalid"
     assert message in reply.json()["error"]
@@ -476,25 +489,27 @@ def kinds_survey() -> str:
 
 
 @pytest.fixture(scope="module")
-def kinds_database(tmp_path_factory) -> Path:
-    """A database at head holding kinds_survey, built once (600 questions): each test works on
-    a copy (kinds_engine)."""
+def kinds_database(tmp_path_factory) -> tuple[Path, object]:
+    """A database at head holding kinds_survey, and its web form, built once (600 questions:
+    reading the survey takes most of a second): each test works on a copy (kinds_engine)."""
     path = tmp_path_factory.mktemp("kinds") / "kinds.db"
+    survey = parse_survey(kinds_survey())
     engine = store.open_engine(migrated_sqlite(path))
     try:
-        store.add_survey(engine, parse_survey(kinds_survey()))
+        store.add_survey(engine, survey)
     finally:
         engine.dispose()
-    return path
+    return path, build_web_form(survey, wording_defaults=WORDING)
 
 
 @pytest.fixture
 def kinds_engine(kinds_database, tmp_path) -> Iterator[tuple[Engine, object]]:
     """A copy of kinds_database and the survey's web form."""
-    shutil.copyfile(kinds_database, tmp_path / "kinds.db")
+    path, form = kinds_database
+    shutil.copyfile(path, tmp_path / "kinds.db")
     engine = store.open_engine(f"sqlite:///{tmp_path / 'kinds.db'}")
     try:
-        yield engine, build_web_form(parse_survey(kinds_survey()), wording_defaults=WORDING)
+        yield engine, form
     finally:
         engine.dispose()
 
@@ -600,10 +615,11 @@ def test_mix_unknown_draws_from_the_group_of_the_issued_id(browser, tmp_path):
     question = form.questions[0]
     middle = 7 * GRID // 10
     with serving(create_app(engine, "mix")) as url:
+        # one page, loaded afresh for each respondent (the script runs again on each load)
+        watched = Watched(browser)
+        watched.page.add_init_script(counted_uniforms([middle]))
         for respondent, shown, typed in (("MIX-1", "Type your shoe size instead.", "42"),
                                          ("MIX-2", WORDING["web_number_truthful"], "3")):
-            watched = Watched(browser)
-            watched.page.add_init_script(counted_uniforms([middle]))
             watched.start(url, respondent)
             watched.page.get_by_text(question.progress, exact=True).wait_for()
             assert watched.rule() == shown
@@ -613,7 +629,7 @@ def test_mix_unknown_draws_from_the_group_of_the_issued_id(browser, tmp_path):
             watched.page.get_by_text(WORDING["web_thanks"]).wait_for()
             assert watched.page.evaluate("window.draws") == 1
             assert watched.errors == []
-            watched.close()
+        watched.close()
     assert stored(engine) == {("MIX-1", "partners"): "42", ("MIX-2", "partners"): "3"}
     with engine.connect() as conn:
         groups = dict(conn.execute(select(database.responses.c.respondent_id,

@@ -101,15 +101,16 @@ _STARTED = re.compile(r"at (http://127\.0\.0\.1:\d+)/")
 
 
 @contextmanager
-def serving(app, port: int = 0) -> Iterator[str]:
-    """Serve ``app`` as ``surveykit serve`` does (:func:`surveykit.web.server.server_config`)
-    on 127.0.0.1, ``port`` (0: a free one), in a thread; yields the base URL."""
+def serving(app, port: int = 0, **settings) -> Iterator[str]:
+    """Serve ``app`` as ``surveykit serve`` does (:func:`surveykit.web.server.server_config`,
+    given ``settings`` such as a shorter ``header_timeout``) on 127.0.0.1, ``port`` (0: a
+    free one), in a thread; yields the base URL."""
     import uvicorn
 
     from surveykit.web.server import bind_socket, server_config
 
     sock = bind_socket("127.0.0.1", port)
-    server = uvicorn.Server(server_config(app))
+    server = uvicorn.Server(server_config(app, **settings))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
