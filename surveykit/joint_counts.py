@@ -21,7 +21,10 @@ from types import MappingProxyType
 from surveykit.counts import check_count as _count
 from surveykit.errors import ParameterError
 
-__all__ = ["JointCounts"]
+__all__ = ["MAX_QUESTIONS", "JointCounts"]
+
+#: Questions one joint analysis takes.
+MAX_QUESTIONS = 4
 
 
 def _labels(where: str, key: object, size: int) -> tuple[str, ...]:

@@ -7,6 +7,11 @@ unit is a top-level module or a subpackage (``store``, ``planning``); a module m
 own unit and any unit of a lower layer, never a unit beside it or above it. The imports that
 still break a rule are listed in ``KNOWN`` with the work that removes them; a listed import
 that is gone fails too, so the list only shrinks.
+
+Imports of the package also stand at the top of a module: outside ``cli/``, only the lazy
+loaders the guide lists (its ```lazy block) import part of the package inside a function, each
+to keep a heavy library off the commands that do not need it; a listed loader that no longer
+imports lazily fails too, so that list only shrinks as well.
 """
 
 from __future__ import annotations
@@ -95,6 +100,70 @@ def violations(graph: Mapping[str, Iterable[str]], layers: list[tuple[str, ...]]
     return broken
 
 
+def read_lazy_loaders(text: str) -> dict[str, str]:
+    """Module -> what it keeps off start-up, from the guide's ```lazy block: a loader's dotted
+    name at the start of a line, then what it keeps off (indented lines go on with it)."""
+    found = re.search(r"^```lazy\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+    assert found, "docs/architecture.md has no ```lazy block"
+    loaders: dict[str, str] = {}
+    module = ""
+    for line in found.group(1).splitlines():
+        if line[:1].isspace() and module:
+            loaders[module] = f"{loaders[module]} {line.strip()}".strip()
+        elif line.strip():
+            module, _, keeps_off = line.partition(" ")
+            loaders[module] = keeps_off.strip()
+    return loaders
+
+
+def _imports_the_package(node: ast.AST, package: str) -> bool:
+    """Whether ``node`` imports a module of ``package``: an ``import`` naming it, any relative
+    import, or an ``import_module`` call (a PEP 562 ``__getattr__`` loads with it) whose
+    target is not a constant naming another package."""
+    if isinstance(node, ast.Import):
+        return any(alias.name == package or alias.name.startswith(package + ".")
+                   for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return bool(node.level) or (node.module or "").split(".")[0] == package
+    if isinstance(node, ast.Call):
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(
+            node.func, "id", None)
+        if called != "import_module":
+            return False
+        target = node.args[0] if node.args else None
+        return not (isinstance(target, ast.Constant) and isinstance(target.value, str)
+                    and target.value.split(".")[0] not in (package, ""))
+    return False
+
+
+def function_level_imports(path: Path, package: str) -> list[int]:
+    """The lines where a function of the file imports ``package`` or a part of it."""
+    lines: list[int] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if inside and _imports_the_package(child, package):
+                lines.append(child.lineno)
+            visit(child, inside)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return sorted(lines)
+
+
+def lazy_import_problems(root: Path, package: str, loaders: Iterable[str]
+                         ) -> tuple[dict[str, list[int]], list[str]]:
+    """Every module outside ``package.cli`` and the listed loaders that imports the package
+    inside a function, with the lines; and the listed loaders that import nothing lazily."""
+    found = {module_name(path, root): function_level_imports(path, package)
+             for path in sorted((root / package).rglob("*.py"))}
+    found = {module: lines for module, lines in found.items() if lines}
+    cli = f"{package}.cli"
+    unlisted = {module: lines for module, lines in found.items()
+                if module not in loaders and module != cli and not module.startswith(cli + ".")}
+    return unlisted, sorted(set(loaders) - set(found))
+
+
 def test_every_unit_of_the_package_stands_in_one_layer():
     layers = read_layers(GUIDE.read_text(encoding="utf-8"))
     listed = [unit for units in layers for unit in units]
@@ -150,6 +219,48 @@ def test_a_planted_upward_import_in_a_package_fails(tmp_path):
     graph = import_graph(tmp_path, "pkg")
     assert violations(graph, LAYERS, "pkg") == {"pkg.designs.base": {"store"},
                                                 "pkg.vocabulary": {"designs"}}
+
+
+def test_only_the_listed_lazy_loaders_import_the_package_inside_a_function():
+    loaders = read_lazy_loaders(GUIDE.read_text(encoding="utf-8"))
+    assert all(loaders.values()), "a lazy loader in docs/architecture.md must say what it keeps off"
+    unlisted, idle = lazy_import_problems(ROOT, "surveykit", loaders)
+    assert unlisted == {}, (
+        "import these at the top of the module; only a lazy loader of docs/architecture.md's "
+        "lazy block (which says what it keeps off start-up) imports inside a function")
+    assert idle == [], "these loaders import nothing lazily any more: strike them from the list"
+
+
+def test_the_lazy_block_lists_a_loader_a_line():
+    text = "Intro\n```lazy\npkg.a    pandas: one\n         and two\n\npkg.b    Jinja\n```\n"
+    assert read_lazy_loaders(text) == {"pkg.a": "pandas: one and two", "pkg.b": "Jinja"}
+
+
+def test_a_planted_function_level_import_fails_and_so_does_an_idle_loader(tmp_path):
+    package = tmp_path / "pkg"
+    for folder in ("cli", "store", "reporting"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text(
+        "import importlib\n\n\ndef __getattr__(name):\n"
+        "    return importlib.import_module('pkg.store')\n")
+    (package / "cli" / "app.py").write_text("def main():\n    from pkg.store import database\n")
+    (package / "store" / "database.py").write_text(
+        "import importlib\n\n\ndef read():\n    import sqlite3\n"
+        "    importlib.import_module('json')\n    from ..reporting import report\n")
+    (package / "reporting" / "report.py").write_text(
+        "def render():\n    from pkg import templating\n    return templating\n")
+    (package / "reporting" / "text.py").write_text("from pkg.reporting import report\n")
+    (package / "templating.py").write_text(
+        "class Environment:\n    def load(self):\n        import pkg.reporting.text\n")
+    loaders = ["pkg", "pkg.reporting.report", "pkg.reporting.text"]
+    # the store's relative import and the method's import are planted violations; the CLI,
+    # the listed face and report are free; text imports at module level only: an idle loader
+    assert lazy_import_problems(tmp_path, "pkg", loaders) == (
+        {"pkg.store.database": [7], "pkg.templating": [3]}, ["pkg.reporting.text"])
+    # unlisted, the face's import_module is a function-level import like any other
+    assert lazy_import_problems(tmp_path, "pkg", ["pkg.reporting.report"]) == (
+        {"pkg": [5], "pkg.store.database": [7], "pkg.templating": [3]}, [])
 
 
 def test_the_map_is_a_guide():

@@ -69,8 +69,8 @@ def count_files(survey: Survey, data: Sequence[str | Path], *, engine: str = "du
     >>> # count_files(survey, ["exports/*.parquet"], engine="dask",
     >>> #             scheduler="tcp://scheduler:8786")
     """
-    # lazy loaders: the CLI imports this package at start-up (ENGINES); the engines bring
-    # DuckDB, PyArrow and the reader only when files are counted
+    # a lazy loader (docs/architecture.md): the CLI imports this package at start-up
+    # (ENGINES); the readers and the engines (DuckDB's, Dask's) load only when files are counted
     from surveykit.counting import duckdb_engine
     from surveykit.counting.exact import count_exactly
     from surveykit.counting.sources import expand_paths, open_sources

@@ -28,11 +28,13 @@ from surveykit.counting.tally import (
     question_codes,
     word_count,
 )
+from surveykit.definition.covariates import COVARIATE_VALUE_LENGTH
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
 from surveykit.definition.survey import Survey
 from surveykit.errors import MissingExtraError
 from surveykit.reading.cells import PYTHON_WHITESPACE
 from surveykit.reading.parquet import float_text
+from surveykit.sampling.counts import design_keys
 
 __all__ = ["BLOCKSIZE", "PARQUET_BLOCKSIZE", "fast_tally"]
 
@@ -328,8 +330,6 @@ def _respondent_flags(per_respondent, *, checked: Sequence[str], design: int,
                 bad |= given & (value < 0)
             numbers_of[name] = value
         else:
-            from surveykit.definition.covariates import COVARIATE_VALUE_LENGTH
-
             bad |= low.str.len() > COVARIATE_VALUE_LENGTH
     bad |= ~(full | none)
     w = numbers_of[weight] if weight else pd.Series(1.0, index=p.index)
@@ -358,8 +358,6 @@ def weighted_raw_cells(sources: Sequence[ResponseSource], survey: Survey, column
     except ImportError:
         raise MissingExtraError("--engine dask needs Dask: pip install 'surveykit[dask]'"
                                 ) from None
-    from surveykit.sampling.counts import design_keys
-
     if any(source.table_kind == "parquet" and ("" in source.header or len(
             set(source.header)) < len(source.header)) for source in sources):
         return None  # Dask selects Parquet columns by name: one unnamed or named twice

@@ -44,7 +44,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from surveykit.counting.sources import COVARIATES_EXACT_ONLY, ResponseSource, quote_name, quote_text
+from surveykit.counting import dask_engine, duckdb_engine
+from surveykit.counting.duckdb_engine import _reader, _shapes, space_before_quote
+from surveykit.counting.sources import (
+    COVARIATES_EXACT_ONLY,
+    ResponseSource,
+    open_sources,
+    quote_name,
+    quote_text,
+)
 from surveykit.counting.tally import NUMBER_PATTERN, RawCells, question_codes
 from surveykit.definition.covariates import COVARIATE_VALUE_LENGTH
 from surveykit.definition.limits import RESPONDENT_ID_LENGTH
@@ -172,8 +180,6 @@ def _cell(source: ResponseSource, cells: Sequence[str], at: int) -> str:
 def _shape_sql(shape: Sequence[ResponseSource], survey: Survey, columns: DesignColumns
                ) -> tuple[str, str]:
     """(respondent rows, answer rows) of files of one shape, as two SELECTs."""
-    from surveykit.counting.duckdb_engine import _reader
-
     source = shape[0]
     reader, cells = _reader(shape)
     if len(shape) > 1:
@@ -226,8 +232,6 @@ def duckdb_raw_cells(con, sources: Sequence[ResponseSource], survey: Survey,
     """The raw cells of the files (see the module docstring), computed by DuckDB, or None
     when a check finds something the importer must say (or DuckDB refuses a file)."""
     import duckdb
-
-    from surveykit.counting.duckdb_engine import _shapes, space_before_quote
 
     if any(source.table_kind == "csv" and not source.written_here
            and space_before_quote(source.table, source.delimiter) for source in sources):
@@ -416,9 +420,6 @@ def weighted_file_cells(survey: Survey, paths: Sequence[Path], *, engine: str = 
     (duckdb, or dask on the cluster at ``scheduler``); None when the files must be read
     row by row (see the module docstring). The files' own errors (a file that is not a
     response file, a header without a respondent id) are raised as on import."""
-    from surveykit.counting import duckdb_engine
-    from surveykit.counting.sources import open_sources
-
     with open_sources(paths, survey) as sources:
         columns = design_columns(survey, sources)
         if columns is None:
@@ -426,8 +427,6 @@ def weighted_file_cells(survey: Survey, paths: Sequence[Path], *, engine: str = 
         if engine == "dask":
             if any(source.written_here for source in sources):
                 return None  # the workers could not see the CSV written here
-            from surveykit.counting import dask_engine
-
             raw = dask_engine.weighted_raw_cells(sources, survey, columns, scheduler)
         else:
             with duckdb_engine.connect() as con:

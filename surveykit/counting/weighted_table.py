@@ -61,6 +61,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from surveykit.counting.table import _read_text
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, printable
 from surveykit.reading.cells import (
@@ -136,8 +137,6 @@ def _cell(value: object) -> str:
 
 def read_weighted_file(path: str | Path, survey: Survey) -> dict[str, pd.DataFrame]:
     """:func:`read_weighted_table` of the CSV file at ``path``."""
-    from surveykit.counting.table import _read_text
-
     path = Path(path)
     return read_weighted_table(io.StringIO(_read_text(path)), survey, str(path))
 

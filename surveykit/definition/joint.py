@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from surveykit.definition.tables import table_entries
 from surveykit.errors import ParameterError, did_you_mean
+from surveykit.joint_counts import MAX_QUESTIONS
 
 __all__ = ["JointQuestionError", "JointSpec", "parse_joint", "resolve_questions"]
 
@@ -79,9 +80,6 @@ def parse_joint(value: object, questions: Sequence[str],
     entries = table_entries(value, "joint", _JOINT_KEYS, 'questions = ["a", "b"]', fail)
     if not value:
         return ()
-    # lazy: the estimator's bound, without loading numpy and pandas for every survey file
-    from surveykit.estimation.joint import MAX_QUESTIONS
-
     out = []
     for where, entry in entries:
         names = entry.get("questions")

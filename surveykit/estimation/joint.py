@@ -60,14 +60,12 @@ from surveykit.estimation.answers import (
     code_answers,
 )
 from surveykit.estimation.likelihood import covariance, maximize
-from surveykit.joint_counts import JointCounts
+from surveykit.joint_counts import MAX_QUESTIONS, JointCounts
 from surveykit.vocabulary import canonical_spelling, response_spellings
 
 __all__ = ["MAX_QUESTIONS", "IndependenceTest", "JointEstimate", "PairSummary",
            "ProductLikelihood", "Quantity", "joint", "joint_from_counts"]
 
-#: Questions one joint analysis takes.
-MAX_QUESTIONS = 4
 #: Joint states beyond this are refused (k-category questions multiply fast).
 MAX_STATES = 256
 #: Respondents per joint state below which the analysis is refused.

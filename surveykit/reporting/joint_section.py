@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from surveykit.definition.joint import JointSpec
 from surveykit.errors import printable
+from surveykit.reporting.plots import MIN_TEXT_PT, figure_svg, label_axes, new_figure
 from surveykit.vocabulary import level_text, loss_fields, p_value_text
 from surveykit.vocabulary import number_text as _num
 
@@ -156,9 +157,6 @@ def joint_svg(section: JointSection, level: float) -> str | None:
     """The section's plot as inline SVG, or None when there is no estimate."""
     if section.estimate is None:
         return None
-    # lazy loader: the CLI imports the report for --help; the plots load only for HTML
-    from surveykit.reporting.plots import figure_svg
-
     return figure_svg(joint_figure(section, level))
 
 
@@ -180,9 +178,6 @@ def joint_figure(section: JointSection, level: float):
     """Each pair's estimated shares with their intervals: the 2x2 joint shares, then "b
     among a" beside "b among not a" (the cells for k-category questions)."""
     import numpy as np
-
-    # lazy loader: the CLI imports the report for --help; the plots load only for HTML
-    from surveykit.reporting.plots import MIN_TEXT_PT, label_axes, new_figure
 
     assert section.estimate is not None, "no estimate, no plot"
     rows = _plot_rows(section.estimate, level)

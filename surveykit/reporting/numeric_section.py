@@ -35,12 +35,14 @@ from markupsafe import Markup
 from surveykit.definition.survey import Question
 from surveykit.designs.quantitative_privacy import QuantitativePrivacy
 from surveykit.errors import EstimationError, ParameterError, printable
+from surveykit.estimation.distributions import normal_quantile
 from surveykit.estimation.quantitative import NumericEstimate, estimate_mean
 from surveykit.estimation.quantitative_distribution import (
     EstimatedDistribution,
     estimate_distribution,
 )
 from surveykit.numeric_counts import NumericCounts
+from surveykit.reporting.plots import LABEL_PT, MIN_TEXT_PT, figure_svg, label_axes, new_figure
 from surveykit.vocabulary import amount_text, level_text, loss_fields, percent_text
 from surveykit.vocabulary import number_text as _num
 
@@ -322,8 +324,6 @@ def numeric_svg(section: NumericSection) -> str | None:
     """The section's plot as inline SVG, or None without reported answers to draw."""
     if section.answers is None or section.answers.size == 0:
         return None
-    from surveykit.reporting.plots import figure_svg
-
     return figure_svg(numeric_figure(section))
 
 
@@ -331,8 +331,6 @@ def numeric_figure(section: NumericSection):
     """The distribution function of the reported answers beside the estimated one of the
     true values (with its pointwise interval where it has one), or the reported answers
     alone with the estimated mean where the design identifies only the mean."""
-    from surveykit.reporting.plots import LABEL_PT, MIN_TEXT_PT, label_axes, new_figure
-
     assert section.answers is not None, "no answers, no plot"
     z = np.sort(section.answers)
     fig, ax = new_figure(7.0, 3.6)
@@ -343,8 +341,6 @@ def numeric_figure(section: NumericSection):
         ax.step(d.points, d.cdf, where="post", color="#1f5f8b", lw=2,
                 label="true values (estimated)")
         if d.cdf_se is not None:
-            from surveykit.estimation.distributions import normal_quantile
-
             half = normal_quantile(0.5 + section.level / 2) * d.cdf_se
             ax.fill_between(d.points, np.clip(d.cdf - half, 0, 1), np.clip(d.cdf + half, 0, 1),
                             step="post", color="#1f5f8b", alpha=0.15,

@@ -64,6 +64,7 @@ from surveykit.reporting.numeric_section import (
     numeric_svg,
     numeric_text,
 )
+from surveykit.reporting.plots import forest_plot_svg, privacy_accuracy_svg
 from surveykit.vocabulary import level_text, loss_fields, p_value_text
 from surveykit.vocabulary import number_text as _num
 from surveykit.vocabulary import percent_text as _percent
@@ -780,9 +781,8 @@ def render_report(report: Report, fmt: str = "text", *, templates_dir=None) -> s
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"
     if fmt in ("markdown", "html"):
-        # lazy loaders: the CLI imports this module for --help (REPORT_FORMATS); Jinja and the
-        # plots load only for a Markdown or HTML report
-        from surveykit.reporting.plots import forest_plot_svg, privacy_accuracy_svg
+        # a lazy loader (docs/architecture.md): the CLI imports this module for --help
+        # (REPORT_FORMATS); Jinja loads only for a Markdown or HTML report
         from surveykit.templating import get_template, make_environment
 
         environment = make_environment(templates_dir)

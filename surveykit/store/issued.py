@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     Connection,
@@ -23,6 +22,7 @@ from sqlalchemy import (
 
 from surveykit.definition.limits import AUDIT_MINIMUM_PER_GROUP
 from surveykit.errors import ParameterError, StoreError
+from surveykit.store.design_values import FrameValues, store_frame_values
 from surveykit.store.engines import (
     dialect_insert,
     write_transaction,
@@ -38,9 +38,6 @@ from surveykit.store.tables import (
     respondents,
     tallies,
 )
-
-if TYPE_CHECKING:
-    from surveykit.store.design_values import FrameValues
 
 __all__ = ["check_respondent_id", "code_tallies", "code_tallies_in", "issued_count",
            "issued_groups", "issued_respondent_count", "record_generation"]
@@ -131,8 +128,6 @@ def record_generation(engine: Engine, survey_name: str, respondent_ids: Sequence
                 for i, value in enumerate(ids)
             ])
         if frame is not None:
-            from surveykit.store.design_values import store_frame_values  # imports database
-
             store_frame_values(conn, key, survey, frame, ids)
         if rows:
             stmt = dialect_insert(conn, tallies)

@@ -43,19 +43,37 @@ from os import PathLike
 import numpy as np
 from sqlalchemy import Engine
 
+from surveykit.counting.table import survey_of_counts_file
+from surveykit.counting.weighted_table import read_weighted_file
+from surveykit.counts import Counts, QuestionCounts
+from surveykit.definition.covariates import numeric_predictor_message
 from surveykit.errors import EstimationError, ParameterError, SurveykitError, printable
+from surveykit.estimation.answers import value_text
+from surveykit.estimation.formulas import parse_formula
 from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.models import ModelFit
 from surveykit.reporting.numeric_section import NumericSection, numeric_section
 from surveykit.reporting.report import REPORT_FORMATS, Report, build_report, render_report
-from surveykit.sampling import VARIANCE_METHODS, SamplingDesign
-from surveykit.sampling.counts import design_keys
+from surveykit.sampling import (
+    VARIANCE_METHODS,
+    SamplingDesign,
+    survey_estimate,
+    survey_linear_regress,
+    survey_regress,
+    weighted_counts,
+)
+from surveykit.sampling.counts import NUMBER, WeightedCounts, design_keys
+from surveykit.sampling.numeric import survey_numeric_estimate
+from surveykit.sampling.numeric_cells import estimate_from_numeric_cells, numeric_counts_of_cells
+from surveykit.sampling.rows import cell_counts, design_rows, weights_from_design
 from surveykit.store import Database
 from surveykit.store import database as store
 from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
 from surveykit.store.kept_cells import KeptSample, key_columns, read_sample
 from surveykit.vocabulary import domain_order, p_value_text
 from surveykit.vocabulary import number_text as _num
+from surveykit.workflows.counting import weighted_cells_of_files
+from surveykit.workflows.regress import numeric_model_frame
 from surveykit.workflows.report import by_covariate
 
 __all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
@@ -175,9 +193,6 @@ def complex_report_for_survey(database: Engine | str | PathLike, survey_name: st
 
     >>> # complex_report_for_survey("surveykit.db", "api_strat", by="stype").to_dict()
     """
-    # lazy loaders: a sample's estimates bring pandas, which the CLI's report does not load
-    # for a survey without a sampling design (it asks sampling_declared first)
-
     if variance not in VARIANCE_METHODS:
         raise ParameterError(f"--variance ({variance!r}) must be one of "
                              f"{', '.join(VARIANCE_METHODS)}")
@@ -246,8 +261,6 @@ def _design_estimates(survey, sample: _Sample, *, variance: str, replicates: int
     """Each yes/no or category question's design-based estimate (numeric questions have
     theirs in their sections), its domains in their values' order as svyby gives them;
     and, for those that cannot be estimated, why."""
-    from surveykit.sampling import survey_estimate
-
     estimates: dict[str, object] = {}
     skipped: dict[str, str] = {}
     for question in survey.questions:
@@ -327,8 +340,6 @@ def _sample_of_cells(survey, cells: Mapping[str, object], *, numeric_only: bool 
     """The sample from every question's cells (a table in the warehouse format each);
     ``numeric_only``: a survey of numeric questions only is described by their cells (the
     store's kept cells hold every respondent of the sample for every question)."""
-    from surveykit.sampling.rows import cell_counts
-
     if all(table.empty for table in cells.values()):
         return _Sample(counts=lambda question: None, respondents=0, strata=0, psus=0,
                        sum_weights=0.0, df=0)
@@ -360,9 +371,6 @@ def _sample_of_cells(survey, cells: Mapping[str, object], *, numeric_only: bool 
 
 def _structure_of(table, sampling: SamplingDesign):
     """The design's structure (no answers) from one question's cells."""
-    from surveykit.sampling.counts import WeightedCounts
-    from surveykit.sampling.rows import weights_from_design
-
     keys = [c for c in table.columns if c in (*design_keys(sampling), "weight", "n",
                                               "weight2")]
     cells = table[keys].assign(response=None)
@@ -385,9 +393,6 @@ def complex_report_for_counts_file(database: Engine | str | PathLike, path: str 
 
     >>> # complex_report_for_counts_file("surveykit.db", "weighted.csv").to_dict()
     """
-    from surveykit.counting.table import survey_of_counts_file
-    from surveykit.counting.weighted_table import read_weighted_file
-
     with store.engine_for(database) as engine:
         survey = store.load_survey(engine, survey_name or survey_of_counts_file(path))
         cells = read_weighted_file(path, survey)
@@ -407,8 +412,6 @@ def complex_report_for_files(database: Engine | str | PathLike, survey_name: str
     (``engine_name``, ``scheduler``;
     :func:`surveykit.workflows.counting.weighted_cells_of_files`), then reported as a
     weighted counts table is (:func:`complex_report_for_counts_file`)."""
-    from surveykit.workflows.counting import weighted_cells_of_files
-
     with store.engine_for(database) as engine:
         survey, table = weighted_cells_of_files(engine, survey_name, data, replace=replace,
                                                 engine_name=engine_name, scheduler=scheduler)
@@ -435,8 +438,6 @@ def _report_from_cells(survey, cells, issued, tallies, level, method, where: str
                              "producer's replicate weights (columns rep1 ... repR); "
                              "'surveykit counts --data FILES --format csv' writes them when "
                              "[sampling] has replicate_weights")
-    from surveykit.counts import Counts, QuestionCounts
-
     try:
         sample = _sample_of_cells(survey, cells, numeric_only=True)
     except ParameterError as exc:
@@ -480,8 +481,6 @@ def _numeric_sums_of_cells(table):
     one value y, so each sum is the cell's n, weight or weight2 times y or y^2."""
     import pandas as pd
 
-    from surveykit.sampling.counts import NUMBER
-
     response = table["response"]
     is_number = response.notna() & (response != "dont_know")
     try:
@@ -500,8 +499,6 @@ def _numeric_counts_of_cells(question, sums) -> NumericQuestionCounts:
     """The unweighted counts of a numeric question from its cells' sums (per group the
     numbers, their sum and sum of squares, the "don't know" answers; ``missing`` the cells'
     respondents without an answer), as the store's numeric counts give them."""
-    from surveykit.sampling.numeric_cells import numeric_counts_of_cells
-
     return NumericQuestionCounts(question_id=question.id,
                                  counts=numeric_counts_of_cells(sums[sums["response"].notna()]),
                                  missing=int(sums.loc[sums["response"].isna(), "n"].sum()))
@@ -510,9 +507,6 @@ def _numeric_counts_of_cells(question, sums) -> NumericQuestionCounts:
 def _sample_from_rows(engine: Engine, survey, variance: str, by: str | None) -> _Sample:
     """The sample from every respondent's row (design values and answers), each value
     checked and named where wrong."""
-    from surveykit.sampling import weighted_counts
-    from surveykit.sampling.rows import design_rows
-
     survey, frame = sampling_frame(engine, survey.name, covariates=[by] if by else [])
     if frame.empty:
         return _Sample(counts=lambda question: None, respondents=0, strata=0, psus=0,
@@ -542,10 +536,6 @@ def _numeric_section(question, frame, sampling: SamplingDesign,
     their variance by linearization (with an fpc, plus the randomization term) or
     ``variance``'s replicates (:func:`surveykit.sampling.numeric.survey_numeric_estimate`).
     A failure falls back to the simple-random-sample estimate with the reason as a warning."""
-    from surveykit.estimation.answers import value_text
-    from surveykit.sampling.numeric import survey_numeric_estimate
-    from surveykit.sampling.rows import design_rows
-
     answered = frame[frame[question.id].notna()].reset_index(drop=True)
     found = None
     note = None
@@ -581,8 +571,6 @@ def _numeric_section_from_cells(question, cells, sampling: SamplingDesign,
     and, without clusters, of w^2, w^2 y, w^2 y^2: :mod:`surveykit.sampling.numeric_cells`),
     not from the respondents: the same estimate, as the design's per-answer unbiased
     transform is affine in the answer (``has_transform``)."""
-    from surveykit.sampling.numeric_cells import estimate_from_numeric_cells
-
     mine = cells[(cells["question"] == question.id) & cells["response"].notna()]
     return _weighted_section(
         question, counts, level, not mine.empty,
@@ -776,10 +764,6 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
 
     >>> # complex_regress_for_survey("surveykit.db", "api_strat", "warner ~ api00")
     """
-    # lazy loaders: formulas and the survey regression bring pandas, as above
-    from surveykit.estimation.formulas import parse_formula
-    from surveykit.sampling import survey_regress
-
     with store.engine_for(database) as engine:
         survey = store.load_survey(engine, survey_name)
         if survey.sampling is None:
@@ -794,8 +778,6 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
         asked = [c for c in dict.fromkeys(used) if c in ids]
         if len(asked) == 2 and parsed.response == asked[0] \
                 and survey.question(asked[1]).numeric:
-            from surveykit.definition.covariates import numeric_predictor_message
-
             raise ParameterError(
                 f"formula: {printable(numeric_predictor_message(formula, *asked))}")
         if len(asked) != 1:
@@ -807,9 +789,6 @@ def complex_regress_for_survey(database: Engine | str | PathLike, survey_name: s
     question = survey.question(asked[0])
     if question.numeric:
         # least squares of the design's unbiased transform, svyglm(family = gaussian())
-        from surveykit.sampling import survey_linear_regress
-        from surveykit.workflows.regress import numeric_model_frame
-
         if fixed:
             raise ParameterError(f"--fix: question {question.id!r} is numeric; its least "
                                  "squares has no parameters to hold")

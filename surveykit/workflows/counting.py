@@ -11,14 +11,20 @@ from pathlib import Path
 
 from sqlalchemy import Engine, select
 
-from surveykit.counting import IssuedIds, count_files
+from surveykit.counting import ENGINES, IssuedIds, count_files
+from surveykit.counting.sources import expand_paths
 from surveykit.counting.table import read_counts_file, survey_of_counts_file
+from surveykit.counting.weighted_files import weighted_file_cells
 from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
 from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.report import build_report
+from surveykit.sampling.counts import design_keys, gram_rank
+from surveykit.sampling.rows import design_rows
 from surveykit.store import database as store
+from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
+from surveykit.store.importer import import_responses
 from surveykit.workflows.report import numeric_sections
 
 __all__ = ["count_survey_files", "counts_file_survey", "report_for_counts_file",
@@ -101,9 +107,6 @@ def weighted_cells_of_store(engine: Engine, survey_name: str):
     (:func:`surveykit.store.design_values.weighted_cells`: one GROUP BY), for a weighted
     counts table; stored values that are no clean design are refused as the report refuses
     them, naming the respondent."""
-    from surveykit.sampling.rows import design_rows
-    from surveykit.store.design_values import sampling_frame, weighted_cells
-
     read = weighted_cells(engine, survey_name)
     if read is None:
         survey, frame = sampling_frame(engine, survey_name)
@@ -129,11 +132,6 @@ def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str
     column and value), with the survey's issued ids, and the cells summed there by the
     store's one GROUP BY."""
     import tempfile
-
-    from surveykit.counting import ENGINES
-    from surveykit.counting.sources import expand_paths
-    from surveykit.counting.weighted_files import weighted_file_cells
-    from surveykit.store.importer import import_responses
 
     if engine_name not in ENGINES:
         raise ParameterError(f"engine {engine_name!r} must be one of {', '.join(ENGINES)}")
@@ -167,10 +165,6 @@ def _with_replicate_sums(engine: Engine, survey: Survey, table):
     (:func:`surveykit.store.design_values.sampling_frame`), for files the GROUP BY over the
     files could not vouch for."""
     import pandas as pd
-
-    from surveykit.sampling.counts import design_keys, gram_rank
-    from surveykit.sampling.rows import design_rows
-    from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame
 
     _, frame = sampling_frame(engine, survey.name)
     sampling = survey.sampling

@@ -43,6 +43,7 @@ from surveykit.errors import CsvImportError, ParameterError, printable
 from surveykit.files import remove_created
 from surveykit.reading.responses import _split_header, inspect_file, neutralize_formula
 from surveykit.reading.spreadsheets import open_sheet
+from surveykit.sampling.rows import design_rows
 from surveykit.store.database import survey_id
 from surveykit.store.design_values import FrameValues, lonely_psu_row, refuse_second_frame
 from surveykit.workflows.generate import generate_questionnaires
@@ -164,8 +165,6 @@ def _check_design(frame: FrameValues, survey: Survey) -> None:
     """The design the frame's units make, checked on their own with the rules of an import
     (:func:`surveykit.sampling.rows.design_rows`)."""
     import pandas as pd
-
-    from surveykit.sampling.rows import design_rows
 
     data = pd.DataFrame(list(frame.values), columns=list(frame.columns), dtype=object)
     try:

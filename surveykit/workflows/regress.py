@@ -20,6 +20,7 @@ from surveykit.definition.covariates import ModelSpec
 from surveykit.definition.survey import Survey
 from surveykit.errors import EstimationError, ParameterError, SurveykitError
 from surveykit.estimation.formulas import parse_formula
+from surveykit.estimation.quantitative_regression import LinearFit, fit_linear
 from surveykit.estimation.regression import regress
 from surveykit.reporting.models import ModelFit, model_spec
 from surveykit.store.frames import GROUP_COLUMN, respondent_frame
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from sqlalchemy import Engine
 
-    from surveykit.estimation.quantitative_regression import LinearFit
     from surveykit.estimation.regression_results import RegressionResult
 
 __all__ = ["fit_declared_models", "fit_model", "numeric_model_frame", "regress_survey",
@@ -103,8 +103,6 @@ def _numeric_regression(survey: Survey, frame: pd.DataFrame, spec: ModelSpec) ->
     """Least squares with the numeric question's scrambled answers (outcome or term),
     :func:`surveykit.estimation.quantitative_regression.fit_linear`; its stored answers are
     text ("1234.5", "dont_know")."""
-    from surveykit.estimation.quantitative_regression import fit_linear
-
     design = survey.question(spec.question).design
     frame = numeric_model_frame(frame, spec.question, family=spec.family,
                                 sensitive_formula=spec.sensitive_formula)

@@ -24,6 +24,8 @@ from surveykit.store import Database
 from surveykit.store.frames import GROUP_COLUMN, respondent_frame
 from surveykit.store.numeric_answers import NumericAnswerRows
 from surveykit.vocabulary import domain_order
+from surveykit.workflows.joint import joint_for_survey
+from surveykit.workflows.regress import fit_declared_models
 
 __all__ = ["PLOTTED_ANSWERS", "numeric_domains", "numeric_sections", "report_for_survey"]
 
@@ -50,10 +52,6 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
         survey = reading.definition
         models = ()
         if survey.models:
-            # a lazy loader: regressions bring pandas (about 0.4 s), loaded only for a survey
-            # that declares models
-            from surveykit.workflows.regress import fit_declared_models
-
             models = fit_declared_models(opened.engine, survey)
         joint = tuple(_declared_joint(opened.engine, survey))
         by_name = by_covariate(survey, by)
@@ -147,9 +145,6 @@ def _declared_joint(engine, survey: Survey) -> list[JointSection]:
     every question) carries the reason, which the report shows as a warning."""
     if not survey.joint:
         return []
-    # lazy: the joint estimator brings pandas, loaded only for a survey that declares one
-    from surveykit.workflows.joint import joint_for_survey
-
     sections = []
     for spec in survey.joint:
         try:
