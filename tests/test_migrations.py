@@ -89,15 +89,15 @@ def test_a_revision_surveykit_does_not_know_is_another_application(sqlite_url):
 
 def test_init_works_from_any_directory_with_a_non_editable_wheel(tmp_path):
     """Build the wheel, install it into a folder (not editable) and run init, add, import."""
-    wheels = tmp_path / "wheels"
     # Reuse an installed build backend when there is one (fast, offline); else pip fetches it.
     isolation = ["--no-build-isolation"] if importlib.util.find_spec("hatchling") else []
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q",
-                    "-w", str(wheels), str(REPOSITORY)], check=True, capture_output=True)
-    [wheel] = wheels.glob("surveykit-*.whl")
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
-                    str(target), str(wheel)], check=True, capture_output=True)
+    # one pip run builds the wheel and installs it (a second run only to install it cost
+    # another pip start-up): a source directory is always installed from a built wheel
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", *isolation, "-q",
+                    "--target", str(target), str(REPOSITORY)], check=True, capture_output=True)
+    assert not list(target.glob("*.pth")), "installed editable, not from the wheel"
+    assert list(target.glob("surveykit-*.dist-info/WHEEL")), "not installed from a wheel"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     script = textwrap.dedent(f"""

@@ -177,9 +177,19 @@ def _smallest_text_px(page) -> list[tuple[float, int]]:
     return out
 
 
-def test_every_text_in_the_html_plots_is_12_px_on_a_1280_px_page(report, tmp_path):
+@pytest.fixture(scope="module")
+def warned_html():
+    """The HTML of a report of every design where the SLD question has 3 answers per
+    response (so it warns), and the report; rendered once: its plots cost seconds."""
+    report = every_design_report(few="sld")
+    return report, render_report(report, "html")
+
+
+def test_every_text_in_the_html_plots_is_12_px_on_a_1280_px_page(warned_html, tmp_path):
+    # the page with warnings: every design's plot, and the warnings' block above them
+    report, html = warned_html
     page_file = tmp_path / "report.html"
-    page_file.write_text(render_report(report, "html"), encoding="utf-8")
+    page_file.write_text(html, encoding="utf-8")
     with launch_chromium() as browser:
         page = browser.new_page(viewport={"width": PAGE_PX, "height": 900})
         try:
@@ -193,9 +203,8 @@ def test_every_text_in_the_html_plots_is_12_px_on_a_1280_px_page(report, tmp_pat
     assert len(sizes) == 1 + len(report.questions)  # the forest plot and one per question
 
 
-def test_warnings_are_gathered_at_the_top_with_links_to_their_questions():
-    report = every_design_report(few="sld")
-    html = render_report(report, "html")
+def test_warnings_are_gathered_at_the_top_with_links_to_their_questions(warned_html):
+    report, html = warned_html
     warned = [q for q in report.questions if q.warnings]
     assert any(q.id == "sld" for q in warned)
     top, _, body = html.partition("<h2>Estimates</h2>")
