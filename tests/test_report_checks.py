@@ -87,6 +87,29 @@ def test_the_audit_of_a_correct_randomizer_raises_a_false_alarm_in_at_most_alpha
         assert abs(count / reps - expected) <= 3 * se, (count / reps, expected)
 
 
+def test_each_audit_p_value_is_pearsons_chi_square_summed_over_the_groups():
+    # scipy as the oracle: per group, chisquare of the issued codes against the protocol's
+    # shares times the group's total; the statistics and degrees of freedom add up over the
+    # groups, and the p-value is chi2's upper tail (sld and fr: two groups)
+    from scipy import stats
+
+    rng = np.random.default_rng(20261128)
+    for shift in (None, {"q1": 0.05, "q3": 0.2, "q4": 0.3}):
+        tallies = draw_tallies(rng, shift)
+        audit = audit_codes(tallies, DESIGNS)
+        assert set(audit) == {"q1", "q2", "q3", "q4", "q5"}
+        for qid, (pvalue, _, _) in audit.items():
+            statistic = df = 0
+            for group, counts in tallies[qid].items():
+                shares = protocol_shares(DESIGNS[qid], group - 1)
+                total = sum(counts.values())
+                result = stats.chisquare([counts[c] for c in shares],
+                                         [shares[c] * total for c in shares])
+                statistic += result.statistic
+                df += len(shares) - 1
+            assert pvalue == pytest.approx(stats.chi2.sf(statistic, df), rel=1e-9, abs=1e-300)
+
+
 def test_a_faulty_randomizer_is_still_caught_after_the_correction():
     rng = np.random.default_rng(7)
     audit = audit_codes(draw_tallies(rng, shift={"q2": 0.12}), DESIGNS)
