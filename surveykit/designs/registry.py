@@ -26,6 +26,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 from types import MappingProxyType
 
 from surveykit.designs.base import Design, check_identifiable
@@ -243,7 +244,14 @@ def quantitative_design_class(name: str) -> type[QuantitativeDesign]:
 
 def parameter_names(cls: type[Design] | type[QuantitativeDesign]) -> list[str]:
     """The keyword parameters a preset takes, in order."""
-    return [name for name in inspect.signature(cls).parameters]
+    return list(_signature(cls).parameters)
+
+
+@cache
+def _signature(cls: type[Design] | type[QuantitativeDesign]) -> inspect.Signature:
+    # a class's signature does not change, and inspect builds it afresh each time (an eighth
+    # of make_design, which planning calls hundreds of times per budget)
+    return inspect.signature(cls)
 
 
 def accepted_parameters(name: str) -> list[str]:
@@ -277,7 +285,7 @@ def make_design(name: str, **parameters: object) -> Design | QuantitativeDesign:
             raise ParameterError(
                 f"design {cls.model!r} has no parameter {key!r}; its parameters are "
                 f"{', '.join(allowed)}")
-    signature = inspect.signature(cls)
+    signature = _signature(cls)
     missing = [key for key, p in signature.parameters.items()
                if p.default is inspect.Parameter.empty and key not in parameters]
     if missing:
