@@ -246,11 +246,14 @@ def realized_loss_quantiles(n: int, p: Fraction, q: Fraction, levels=(0.95, 0.99
     a, b = int(p * m), int(q * m)
     c = m - a - b
     weights: dict[float, int] = {}
+    # the powers once, not per term (the double loop has (n + 1)(n + 2)/2 terms)
+    powers_a, powers_b, powers_c = ([base ** i for i in range(n + 1)] for base in (a, b, c))
     for truthful in range(n + 1):
+        first = math.comb(n, truthful) * powers_a[truthful]
         for opposite in range(n + 1 - truthful):
             rest = n - truthful - opposite
-            weight = (math.comb(n, truthful) * math.comb(n - truthful, opposite)
-                      * a ** truthful * b ** opposite * c ** rest)
+            weight = first * math.comb(n - truthful, opposite) * powers_b[opposite] \
+                * powers_c[rest]
             if truthful == opposite:
                 loss = 0.0
             elif min(truthful, opposite) == 0:

@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -100,14 +100,21 @@ def as_fraction(value: float | int | str | Decimal | Fraction) -> Fraction:
         except (ValueError, ArithmeticError):
             raise ParameterError(f"probability ({value!r}) is not a number") from None
     if isinstance(value, float | np.floating):
-        value = float(value)
-        if not math.isfinite(value):
-            raise ParameterError(f"probability ({value!r}) must be finite")
-        simple = Fraction(value).limit_denominator(_MAX_DENOMINATOR)
-        return simple if float(simple) == value else Fraction(repr(value))
+        return _float_fraction(float(value))
     if isinstance(value, np.integer):
         return Fraction(int(value))
     raise ParameterError(f"probability ({value!r}) must be a number")
+
+
+# A design reads each of its probabilities several times (checks, matrix, protocol), and
+# planning builds hundreds of designs that share most of them; the continued fraction of
+# limit_denominator was a quarter of building one.
+@lru_cache(maxsize=4096)
+def _float_fraction(value: float) -> Fraction:
+    if not math.isfinite(value):
+        raise ParameterError(f"probability ({value!r}) must be finite")
+    simple = Fraction(value).limit_denominator(_MAX_DENOMINATOR)
+    return simple if float(simple) == value else Fraction(repr(value))
 
 
 def check_probability(name: str, value: object) -> float:

@@ -248,14 +248,14 @@ def parameter_names(cls: type[Design] | type[QuantitativeDesign]) -> list[str]:
     >>> parameter_names(design_class("sld"))
     ['p', 'dont_know', 'groups']
     """
-    return list(_signature_names(cls))
+    return list(_signature(cls).parameters)
 
 
 @cache
-def _signature_names(cls: type) -> tuple[str, ...]:
-    # a class's signature never changes, and reading it costs about 0.4 ms: a survey of
-    # many questions asked for it once per question
-    return tuple(inspect.signature(cls).parameters)
+def _signature(cls: type[Design] | type[QuantitativeDesign]) -> inspect.Signature:
+    # a class's signature does not change, and inspect builds it afresh each time (an eighth
+    # of make_design, which planning calls hundreds of times per budget)
+    return inspect.signature(cls)
 
 
 def accepted_parameters(name: str) -> list[str]:
@@ -289,7 +289,7 @@ def make_design(name: str, **parameters: object) -> Design | QuantitativeDesign:
             raise ParameterError(
                 f"design {cls.model!r} has no parameter {key!r}; its parameters are "
                 f"{', '.join(allowed)}")
-    signature = inspect.signature(cls)
+    signature = _signature(cls)
     missing = [key for key, p in signature.parameters.items()
                if p.default is inspect.Parameter.empty and key not in parameters]
     if missing:
