@@ -42,6 +42,24 @@ def test_the_revisions_read_without_alembic_are_alembics():
     assert migrate.known_revisions() == {s.revision for s in script.walk_revisions()}
 
 
+def test_the_store_and_its_schema_check_do_not_import_alembic(tmp_path):
+    """Alembic (whose runtime loads the DDL of every dialect) is for migrating: a command
+    that reads or writes a database at head checks its schema without it."""
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    probe = ("import sys\n"
+             "from surveykit.store import database, importer, open_engine\n"
+             f"engine = open_engine({url!r})\n"
+             "try:\n"
+             "    database.require_schema(engine)\n"
+             "except database.StoreError as exc:\n"
+             "    assert 'init' in str(exc), exc\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            cwd=REPOSITORY, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[]\n"
+
+
 def test_a_database_at_two_revisions_is_one_line_to_restore(engine):
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO alembic_version (version_num) VALUES ('0006')"))
