@@ -196,6 +196,33 @@ def _fill_template(dialect: str, fill: Callable[[str], None]) -> tuple[str, str]
     return database, make_url(url).query["options"].removeprefix("-csearch_path=")
 
 
+@contextlib.contextmanager
+def filled_database(kind: str, fill: Callable[[str], None], folder: Path) -> Iterator[str]:
+    """The URL of a copy of the database migrated to head and filled by ``fill(url)`` once per
+    test process, as :func:`copy_filled` makes it (``kind`` "sqlite": a file in ``folder``;
+    "postgresql": a new database, dropped when the context ends), for a fixture
+    parametrized with :data:`DATABASES` in place of ``database_url``.
+
+    On PostgreSQL the copy is one ``CREATE DATABASE ... TEMPLATE`` of the filled database,
+    keeping its schema's name: ``copy_filled`` on a ``database_url`` database creates a
+    database (from the migrated template) only to drop it and create it again (from the
+    filled one), twice the server's work for every test.
+    """
+    if kind == "sqlite":
+        yield copy_filled(f"sqlite:///{folder / 'surveykit.db'}", fill)
+        return
+    key = ("postgresql", fill)
+    if key not in _filled:
+        _filled[key] = _fill_template("postgresql", fill)
+    source, schema = _filled[key]
+    database = f"test_{uuid.uuid4().hex[:12]}"
+    _create_database(database, source)
+    try:
+        yield _postgres_url(database, schema)
+    finally:
+        drop_postgres_database(database)
+
+
 #: The two databases, as the ``database_url`` fixture of tests/conftest.py parametrizes them,
 #: for fixtures of a wider scope.
 DATABASES = [

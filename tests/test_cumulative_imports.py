@@ -16,6 +16,7 @@ import json
 import re
 import shlex
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import migrated
@@ -130,9 +131,12 @@ def check_ok(url: str) -> None:
     assert json.loads(result.stdout)["ok"] is True
 
 
-@pytest.fixture
-def survey_url(database_url: str) -> str:
-    return migrated.copy_filled(database_url, add_sample_survey)
+@pytest.fixture(params=migrated.DATABASES)
+def survey_url(request, tmp_path) -> Iterator[str]:
+    """A database holding the sample survey, on SQLite and PostgreSQL: a copy of one made
+    once per test process (tests/migrated.py)."""
+    with migrated.filled_database(request.param, add_sample_survey, tmp_path) as url:
+        yield url
 
 
 def summary(result) -> dict:

@@ -32,6 +32,42 @@ def test_migrations_build_exactly_the_models_tables(engine):
     assert migrate.current_revision(engine) == migrate.head_revision()
 
 
+def test_the_revisions_read_without_alembic_are_alembics():
+    """migrate reads the shipped revisions from the files (Alembic stays off the start-up of
+    every store command): the same head and the same revisions as Alembic's own reading."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(migrate._config())
+    assert migrate.head_revision() == script.get_current_head()
+    assert migrate.known_revisions() == {s.revision for s in script.walk_revisions()}
+
+
+def test_the_store_and_its_schema_check_do_not_import_alembic(tmp_path):
+    """Alembic (whose runtime loads the DDL of every dialect) is for migrating: a command
+    that reads or writes a database at head checks its schema without it."""
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    probe = ("import sys\n"
+             "from surveykit.store import database, importer, open_engine\n"
+             f"engine = open_engine({url!r})\n"
+             "try:\n"
+             "    database.require_schema(engine)\n"
+             "except database.StoreError as exc:\n"
+             "    assert 'init' in str(exc), exc\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            cwd=REPOSITORY, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[]\n"
+
+
+def test_a_database_at_two_revisions_is_one_line_to_restore(engine):
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO alembic_version (version_num) VALUES ('0006')"))
+    with pytest.raises(store.StoreError, match=r"at 2 schema revisions at once \(0006, 0007 "
+                                               r"in alembic_version\).*restore"):
+        store.require_schema(engine)
+
+
 def test_models_and_migrations_do_not_drift(engine):
     migrate.check(engine)  # alembic check: raises if autogenerate would write a migration
 

@@ -50,12 +50,13 @@ def add_tax(url: str) -> None:
     add_survey_text(url, SURVEY, "tax.toml")
 
 
-@pytest.fixture
-def stored(database_url, tmp_path):
+@pytest.fixture(params=migrated.DATABASES)
+def stored(request, tmp_path):
     """A copy of a database with the tax survey added once per test process
-    (tests/migrated.py); tax.toml is in tmp_path too."""
+    (tests/migrated.py), on SQLite and PostgreSQL; tax.toml is in tmp_path too."""
     (tmp_path / "tax.toml").write_text(SURVEY, encoding="utf-8")
-    return migrated.copy_filled(database_url, add_tax)
+    with migrated.filled_database(request.param, add_tax, tmp_path) as url:
+        yield url
 
 
 def _stored_answers(url: str) -> dict[tuple[str, str], str]:

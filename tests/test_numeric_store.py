@@ -83,11 +83,12 @@ def add_tax(url: str) -> None:
     add_survey_text(url, SURVEY, "tax.toml")
 
 
-@pytest.fixture
-def stored(database_url):
+@pytest.fixture(params=migrated.DATABASES)
+def stored(request, tmp_path):
     """A database with the tax survey added through the CLI: a copy of one made once per
-    test process (tests/migrated.py)."""
-    return migrated.copy_filled(database_url, add_tax)
+    test process (tests/migrated.py), on SQLite and PostgreSQL."""
+    with migrated.filled_database(request.param, add_tax, tmp_path) as url:
+        yield url
 
 
 def dump(url: str) -> dict[str, list]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import migrated
@@ -197,11 +198,13 @@ def tamper(url: str, statements: tuple[str, ...]) -> None:
     engine.dispose()
 
 
-@pytest.fixture
-def filled(database_url: str) -> str:
-    """A database holding the sample survey and its long file: a copy of one filled once
-    per test process (tests/migrated.py)."""
-    return migrated.copy_filled(database_url, add_sample_survey_and_answers)
+@pytest.fixture(params=migrated.DATABASES)
+def filled(request, tmp_path) -> Iterator[str]:
+    """A database holding the sample survey and its long file, on SQLite and PostgreSQL: a
+    copy of one filled once per test process (tests/migrated.py)."""
+    with migrated.filled_database(request.param, add_sample_survey_and_answers,
+                                  tmp_path) as url:
+        yield url
 
 
 @pytest.mark.parametrize("case", TAMPERS, ids=lambda case: case.name)
