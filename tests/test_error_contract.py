@@ -530,9 +530,21 @@ def test_outputs_in_a_folder_that_cannot_be_written_are_refused_up_front(place):
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen:
+    """``surveykit ARGS`` as a terminal's foreground command: Ctrl+C's default action restored.
+
+    A suite started in the background (``pytest &`` in a script) runs with SIGINT ignored,
+    as POSIX shells start background jobs, and a child inherits that: Python then keeps
+    ignoring Ctrl+C, and the interrupted command ran to its end instead of stopping.
+    """
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen([sys.executable, "-m", "surveykit", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_foreground_signals)
+
+
+def _foreground_signals() -> None:
+    # runs in the child between fork and exec: only async-signal-safe work
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _catches_sigterm(pid: int) -> bool:
