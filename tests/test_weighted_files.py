@@ -264,6 +264,29 @@ def test_a_bad_design_value_is_the_imports_one_line_error(tmp_path, case):
         assert word in message, message
 
 
+def test_a_design_value_that_differs_between_a_respondents_rows_is_left_to_the_import(
+        tmp_path):
+    """A long file repeats the design values on each of a respondent's rows: values that
+    agree once trimmed (as import trims) stay on the GROUP BY path; a weight that differs on
+    one row sends the files to the import, which lists the rows that disagree."""
+    url, path = setup(tmp_path, "strata_clusters_fpc", "long")
+    rows = pd.read_csv(path, dtype=str, keep_default_na=False)
+    mine = rows.index[rows["respondent_id"] == rows["respondent_id"].iloc[0]]
+    assert len(mine) > 1
+    weight = rows.loc[mine[0], "pw"]
+    rows.loc[mine[-1], "pw"] = f" {weight}\t"
+    rows.to_csv(path, index=False)
+    assert fast_cells(url, path) is not None
+    rows.loc[mine[-1], "pw"] = repr(float(weight) + 1)
+    rows.to_csv(path, index=False)
+    assert fast_cells(url, path) is None
+    result = run_cli("counts", "--survey", "api", "--data", str(path), "--format", "csv",
+                     "--db", url)
+    assert result.exit_code != 0, result.output   # the import's list of the bad rows
+    assert result.output.startswith(f"Error: 4 bad rows in {path}")
+    assert f"column pw, value {repr(float(weight) + 1)!r}: this respondent's pw differs " \
+           "between rows of this file" in result.output
+
 def test_a_sampled_survey_whose_respondents_skip_a_question_reports(tmp_path):
     """Regression: the store's cells read an unanswered cell's response as NaN under pandas 3
     (a column of texts), and report and counts refused every survey where a respondent left a

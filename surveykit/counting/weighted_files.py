@@ -239,14 +239,16 @@ def duckdb_raw_cells(con, sources: Sequence[ResponseSource], survey: Survey,
     checked = columns.checked
     numbers = set(columns.number_columns)
     strip = {k: f"sk_strip(d{k})" for k in range(len(checked))}
-    per_value = ", ".join(f"count(DISTINCT {strip[k]}) AS n{k}, max({strip[k]}) AS d{k}"
+    # a value that differs between a respondent's rows: its least and greatest differ (as
+    # Dask's groupby checks it; 100 replicate columns made 100 count(DISTINCT)s, each a hash)
+    per_value = ", ".join(f"min({strip[k]}) AS lo{k}, max({strip[k]}) AS d{k}"
                           for k in range(len(checked)))
     def all_given(table: str = "") -> str:
         return " AND ".join(f"{table}d{k} <> ''" for k in range(len(names)))
 
     full = all_given()
     none = " AND ".join(f"d{k} = ''" for k in range(len(names)))
-    several = " OR ".join(f"n{k} > 1" for k in range(len(checked)))
+    several = " OR ".join(f"lo{k} <> d{k}" for k in range(len(checked)))
     bad_values = []
     # number cells: as the importer's float() reads them; others: what a covariate holds
     for k, name in enumerate(checked):
