@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from dask_support import local_cluster
 from migrated import migrated_sqlite
 from sampling_support import REFERENCE, reference, sample
 from store_support import run_cli
@@ -53,6 +54,13 @@ DESIGNS = {
                                         '\nfpc = "fpc"\nnest = true\nlonely_psu = "certainty"\n',
                             ("pw", "stype", "dnum", "fpc")),
 }
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """One real LocalCluster for this module's Dask tests (started once: tests/dask_support.py)."""
+    with local_cluster() as cluster:
+        yield cluster
 
 
 def survey_text(design: str) -> str:
@@ -300,10 +308,9 @@ def test_a_sampled_survey_whose_respondents_skip_a_question_reports(tmp_path):
     assert sum(int(line.split(",")[7]) for line in skipped) == len(range(3, 200, 7))
 
 
-def test_dask_on_a_local_cluster_gives_duckdbs_cells(tmp_path):
+def test_dask_on_a_local_cluster_gives_duckdbs_cells(tmp_path, dask_cluster):
     """--engine dask on a sampled survey: the same cells as DuckDB's query, computed by the
     workers of a real cluster, for a CSV and a Parquet file counted together."""
-    distributed = pytest.importorskip("distributed")
     url, path = setup(tmp_path, "strata_clusters_fpc")
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     first, second = tmp_path / "first.csv", tmp_path / "second.parquet"
@@ -314,13 +321,11 @@ def test_dask_on_a_local_cluster_gives_duckdbs_cells(tmp_path):
     paths = expand_paths([first, second])
     duckdb_cells = weighted_file_cells(survey, paths)
     assert duckdb_cells is not None
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster:
-        dask_cells = weighted_file_cells(survey, paths, engine="dask",
-                                         scheduler=cluster.scheduler_address)
-        counted = run_cli("counts", "--survey", "api", "--data", str(first), str(second),
-                          "--engine", "dask", "--scheduler", cluster.scheduler_address,
-                          "--format", "csv", "--db", url)
+    dask_cells = weighted_file_cells(survey, paths, engine="dask",
+                                     scheduler=dask_cluster.scheduler_address)
+    counted = run_cli("counts", "--survey", "api", "--data", str(first), str(second),
+                      "--engine", "dask", "--scheduler", dask_cluster.scheduler_address,
+                      "--format", "csv", "--db", url)
     assert dask_cells is not None
     assert_same_cells(dask_cells, duckdb_cells, ["stratum", "psu", "fpc"])
     assert counted.exit_code == 0, counted.output
