@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from dask_support import local_cluster
 from migrated import migrated_sqlite
 
 from surveykit import store
@@ -35,6 +36,13 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 MIXED = (Path(__file__).parent / "surveys" / "mixed.toml").read_text(encoding="utf-8")
 GROUP_CELLS = ("1", "2", "short", "LONG", " Short ", "long")
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """One real LocalCluster for this module's Dask tests (started once: tests/dask_support.py)."""
+    with local_cluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture
@@ -205,17 +213,15 @@ def test_replace_counts_the_later_files_answers_as_import_replace_does(engine, m
     assert "use --replace" in str(error)
 
 
-def test_dask_on_a_local_cluster_counts_what_duckdb_and_sqlite_count(engine, mixed, tmp_path):
-    distributed = pytest.importorskip("distributed")
+def test_dask_on_a_local_cluster_counts_what_duckdb_and_sqlite_count(engine, mixed, tmp_path,
+                                                                     dask_cluster):
     long = write_long(tmp_path / "a.csv", mixed, answers(mixed, range(0, 200), 21))
     wide = write_wide(tmp_path / "b.csv", mixed, answers(mixed, range(200, 300), 22))
     part = write_parquet(tmp_path / "c.parquet", mixed, answers(mixed, range(300, 400), 23))
     reference = imported(engine, mixed, [long, wide, as_csv(
         tmp_path / "c.csv", mixed, answers(mixed, range(300, 400), 23), "parquet")])
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster:
-        on_cluster = count_files(mixed, [long, wide, part], engine="dask",
-                                 scheduler=cluster.scheduler_address)
+    on_cluster = count_files(mixed, [long, wide, part], engine="dask",
+                             scheduler=dask_cluster.scheduler_address)
     assert on_cluster == reference
     assert count_files(mixed, [long, wide, part]) == reference
 

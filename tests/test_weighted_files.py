@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from dask_support import local_cluster
 from migrated import migrated_sqlite
 from sampling_support import REFERENCE, reference, sample
 from store_support import run_cli
@@ -53,6 +54,13 @@ DESIGNS = {
                                         '\nfpc = "fpc"\nnest = true\nlonely_psu = "certainty"\n',
                             ("pw", "stype", "dnum", "fpc")),
 }
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """One real LocalCluster for this module's Dask tests (started once: tests/dask_support.py)."""
+    with local_cluster() as cluster:
+        yield cluster
 
 
 def survey_text(design: str) -> str:
@@ -264,6 +272,29 @@ def test_a_bad_design_value_is_the_imports_one_line_error(tmp_path, case):
         assert word in message, message
 
 
+def test_a_design_value_that_differs_between_a_respondents_rows_is_left_to_the_import(
+        tmp_path):
+    """A long file repeats the design values on each of a respondent's rows: values that
+    agree once trimmed (as import trims) stay on the GROUP BY path; a weight that differs on
+    one row sends the files to the import, which lists the rows that disagree."""
+    url, path = setup(tmp_path, "strata_clusters_fpc", "long")
+    rows = pd.read_csv(path, dtype=str, keep_default_na=False)
+    mine = rows.index[rows["respondent_id"] == rows["respondent_id"].iloc[0]]
+    assert len(mine) > 1
+    weight = rows.loc[mine[0], "pw"]
+    rows.loc[mine[-1], "pw"] = f" {weight}\t"
+    rows.to_csv(path, index=False)
+    assert fast_cells(url, path) is not None
+    rows.loc[mine[-1], "pw"] = repr(float(weight) + 1)
+    rows.to_csv(path, index=False)
+    assert fast_cells(url, path) is None
+    result = run_cli("counts", "--survey", "api", "--data", str(path), "--format", "csv",
+                     "--db", url)
+    assert result.exit_code != 0, result.output   # the import's list of the bad rows
+    assert result.output.startswith(f"Error: 4 bad rows in {path}")
+    assert f"column pw, value {repr(float(weight) + 1)!r}: this respondent's pw differs " \
+           "between rows of this file" in result.output
+
 def test_a_sampled_survey_whose_respondents_skip_a_question_reports(tmp_path):
     """Regression: the store's cells read an unanswered cell's response as NaN under pandas 3
     (a column of texts), and report and counts refused every survey where a respondent left a
@@ -277,10 +308,9 @@ def test_a_sampled_survey_whose_respondents_skip_a_question_reports(tmp_path):
     assert sum(int(line.split(",")[7]) for line in skipped) == len(range(3, 200, 7))
 
 
-def test_dask_on_a_local_cluster_gives_duckdbs_cells(tmp_path):
+def test_dask_on_a_local_cluster_gives_duckdbs_cells(tmp_path, dask_cluster):
     """--engine dask on a sampled survey: the same cells as DuckDB's query, computed by the
     workers of a real cluster, for a CSV and a Parquet file counted together."""
-    distributed = pytest.importorskip("distributed")
     url, path = setup(tmp_path, "strata_clusters_fpc")
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     first, second = tmp_path / "first.csv", tmp_path / "second.parquet"
@@ -291,13 +321,11 @@ def test_dask_on_a_local_cluster_gives_duckdbs_cells(tmp_path):
     paths = expand_paths([first, second])
     duckdb_cells = weighted_file_cells(survey, paths)
     assert duckdb_cells is not None
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster:
-        dask_cells = weighted_file_cells(survey, paths, engine="dask",
-                                         scheduler=cluster.scheduler_address)
-        counted = run_cli("counts", "--survey", "api", "--data", str(first), str(second),
-                          "--engine", "dask", "--scheduler", cluster.scheduler_address,
-                          "--format", "csv", "--db", url)
+    dask_cells = weighted_file_cells(survey, paths, engine="dask",
+                                     scheduler=dask_cluster.scheduler_address)
+    counted = run_cli("counts", "--survey", "api", "--data", str(first), str(second),
+                      "--engine", "dask", "--scheduler", dask_cluster.scheduler_address,
+                      "--format", "csv", "--db", url)
     assert dask_cells is not None
     assert_same_cells(dask_cells, duckdb_cells, ["stratum", "psu", "fpc"])
     assert counted.exit_code == 0, counted.output

@@ -349,6 +349,68 @@ def _table(design: Design, aligned: _Aligned, mask: np.ndarray, values: np.ndarr
     return np.bincount(index, weights=values[use], minlength=G * R).reshape(G, R)
 
 
+def _replicate_tables(design: Design, aligned: _Aligned, mask: np.ndarray,
+                      replicate_weights: np.ndarray) -> np.ndarray:
+    """Every replicate's (groups, responses) sums of weights in one pass over the cells:
+    (replicates, groups, responses), each replicate's table :func:`_table` of its column
+    (the same additions in the same order: ``np.add.at`` adds row by row, as
+    ``np.bincount`` does)."""
+    G, R = len(design.group_names), len(design.response_labels)
+    use = mask & (aligned.response >= 0)
+    index = aligned.group[use] * R + aligned.response[use]
+    sums = np.zeros((G * R, replicate_weights.shape[1]))
+    np.add.at(sums, index, replicate_weights[use])
+    return np.ascontiguousarray(sums.T).reshape(-1, G, R)
+
+
+# A closed-form share this far inside (0, 1) is the pseudo-MLE; nearer the edge the Newton
+# search decides (it puts an estimate within _EDGE of a bound on the bound).
+_INTERIOR = 1e-9
+
+
+def _closed_form(design: Design, weighted: np.ndarray) -> np.ndarray | None:
+    """The weighted pseudo-MLE of a one-group yes/no design in closed form, where it lies
+    inside the parameter space; None elsewhere (other designs, or an estimate at or near
+    0 or 1, which the Newton search finds).
+
+    The pseudo-likelihood W0 log(s theta) + W1 log(s (1 - theta)) + W_dk log(1 - s),
+    theta = P(r0 | answered) affine in pi (:class:`~surveykit.estimation.binomial.BinomialMap`),
+    is largest at theta = W0 / (W0 + W1) (the weighted share of the first answer among the
+    answers), so pi = (s theta - P(r0 | no)) / (P(r0 | yes) - P(r0 | no)) where that is in
+    (0, 1): the Hajek mean of the unbiased transform (Skinner, Holt and Smith 1989,
+    Sec. 3.4; Lumley 2010, Sec. 2.2). :func:`_fit` (the Newton search) is its oracle.
+
+    >>> from surveykit.designs import Warner
+    >>> _closed_form(Warner(p=0.7), np.array([[25.0, 15.0, 0.0]])).round(12).tolist()
+    [0.8125, 0.1875]
+    >>> _closed_form(Warner(p=0.7), np.array([[30.0, 10.0, 0.0]])) is None  # pi_hat 1.125
+    True
+    """
+    mapping = binomial.binomial_map(design)
+    if mapping is None:
+        return None
+    answered = float(weighted[0, 0] + weighted[0, 1])
+    if not answered > 0:
+        return None
+    pi = float(mapping.to_pi(float(weighted[0, 0]) / answered, clip=False))
+    if not _INTERIOR < pi < 1 - _INTERIOR:
+        return None
+    yes = design.state_labels.index(YES)
+    shares = np.empty(2)
+    shares[yes], shares[1 - yes] = pi, 1.0 - pi
+    return shares
+
+
+def _replicate_fit(design: Design, weighted: np.ndarray, counted: np.ndarray,
+                   start: np.ndarray) -> np.ndarray:
+    """A replicate's estimate: in closed form where the design has one and it is interior
+    (:func:`_closed_form`), else the weighted pseudo-MLE from the full-sample estimate."""
+    shares = _closed_form(design, weighted)
+    if shares is not None:
+        return shares
+    return _fit(design, weighted, counted, start=start.copy()).x
+
+
 @dataclass(frozen=True, eq=False)
 class _Fit:
     x: np.ndarray
@@ -565,14 +627,10 @@ class _Context:
                 total_variance = np.diag(linearized_variance(counts, share_values,
                                                              x_squares=total_squares))
         else:
-            thetas, totals = [], []
-            for r in range(self.replicate_weights.shape[1]):
-                column = self.replicate_weights[:, r]
-                w_r = _table(design, aligned, mask, column)
-                fit_r = _fit(design, w_r, counted, start=x.copy())
-                thetas.append(fit_r.x)
-                totals.append((float(w_r.sum()) if population is None else N) * fit_r.x[:k])
-            thetas = np.asarray(thetas)
+            tables = _replicate_tables(design, aligned, mask, self.replicate_weights)
+            thetas = np.array([_replicate_fit(design, w_r, counted, x) for w_r in tables])
+            totals = [(float(w_r.sum()) if population is None else N) * theta[:k]
+                      for w_r, theta in zip(tables, thetas, strict=True)]
             cov = replicate_variance(thetas, x, self.scale, self.rscales, self.mse)
             total_variance = np.diag(replicate_variance(np.asarray(totals), N * x[:k],
                                                         self.scale, self.rscales, self.mse))
