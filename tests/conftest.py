@@ -54,24 +54,24 @@ else:
     hypothesis_settings.register_profile("thorough", max_examples=400)
     hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
-#: The files whose tests take longest in all, longest first: user CPU per file measured with
-#: ``-n 0`` after the set-up sharing of 2026-11-27 (weighted_files 103 s, xlsform_clients 76,
-#: reproduction 75, xlsform_security 66, concurrent_imports 59, web_browser 55, planning 45,
-#: formula_security 44; the README walk-through waits on its subprocesses; counting and
-#: report_plots on their Dask cluster and browser).
+#: The files whose tests take longest in all, longest first: seconds per file in the full
+#: suite of 2026-11-28 (2 processes, quiet machine; readme 69, web_browser 66,
+#: xlsform_security 54, weighted_files 52, import 43, counting 42, web_numeric 36,
+#: concurrent_imports 35, formula_security 30, exit_codes 29, numeric_store 29,
+#: tampered_store 27).
 LONG_FILES = (
     "test_readme.py",
-    "test_weighted_files.py",
-    "test_xlsform_clients.py",
-    "test_reproduction.py",
-    "test_counting.py",
-    "test_xlsform_security.py",
-    "test_concurrent_imports.py",
     "test_web_browser.py",
-    "test_planning_designs.py",
+    "test_xlsform_security.py",
+    "test_weighted_files.py",
+    "test_import.py",
+    "test_counting.py",
+    "test_web_numeric.py",
+    "test_concurrent_imports.py",
     "test_formula_security.py",
     "test_exit_codes.py",
-    "test_report_plots.py",
+    "test_numeric_store.py",
+    "test_tampered_store.py",
 )
 
 
