@@ -341,11 +341,18 @@ def _align(design: Design, counts: WeightedCounts) -> _Aligned:
     return _Aligned(group=group_map[counts.group], response=response)
 
 
-def _table(design: Design, aligned: _Aligned, mask: np.ndarray, values: np.ndarray
-           ) -> np.ndarray:
+def _cell_index(design: Design, aligned: _Aligned, mask: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """The cells that count (in ``mask``, answered) and each one's flat (group, response)
+    index; with the table's numbers of groups G and responses R."""
     G, R = len(design.group_names), len(design.response_labels)
     use = mask & (aligned.response >= 0)
-    index = aligned.group[use] * R + aligned.response[use]
+    return use, aligned.group[use] * R + aligned.response[use], G, R
+
+
+def _table(design: Design, aligned: _Aligned, mask: np.ndarray, values: np.ndarray
+           ) -> np.ndarray:
+    use, index, G, R = _cell_index(design, aligned, mask)
     return np.bincount(index, weights=values[use], minlength=G * R).reshape(G, R)
 
 
@@ -355,9 +362,7 @@ def _replicate_tables(design: Design, aligned: _Aligned, mask: np.ndarray,
     (replicates, groups, responses), each replicate's table :func:`_table` of its column
     (the same additions in the same order: ``np.add.at`` adds row by row, as
     ``np.bincount`` does)."""
-    G, R = len(design.group_names), len(design.response_labels)
-    use = mask & (aligned.response >= 0)
-    index = aligned.group[use] * R + aligned.response[use]
+    use, index, G, R = _cell_index(design, aligned, mask)
     sums = np.zeros((G * R, replicate_weights.shape[1]))
     np.add.at(sums, index, replicate_weights[use])
     return np.ascontiguousarray(sums.T).reshape(-1, G, R)
