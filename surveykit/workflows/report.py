@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
 
+import surveykit
 from surveykit.definition.survey import Survey
 from surveykit.errors import EstimationError, ParameterError, SurveykitError, printable
 from surveykit.estimation.answers import value_text
@@ -24,8 +25,6 @@ from surveykit.store import Database
 from surveykit.store.frames import GROUP_COLUMN, respondent_frame
 from surveykit.store.numeric_answers import NumericAnswerRows
 from surveykit.vocabulary import domain_order
-from surveykit.workflows.joint import joint_for_survey
-from surveykit.workflows.regress import fit_declared_models
 
 __all__ = ["PLOTTED_ANSWERS", "numeric_domains", "numeric_sections", "report_for_survey"]
 
@@ -51,8 +50,8 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
         reading = opened.survey(survey_name).read(numeric_answers=PLOTTED_ANSWERS)
         survey = reading.definition
         models = ()
-        if survey.models:
-            models = fit_declared_models(opened.engine, survey)
+        if survey.models:  # regression loads pandas: through the package's lazy names
+            models = surveykit.fit_declared_models(opened.engine, survey)
         joint = tuple(_declared_joint(opened.engine, survey))
         by_name = by_covariate(survey, by)
         domains = {} if by_name is None else {
@@ -148,7 +147,7 @@ def _declared_joint(engine, survey: Survey) -> list[JointSection]:
     sections = []
     for spec in survey.joint:
         try:
-            result = joint_for_survey(engine, survey.name, spec.questions)
+            result = surveykit.joint_for_survey(engine, survey.name, spec.questions)
         except SurveykitError as exc:
             sections.append(JointSection(spec=spec, estimate=None, error=str(exc)))
         else:
