@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import surveykit
 from surveykit.definition.survey import Survey
@@ -22,11 +23,16 @@ from surveykit.reporting.joint_section import JointSection
 from surveykit.reporting.numeric_section import NumericSection, numeric_section
 from surveykit.reporting.report import Report, build_report
 from surveykit.store import Database
+from surveykit.store import database as store
 from surveykit.store.frames import GROUP_COLUMN, respondent_frame
 from surveykit.store.numeric_answers import NumericAnswerRows
 from surveykit.vocabulary import domain_order
 
-__all__ = ["PLOTTED_ANSWERS", "numeric_domains", "numeric_sections", "report_for_survey"]
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+__all__ = ["PLOTTED_ANSWERS", "numeric_domains", "numeric_sections", "report_for_survey",
+           "sampling_declared"]
 
 #: A numeric question with at most this many stored answers has its answers read for the
 #: report's quantiles and plot; one with more is reported from its sums alone (the mean,
@@ -64,6 +70,11 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
     return build_report(survey, list(reading.counts), code_tallies=reading.code_tallies,
                         issued=reading.issued, level=level, method=method, models=models,
                         joint=joint, numeric=numeric)
+
+
+def sampling_declared(engine: Engine, survey_name: str) -> bool:
+    """Whether the stored survey ``survey_name`` declares ``[sampling]``."""
+    return store.load_survey(engine, survey_name).sampling is not None
 
 
 def numeric_sections(survey: Survey, counts: Sequence[NumericQuestionCounts],
