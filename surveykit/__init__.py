@@ -33,6 +33,7 @@ _LAZY = {
     "open_engine": "surveykit.store",
     "report_for_survey": "surveykit.workflows.report",
     "regress_survey": "surveykit.workflows.regress",
+    "fit_declared_models": "surveykit.workflows.regress",
     "Report": "surveykit.reporting.report",
     "load_survey_file": "surveykit.definition.survey",
     # power and joint analysis (issue 24): pure math, loaded on use
@@ -82,6 +83,7 @@ __all__ = [
     "design_names",
     "estimate",
     "estimate_from_labels",
+    "fit_declared_models",
     "joint",
     "joint_for_survey",
     "joint_from_counts",

@@ -7,6 +7,11 @@ CPU: a normal quantile or a chi-square tail comes from surveykit.estimation.dist
 for pandas, SQLAlchemy, Jinja, matplotlib or DuckDB, which only reading a database or
 rendering needs. ``--help`` and the one-group estimate below import no scipy at all: that is
 what keeps them within 3x of ``python -c "import numpy"`` (benchmarks/bench_startup.py).
+
+The store commands that neither render nor fit (``counts``, ``check``, ``survey list``, the text
+``report``) need SQLAlchemy and nothing else heavy: they run on a small real SQLite database
+(the sample survey and its 1,172 answers, made by tests/migrated.py and tests/store_support.py)
+and must not import pandas, scipy.stats, Jinja, matplotlib or DuckDB.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.migrated import filled_database
+from tests.store_support import add_sample_survey_and_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,6 +78,36 @@ def test_command_imports_no_heavy_module(name):
     code, modules = imported_by(args)
     assert code == 0, (name, code)
     heavy = sorted(m for m in (*HEAVY, *also_forbidden) if _loaded(m, modules))
+    assert not heavy, f"surveykit {' '.join(args)} imported {heavy}"
+
+
+#: What the store commands below may not import: SQLAlchemy they need.
+STORE_HEAVY = ("scipy.stats", "pandas", "jinja2", "matplotlib", "duckdb")
+
+SURVEY = ["--survey", "academic_integrity"]
+STORE_COMMANDS = {
+    "counts": ["counts", *SURVEY],
+    "check": ["check", *SURVEY],
+    "survey-list": ["survey", "list"],
+    "report-text": ["report", *SURVEY],
+}
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory):
+    """The URL of an SQLite database holding the sample survey and its answers."""
+    with filled_database("sqlite", add_sample_survey_and_answers,
+                         tmp_path_factory.mktemp("startup-store")) as url:
+        yield url
+
+
+@pytest.mark.parametrize("name", list(STORE_COMMANDS))
+def test_store_command_imports_no_pandas_jinja_or_duckdb(name, sample_store):
+    args = [*STORE_COMMANDS[name], "--db", sample_store]
+    code, modules = imported_by(args)
+    assert code == 0, (name, code)
+    assert _loaded("sqlalchemy", modules)  # it did read the database
+    heavy = sorted(m for m in STORE_HEAVY if _loaded(m, modules))
     assert not heavy, f"surveykit {' '.join(args)} imported {heavy}"
 
 

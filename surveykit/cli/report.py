@@ -110,7 +110,7 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
                                             level=level, method=method)
         survey_name = report.survey
     elif data:
-        from surveykit.workflows.complex_samples import sampling_declared
+        from surveykit.workflows.report import sampling_declared
         from surveykit.workflows.counting import report_for_files
 
         engine = open_store(db_url)
@@ -139,7 +139,7 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
                                       decimal_comma=decimal_comma)
     else:
         engine = open_store(db_url)
-        from surveykit.workflows.complex_samples import sampling_declared
+        from surveykit.workflows.report import sampling_declared
 
         if variance or sampling_declared(engine, survey_name):
             from surveykit.workflows.complex_samples import (

@@ -347,7 +347,7 @@ def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, d
                                "files: add --data")
     engine = open_store(db_url)
     if fmt == "csv":
-        from surveykit.workflows.complex_samples import sampling_declared
+        from surveykit.workflows.report import sampling_declared
 
         if sampling_declared(engine, survey_name):
             if decimal_comma:

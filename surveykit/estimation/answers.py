@@ -15,7 +15,9 @@ don't-know branch they carry no information about the true state; a "don't
 know" that the design cannot produce (no branch, or the direct-question group)
 is left out and counted, as :func:`surveykit.estimation.estimate` does.
 
-This module is pure math: it imports nothing from storage, rendering or the CLI.
+This module is pure math: it imports nothing from storage, rendering or the CLI, nor pandas:
+the store's reports import :func:`value_text` from it, and a text report must not pay for pandas
+(issue 25). :func:`factorize` codes cells as ``pandas.factorize(sort=False)`` does.
 """
 
 from __future__ import annotations
@@ -23,15 +25,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from surveykit.designs.base import DONT_KNOW, Design
 from surveykit.errors import ParameterError
 from surveykit.vocabulary import canonical_spelling, response_spellings
 
-__all__ = ["DIRECT_GROUP", "RowAnswers", "code_answers", "value_text"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DIRECT_GROUP", "RowAnswers", "code_answers", "factorize", "value_text"]
 
 #: The group name of respondents asked directly (RRreg codes them 0).
 DIRECT_GROUP = "direct"
@@ -50,6 +55,47 @@ def value_text(value: object) -> str:
             and float(value).is_integer():
         return str(int(value))
     return str(value)
+
+
+def factorize(values: Sequence | np.ndarray | pd.Series) -> tuple[np.ndarray, list]:
+    """Each cell's code and the distinct cells, in order of first appearance.
+
+    The same codes and values as ``pandas.factorize(values, sort=False)`` on the cells as
+    Python objects: cells equal in Python are one value (``1``, ``1.0`` and ``True`` are the
+    first of them to appear), and missing cells (None, NaN, NaT, ``pandas.NA``) get code -1
+    and are not among the values; an empty string is a value. tests/test_answers_factorize.py
+    checks it against pandas on mixed and missing cells.
+
+    >>> codes, values = factorize(["no", "yes", None, "no", float("nan"), ""])
+    >>> codes.tolist(), values
+    ([0, 1, -1, 0, -1, 2], ['no', 'yes', ''])
+    """
+    cells = np.asarray(values, dtype=object)
+    present = ~_missing(cells)
+    first_seen: dict = {}
+    codes = np.full(cells.size, -1, dtype=np.intp)
+    codes[present] = np.fromiter(
+        (first_seen.setdefault(cell, len(first_seen)) for cell in cells[present].tolist()),
+        dtype=np.intp, count=int(present.sum()))
+    return codes, list(first_seen)
+
+
+def _missing(cells: np.ndarray) -> np.ndarray:
+    """Which cells of an object array are missing: None, or not equal to themselves (NaN, NaT)."""
+    try:
+        return np.equal(cells, None) | np.not_equal(cells, cells)
+    except TypeError:  # pandas.NA: its comparisons are NA, which is neither true nor false
+        return np.fromiter((_missing_cell(cell) for cell in cells.tolist()), dtype=bool,
+                           count=cells.size)
+
+
+def _missing_cell(cell: object) -> bool:
+    if cell is None:
+        return True
+    try:
+        return bool(cell != cell)
+    except TypeError:
+        return True
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,9 +156,7 @@ def code_answers(design: Design, answers: Sequence | np.ndarray | pd.Series, gro
     >>> rows.responses.tolist(), rows.dont_know_left_out
     ([0, 1, 0], 1)
     """
-    series = answers if isinstance(answers, pd.Series) else pd.Series(
-        np.asarray(answers, dtype=object))
-    inverse, uniques = pd.factorize(series, sort=False)
+    inverse, uniques = factorize(answers)
     labels = design.response_labels
     spellings = response_spellings(labels)
     code_of = np.empty(len(uniques), dtype=np.intp)
@@ -136,9 +180,7 @@ def code_answers(design: Design, answers: Sequence | np.ndarray | pd.Series, gro
                 "column (--group COLUMN), which says which group each respondent was in")
         group_codes = np.zeros(n, dtype=np.intp)
     else:
-        group_codes, group_labels = _group_codes(
-            design, groups if isinstance(groups, pd.Series) else np.asarray(groups, dtype=object),
-            group_column)
+        group_codes, group_labels = _group_codes(design, groups, group_column)
     base, slopes = _with_direct_group(design, group_labels)
     possible = np.any(base > 0, axis=2)
     if slopes.shape[0]:
@@ -159,11 +201,10 @@ def code_answers(design: Design, answers: Sequence | np.ndarray | pd.Series, gro
                       dont_know_left_out=int(np.sum(~kept)))
 
 
-def _group_codes(design: Design, values: np.ndarray, column: str
+def _group_codes(design: Design, values: Sequence | np.ndarray | pd.Series, column: str
                  ) -> tuple[np.ndarray, tuple[str, ...]]:
     names = design.group_names
-    inverse, uniques = pd.factorize(values if isinstance(values, pd.Series) else
-                                    pd.Series(values), sort=False)
+    inverse, uniques = factorize(values)
     code_of = np.empty(len(uniques), dtype=np.intp)
     direct = False
     for k, value in enumerate(uniques):

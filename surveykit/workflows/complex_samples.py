@@ -74,7 +74,7 @@ from surveykit.vocabulary import domain_order, p_value_text
 from surveykit.vocabulary import number_text as _num
 from surveykit.workflows.counting import weighted_cells_of_files
 from surveykit.workflows.regress import numeric_model_frame
-from surveykit.workflows.report import by_covariate
+from surveykit.workflows.report import by_covariate, sampling_declared
 
 __all__ = ["CI_METHOD", "PRIVACY_NOTE", "ComplexSampleReport", "complex_regress_for_survey",
            "complex_regress_text", "complex_report_for_counts_file", "complex_report_for_files",
@@ -172,11 +172,6 @@ class ComplexSampleReport:
                            "fit": m.result.to_dict() if m.result is not None else None,
                            "error": m.error} for m in self.models]
         return data
-
-
-def sampling_declared(engine: Engine, survey_name: str) -> bool:
-    """Whether the stored survey ``survey_name`` declares ``[sampling]``."""
-    return store.load_survey(engine, survey_name).sampling is not None
 
 
 def complex_report_for_survey(database: Engine | str | PathLike, survey_name: str, *,

@@ -11,7 +11,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
+import surveykit
 from surveykit.definition.survey import Survey
 from surveykit.errors import EstimationError, ParameterError, SurveykitError, printable
 from surveykit.estimation.answers import value_text
@@ -21,13 +23,16 @@ from surveykit.reporting.joint_section import JointSection
 from surveykit.reporting.numeric_section import NumericSection, numeric_section
 from surveykit.reporting.report import Report, build_report
 from surveykit.store import Database
+from surveykit.store import database as store
 from surveykit.store.frames import GROUP_COLUMN, respondent_frame
 from surveykit.store.numeric_answers import NumericAnswerRows
 from surveykit.vocabulary import domain_order
-from surveykit.workflows.joint import joint_for_survey
-from surveykit.workflows.regress import fit_declared_models
 
-__all__ = ["PLOTTED_ANSWERS", "numeric_domains", "numeric_sections", "report_for_survey"]
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+__all__ = ["PLOTTED_ANSWERS", "numeric_domains", "numeric_sections", "report_for_survey",
+           "sampling_declared"]
 
 #: A numeric question with at most this many stored answers has its answers read for the
 #: report's quantiles and plot; one with more is reported from its sums alone (the mean,
@@ -51,8 +56,8 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
         reading = opened.survey(survey_name).read(numeric_answers=PLOTTED_ANSWERS)
         survey = reading.definition
         models = ()
-        if survey.models:
-            models = fit_declared_models(opened.engine, survey)
+        if survey.models:  # regression loads pandas: through the package's lazy names
+            models = surveykit.fit_declared_models(opened.engine, survey)
         joint = tuple(_declared_joint(opened.engine, survey))
         by_name = by_covariate(survey, by)
         domains = {} if by_name is None else {
@@ -65,6 +70,11 @@ def report_for_survey(database, survey_name: str, *, level: float = 0.95,
     return build_report(survey, list(reading.counts), code_tallies=reading.code_tallies,
                         issued=reading.issued, level=level, method=method, models=models,
                         joint=joint, numeric=numeric)
+
+
+def sampling_declared(engine: Engine, survey_name: str) -> bool:
+    """Whether the stored survey ``survey_name`` declares ``[sampling]``."""
+    return store.load_survey(engine, survey_name).sampling is not None
 
 
 def numeric_sections(survey: Survey, counts: Sequence[NumericQuestionCounts],
@@ -148,7 +158,7 @@ def _declared_joint(engine, survey: Survey) -> list[JointSection]:
     sections = []
     for spec in survey.joint:
         try:
-            result = joint_for_survey(engine, survey.name, spec.questions)
+            result = surveykit.joint_for_survey(engine, survey.name, spec.questions)
         except SurveykitError as exc:
             sections.append(JointSection(spec=spec, estimate=None, error=str(exc)))
         else:
