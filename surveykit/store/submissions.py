@@ -55,18 +55,23 @@ the transaction.
 
 Group commit (:meth:`Submissions.record_batch`, what ``surveykit serve``
 uses): the submissions that arrived while the last batch was written go into
-one transaction, each under a SAVEPOINT of its own (a repeat, a conflict or a
-failed statement rolls back to it and touches no other), checked in order, so
-that a copy later in the batch is a repeat of the earlier one; the kept
-counts, the number of known respondents and the day's import record change
-once, by the batch's sums. On PostgreSQL a batch of respondents without
-answers (the common case) is two statements whatever its size: the ids'
-groups and whether they have answers (:data:`_POSTGRES_STATUSES`), then every
-write in one (:data:`_POSTGRES_WRITES`); should that statement fail (another
-writer stored one of the ids meanwhile), nothing of it was written and the
-batch runs with savepoints. No submission of a batch is final before its
-commit: the caller answers none before :meth:`Submissions.record_batch`
-returns.
+one transaction, checked in order, so that a copy later in the batch is a
+repeat of the earlier one (or a conflict) and a refused one touches no other.
+The batch is checked as a set (:meth:`Submissions._write_batch_checked`): one
+statement reads every id's group and whether it has answers
+(:data:`_STATUSES`); ids with answers are compared with them; the new
+respondents' answers and known ids are written with one statement per table.
+The kept counts, the number of known respondents and the day's import record
+change once, by the batch's sums. On PostgreSQL a batch of respondents without
+answers, each sent once (the common case), is two statements whatever its size:
+the statuses, then every write in one (:data:`_POSTGRES_WRITES`). Should a
+write fail (on PostgreSQL another writer stored one of the ids between the
+check and the insert; on SQLite nobody can, the batch holds the write lock from
+its check to its commit), nothing of it was written and the batch runs again
+with a SAVEPOINT per submission (:meth:`Submissions._write_batch`, also what a
+survey with ``[sampling]`` uses), each getting its own outcome. No submission
+of a batch is final before its commit: the caller answers none before
+:meth:`Submissions.record_batch` returns.
 
 Concurrency: on SQLite, writers queue on the database lock (BEGIN IMMEDIATE)
 and, inside one process, on a lock of their own, so that waiting threads do
@@ -761,9 +766,10 @@ class Submissions:
         """Store several respondents' answers in one transaction (a group commit): for each
         ``(respondent_id, answers)``, what :meth:`record` would return or raise.
 
-        Each submission is written under its own SAVEPOINT, so one that is refused (an id
-        not issued, a repeat, a conflict, a statement that fails) leaves the others as they
-        were; a submission whose id appears earlier in the batch is compared with that
+        The batch is checked as a set and written a table at a time (or, should that meet
+        another writer's row, under a SAVEPOINT per submission), so one that is refused (an
+        id not issued, a repeat, a conflict, a statement that fails) leaves the others as
+        they were; a submission whose id appears earlier in the batch is compared with that
         one's answers (a repeat or a conflict), as if sent after it. The kept counts, the
         survey's number of known respondents and the day's import record change once for
         the batch, by the sums of its new submissions. Nothing is final before the commit:

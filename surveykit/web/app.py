@@ -173,7 +173,7 @@ def _header(scope, name: bytes) -> str | None:
 class _GroupCommit:
     """One writer for the submissions: each batch is the submissions waiting when the last
     one ended, stored in one transaction (:meth:`Submissions.record_batch
-    <surveykit.store.submissions.Submissions.record_batch>`: a SAVEPOINT each), and every
+    <surveykit.store.submissions.Submissions.record_batch>`: checked as a set), and every
     submission of it is answered only once that transaction has committed.
 
     One commit (an fsync on SQLite) and one hand-over to the writer thread serve the whole
