@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, select, text
 
 from surveykit import store
 from surveykit.definition.survey import parse_survey
@@ -386,3 +386,61 @@ def test_concurrent_group_commits_of_overlapping_ids_store_each_respondent_once(
     counted = checked_counts(survey_engine, "academic_integrity")
     assert counted[0].answered == 1 + 20 + 2 * 10
     assert day_record(survey_engine, "academic_integrity") == (41, 41 * 4, 0)
+
+
+def test_a_group_commit_whose_insert_meets_another_writer_s_row_is_written_one_by_one(
+        survey_engine: Engine):
+    """PostgreSQL: another writer (here a session of ours, as ``surveykit import`` or a second
+    server would) stores ID-1 with its kept counts between the batch's check and its insert.
+    The batch's insert waits for that writer, fails on the primary key once it commits, and
+    the batch is written again a submission at a time: ID-1 is then a repeat, its changed
+    copy a conflict, the other ids are stored; the kept counts equal a fresh GROUP BY.
+    (On SQLite the batch holds the write lock from its check to its commit: nobody comes
+    between, so there is nothing to test there.)"""
+    if survey_engine.dialect.name != "postgresql":
+        pytest.skip("SQLite's write lock holds from a batch's check to its commit")
+    database.record_generation(survey_engine, "academic_integrity", ISSUED_IDS, {})
+    submissions = open_submissions(survey_engine, "academic_integrity")
+    submissions.record("ID-0", ANSWERS, now=NOON)  # the day's record; ID-1 copies its rows
+    # a copy of ID-1 makes the batch one that the one-statement path (all new, once each)
+    # leaves to the checked transaction, whose insert then meets the other writer's rows
+    batch = [("ID-1", ANSWERS), ("ID-2", ANSWERS), ("ID-1", {**ANSWERS, "plagiarism": "yes"}),
+             ("ID-3", {**ANSWERS, "plagiarism": "yes"}), ("ID-2", ANSWERS)]
+    cells = ("FROM responses WHERE respondent_id = 'ID-0' AND survey_id = (SELECT id FROM "
+             "surveys WHERE name = 'academic_integrity')")
+    outcomes: list = []
+    with survey_engine.connect() as other:
+        other.execute(text(
+            "INSERT INTO responses (survey_id, question_id, respondent_id, answer, "
+            f"group_number, import_id) SELECT survey_id, question_id, 'ID-1', answer, "
+            f"group_number, import_id {cells}"))
+        other.execute(text(f"INSERT INTO known_respondents (survey_id, respondent_id) "
+                           f"SELECT DISTINCT survey_id, 'ID-1' {cells}"))
+        other.execute(text("UPDATE surveys SET known_respondents = known_respondents + 1 "
+                           "WHERE name = 'academic_integrity'"))
+        other.execute(text(f"UPDATE answer_counts SET count = count + 1 WHERE (survey_id, "
+                           f"question_id, group_number, answer) IN (SELECT survey_id, "
+                           f"question_id, group_number, answer {cells})"))
+        me = other.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        writer = threading.Thread(target=lambda: outcomes.extend(
+            submissions.record_batch(batch, now=NOON)))
+        writer.start()
+        with survey_engine.connect() as watcher:  # until the batch's insert waits for us
+            deadline = datetime.now(UTC) + timedelta(seconds=120)
+            while not watcher.execute(text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE :me = ANY("
+                    "pg_blocking_pids(pid))"), {"me": me}).scalar_one():
+                watcher.rollback()
+                assert writer.is_alive() and datetime.now(UTC) < deadline, outcomes
+        other.commit()
+    writer.join(timeout=120)
+    submissions.close()
+    assert [outcome_of(lambda o=o: o) for o in outcomes] == [
+        ("ID-1", 1, 0, True),
+        ("ID-2", 1, 4, False),
+        ("SubmissionConflict", "different answers are already recorded for this respondent "
+                               "in survey 'academic_integrity'; nothing was changed"),
+        ("ID-3", 1, 4, False),
+        ("ID-2", 1, 0, True)]
+    assert checked_counts(survey_engine, "academic_integrity")[0].answered == 4
+    assert day_record(survey_engine, "academic_integrity") == (3, 12, 0)

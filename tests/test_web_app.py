@@ -120,6 +120,10 @@ def test_a_submission_is_recorded_once_then_repeats_are_no_ops(issued_engine: En
         before = snapshot(issued_engine)
         again = post(client, "/submit", body, token)
         assert (again.status_code, again.json()) == (200, {"status": "already_recorded"})
+        for answer in (first, again):  # made once, sent with every request's headers
+            assert answer.headers["content-type"] == "application/json"
+            assert answer.headers["x-frame-options"] == "DENY"
+            assert answer.headers.get_list("cache-control") == ["no-store"]
         conflict = post(client, "/submit", {**body, "answers": {**ANSWERS, "plagiarism": "yes"}},
                         token)
         assert conflict.status_code == 409 and conflict.json()["reason"] == "conflict"
@@ -257,6 +261,20 @@ def test_every_response_carries_the_security_headers(shared):
         assert headers["referrer-policy"] == "no-referrer"
     cookie = client.get("/").headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+
+
+def test_a_route_s_own_cache_control_wins_and_no_header_comes_twice(shared):
+    """The security headers are added to what a route sends, except one the route set."""
+    _, client = shared
+    token = page_token(client)
+    for response, caching in (
+            (client.get("/"), "no-store"), (client.get(f"/static/{SCRIPT}"), "no-cache"),
+            (client.get("/healthz"), "no-store"),
+            (post(client, "/submit", {"respondent_id": "NOT-ISSUED", "answers": ANSWERS}, token),
+             "no-store")):
+        assert response.headers.get_list("cache-control") == [caching]
+        names = [name.lower() for name, _ in response.headers.raw]
+        assert len(names) == len(set(names)) and b"x-frame-options" in names
 
 
 def test_the_page_loads_the_script_by_its_published_hash(shared):

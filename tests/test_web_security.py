@@ -35,7 +35,13 @@ from surveykit import store
 from surveykit.definition.survey import load_survey_file
 from surveykit.store import database
 from surveykit.web.app import DEFAULT_BODY_TIMEOUT, create_app
-from surveykit.web.security import CSRF_COOKIE, CsrfTokens
+from surveykit.web.security import (
+    CSRF_COOKIE,
+    CsrfTokens,
+    JsonLimits,
+    RequestRefused,
+    parse_json_object,
+)
 from surveykit.web.server import HEADER_TIMEOUT
 from tests.web_support import ANSWERS, CliServer, running_cli, serving, snapshot
 
@@ -561,3 +567,38 @@ def test_an_unforeseen_error_is_a_one_line_500_and_one_line_on_the_log(sqlite_ur
     assert lines[0].startswith("internal error answering POST /submit: RuntimeError at ")
     assert all("\n" not in line and "answered yes" not in line for line in lines), lines
     engine.dispose()
+
+
+# (body, what is refused or None) under JsonLimits(depth=3, string=12): each limit just met
+# and just passed, where the body is short enough that a shortcut could skip the check and
+# where it is not; \u escapes that make lone surrogates, and text that only looks like one
+SMALL = JsonLimits(depth=3, string=12, number=32)
+AT_THE_LIMITS = [
+    (b'{"a": "012345678901"}', None),
+    (b'{"a": "012345678901x"}', "string longer than 12"),
+    (b'{"a":"0123456789012"}', "string longer than 12"),
+    (b'{"0123456789abc": 1}', "string longer than 12"),
+    (b'{"a": [[1]]}', None),
+    (b'{"a": [[[]]]}', "more than 3 deep"),
+    (b'{"a":[{"b":[]}]}', "more than 3 deep"),
+    (b'{"a": ["[[[[", "{{"]}', None),
+    (b'{"a": "\\ud800"}', "lone surrogate"),
+    (b'{"\\udfff": 1}', "lone surrogate"),
+    (b'{"a": ["x", {"b": "\\ud83d"}]}', "lone surrogate"),
+    (b'{"a": "\\ud83d\\ude00"}', None),
+    (b'{"a": "\\\\ud800"}', None),
+    (b'{"a": "\\u00e9"}', None),
+]
+
+
+@pytest.mark.parametrize(("body", "refused"), AT_THE_LIMITS,
+                         ids=[body.decode() for body, _ in AT_THE_LIMITS])
+def test_the_json_limits_hold_at_their_edges(body: bytes, refused: str | None):
+    """parse_json_object skips its size walk when no string or nesting can pass a limit and
+    its surrogate walk when the body has no \\u escape: neither shortcut lets one through."""
+    if refused is None:
+        assert parse_json_object(body, ["a"] if b'"a"' in body else [], limits=SMALL)
+        return
+    with pytest.raises(RequestRefused) as caught:
+        parse_json_object(body, ["a"], limits=SMALL)
+    assert caught.value.status == 422 and refused in caught.value.message

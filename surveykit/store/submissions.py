@@ -55,18 +55,23 @@ the transaction.
 
 Group commit (:meth:`Submissions.record_batch`, what ``surveykit serve``
 uses): the submissions that arrived while the last batch was written go into
-one transaction, each under a SAVEPOINT of its own (a repeat, a conflict or a
-failed statement rolls back to it and touches no other), checked in order, so
-that a copy later in the batch is a repeat of the earlier one; the kept
-counts, the number of known respondents and the day's import record change
-once, by the batch's sums. On PostgreSQL a batch of respondents without
-answers (the common case) is two statements whatever its size: the ids'
-groups and whether they have answers (:data:`_POSTGRES_STATUSES`), then every
-write in one (:data:`_POSTGRES_WRITES`); should that statement fail (another
-writer stored one of the ids meanwhile), nothing of it was written and the
-batch runs with savepoints. No submission of a batch is final before its
-commit: the caller answers none before :meth:`Submissions.record_batch`
-returns.
+one transaction, checked in order, so that a copy later in the batch is a
+repeat of the earlier one (or a conflict) and a refused one touches no other.
+The batch is checked as a set (:meth:`Submissions._write_batch_checked`): one
+statement reads every id's group and whether it has answers
+(:data:`_STATUSES`); ids with answers are compared with them; the new
+respondents' answers and known ids are written with one statement per table.
+The kept counts, the number of known respondents and the day's import record
+change once, by the batch's sums. On PostgreSQL a batch of respondents without
+answers, each sent once (the common case), is two statements whatever its size:
+the statuses, then every write in one (:data:`_POSTGRES_WRITES`). Should a
+write fail (on PostgreSQL another writer stored one of the ids between the
+check and the insert; on SQLite nobody can, the batch holds the write lock from
+its check to its commit), nothing of it was written and the batch runs again
+with a SAVEPOINT per submission (:meth:`Submissions._write_batch`, also what a
+survey with ``[sampling]`` uses), each getting its own outcome. No submission
+of a batch is final before its commit: the caller answers none before
+:meth:`Submissions.record_batch` returns.
 
 Concurrency: on SQLite, writers queue on the database lock (BEGIN IMMEDIATE)
 and, inside one process, on a lock of their own, so that waiting threads do
@@ -79,6 +84,7 @@ conflict).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 import threading
@@ -281,7 +287,8 @@ class _Prepared:
 
     @classmethod
     def text(cls, sql: str) -> _Prepared:
-        """A statement already in the driver's SQL, with named (``%(name)s``) parameters."""
+        """A statement already in the driver's SQL, with named parameters in the driver's
+        style (``%(name)s`` for psycopg, ``:name`` for sqlite3)."""
         prepared = cls.__new__(cls)
         prepared.sql, prepared._defaults, prepared._order, prepared._pick = sql, {}, None, None
         return prepared
@@ -304,9 +311,10 @@ class _Cursor:
     def run(self, prepared: _Prepared, values: Mapping[str, object]):
         return self._call(prepared.sql, self._cursor.execute, prepared.parameters(values))
 
-    def run_many(self, prepared: _Prepared, rows: list[Mapping[str, object]]) -> None:
-        self._call(prepared.sql, self._cursor.executemany,
-                   [prepared.parameters(row) for row in rows])
+    def run_many(self, prepared: _Prepared, rows: list[Mapping[str, object]]):
+        """``prepared`` once per row; the cursor (its ``rowcount``: the rows changed in all)."""
+        return self._call(prepared.sql, self._cursor.executemany,
+                          [prepared.parameters(row) for row in rows])
 
     def run_sql(self, sql: str, parameters: tuple | Mapping[str, object] = ()) -> None:
         """A statement in the driver's own SQL (BEGIN IMMEDIATE on SQLite; statements
@@ -438,10 +446,10 @@ class _Statements:
     count_import: _Prepared
     find_import: _Prepared
     add_import: _Prepared
-    # PostgreSQL: every write of new submissions in one statement (see _POSTGRES_WRITES),
-    # and the groups of many ids in one (_POSTGRES_STATUSES)
+    # the groups of many ids, whether they have answers, in one statement (_STATUSES)
+    statuses: _Prepared
+    # PostgreSQL: every write of new submissions in one statement (see _POSTGRES_WRITES)
     write_all: _Prepared | None
-    statuses: _Prepared | None
 
     @classmethod
     def compile(cls, engine: Engine, survey_key: int,
@@ -489,9 +497,9 @@ class _Statements:
             answer_counts.known_respondents_update_statement(), count_import, find_import,
             add_import)), write_all=(_Prepared.text(_POSTGRES_WRITES)
                                      if dialect.name == "postgresql" else None),
-            statuses=(_Prepared.text(_POSTGRES_STATUSES.format(questions=", ".join(
-                str(int(question)) for question in question_keys.values())))
-                if dialect.name == "postgresql" else None))
+            statuses=_Prepared.text(_STATUSES[dialect.name == "postgresql"].format(
+                questions=", ".join(str(int(question))
+                                    for question in question_keys.values()))))
 
 
 # PostgreSQL: the writes of one or more new respondents' submissions as one statement, run
@@ -542,11 +550,21 @@ WITH answers AS (
 )
 SELECT (SELECT count(*) FROM answers), (SELECT count(*) FROM day)"""
 
-# PostgreSQL: for each id of a group commit, its group (NULL: not issued; 0: issued without
-# one), whether it has answers already, and whether the survey has issued any id: the
-# statement Submissions._statements.group asks for one id, for many at once. The question
-# keys are the survey's (constants of the statement: {questions}).
-_POSTGRES_STATUSES = """\
+# For each id of a group commit, its group (NULL: not issued; 0: issued without one),
+# whether it has answers already, and whether the survey has issued any id: the statement
+# Submissions._statements.group asks for one id, for many at once. The question keys are
+# the survey's (constants of the statement: {questions}). The ids: a PostgreSQL array, or
+# on SQLite a JSON array (json_each), so that one statement takes a batch of any size.
+# Indexed by "is PostgreSQL".
+_STATUSES = ("""\
+SELECT ids.value,
+  (SELECT coalesce(issued.group_number, 0) FROM respondents AS issued
+   WHERE issued.survey_id = :b_survey AND issued.respondent_id = ids.value),
+  EXISTS (SELECT 1 FROM responses
+          WHERE responses.survey_id = :b_survey AND responses.question_id IN ({questions})
+            AND responses.respondent_id = ids.value),
+  EXISTS (SELECT 1 FROM respondents WHERE respondents.survey_id = :b_survey)
+FROM json_each(:b_respondents) AS ids""", """\
 SELECT ids.respondent_id,
   (SELECT coalesce(issued.group_number, 0) FROM respondents AS issued
    WHERE issued.survey_id = %(b_survey)s AND issued.respondent_id = ids.respondent_id),
@@ -554,7 +572,12 @@ SELECT ids.respondent_id,
           WHERE responses.survey_id = %(b_survey)s AND responses.question_id IN ({questions})
             AND responses.respondent_id = ids.respondent_id),
   EXISTS (SELECT FROM respondents WHERE respondents.survey_id = %(b_survey)s)
-FROM unnest(%(b_respondents)s::varchar[]) AS ids(respondent_id)"""
+FROM unnest(%(b_respondents)s::varchar[]) AS ids(respondent_id)""")
+
+
+class _Unexpected(Exception):
+    """A checked group commit met what its check ruled out; raised inside the transaction
+    so that it rolls back (the batch is then written a submission at a time)."""
 
 
 class _Answered(Exception):
@@ -743,9 +766,10 @@ class Submissions:
         """Store several respondents' answers in one transaction (a group commit): for each
         ``(respondent_id, answers)``, what :meth:`record` would return or raise.
 
-        Each submission is written under its own SAVEPOINT, so one that is refused (an id
-        not issued, a repeat, a conflict, a statement that fails) leaves the others as they
-        were; a submission whose id appears earlier in the batch is compared with that
+        The batch is checked as a set and written a table at a time (or, should that meet
+        another writer's row, under a SAVEPOINT per submission), so one that is refused (an
+        id not issued, a repeat, a conflict, a statement that fails) leaves the others as
+        they were; a submission whose id appears earlier in the batch is compared with that
         one's answers (a repeat or a conflict), as if sent after it. The kept counts, the
         survey's number of known respondents and the day's import record change once for
         the batch, by the sums of its new submissions. Nothing is final before the commit:
@@ -766,7 +790,8 @@ class Submissions:
             return outcomes
         retry: list[int] = []
         try:
-            if not self._write_batch_at_once(checked, moment, outcomes):
+            if not (self._write_batch_at_once(checked, moment, outcomes)
+                    or self._write_batch_checked(checked, moment, outcomes)):
                 self._write_batch(checked, moment, outcomes, retry)
         except (StoreError, sa_exc.SQLAlchemyError) as exc:
             for index, _, _ in checked:
@@ -791,14 +816,11 @@ class Submissions:
         statements = self._statements
         import_id = self._known.get(web_import_name(moment, self.survey_version)[1])
         ids = [respondent_id for _, respondent_id, _ in checked]
-        if (statements.statuses is None or self.survey.sampling is not None
+        if (statements.write_all is None or self.survey.sampling is not None
                 or import_id is None or len(set(ids)) != len(ids)):
             return False
         with self._connections.statement() as cursor:
-            statuses = {respondent_id: (group, answered, issued) for
-                        respondent_id, group, answered, issued in cursor.run(
-                            statements.statuses, {"b_survey": self.survey_key,
-                                                  "b_respondents": ids}).fetchall()}
+            statuses = self._statuses(cursor, ids)
             new: list[tuple[int, str, dict[str, str], int]] = []
             for index, respondent_id, wanted in checked:
                 group, answered, issued = statuses[respondent_id]
@@ -822,6 +844,120 @@ class Submissions:
                 survey=self.survey.name, respondent_id=respondent_id, group=group,
                 answers=len(wanted), already_recorded=False, import_id=import_id)
         return True
+
+    def _statuses(self, cursor: _Cursor, ids: list[str]) -> dict[str, tuple[int | None, bool,
+                                                                            bool]]:
+        """Each of ``ids`` (no two alike): its stored group (None: not issued, 0: issued
+        without one), whether it has answers, whether the survey issued ids (_STATUSES)."""
+        listed = ids if self._statements.write_all is not None else json.dumps(ids)
+        return {respondent_id: (group, bool(answered), bool(issued))
+                for respondent_id, group, answered, issued in cursor.run(
+                    self._statements.statuses, {"b_survey": self.survey_key,
+                                                "b_respondents": listed}).fetchall()}
+
+    def _write_batch_checked(self, checked: list[tuple[int, str, dict[str, str]]],
+                             moment: datetime, outcomes: list) -> bool:
+        """The writes of :meth:`record_batch` checked as a set, in one transaction: one
+        statement reads every id's group and whether it has answers (_STATUSES); a
+        submission whose id has answers is compared with them (a repeat or a conflict),
+        one whose id came earlier in the batch with that one's answers; the new ones are
+        written with one statement per table (each run for all their rows), no savepoint.
+
+        The outcomes are those of :meth:`_write_batch` (which writes each submission under
+        a savepoint of its own) for the same batch. False, with nothing written and the
+        outcomes to be set again, when a statement fails: another writer (a PostgreSQL
+        server process, ``surveykit import``) stored answers for one of the ids between
+        the check and the insert; the batch then goes to :meth:`_write_batch`, which gives
+        each submission its own outcome. Not for a survey with [sampling] (its kept
+        weighted cells need each new respondent's id: :meth:`_write_batch`)."""
+        if self.survey.sampling is not None:
+            return False
+        file_name, digest = web_import_name(moment, self.survey_version)
+        # the first submission of each id without answers: (index, answers, group)
+        new: dict[str, tuple[int, dict[str, str], int]] = {}
+        copies: list[tuple[int, str, dict[str, str], int]] = []  # their later copies
+        try:
+            with self._writing(), self._connections.transaction(write=True) as cursor:
+                statuses = self._statuses(cursor, list(dict.fromkeys(
+                    respondent_id for _, respondent_id, _ in checked)))
+                for index, respondent_id, wanted in checked:
+                    group, answered, issued = statuses[respondent_id]
+                    try:
+                        group = self._resolved_group(respondent_id, group, issued)
+                    except NotIssuedError as exc:
+                        outcomes[index] = exc
+                        continue
+                    if respondent_id in new:
+                        copies.append((index, respondent_id, wanted, group))
+                    elif not answered:
+                        new[respondent_id] = (index, wanted, group)
+                    else:  # answers stored before this batch
+                        try:
+                            outcomes[index] = self._compared(cursor, respondent_id, wanted,
+                                                             group)
+                        except SubmissionConflict as conflict:
+                            outcomes[index] = conflict
+                        if outcomes[index] is None:  # gone meanwhile: not under our lock
+                            raise _Unexpected
+                if not new:
+                    return True
+                import_id = (self._known.get(digest)
+                             or self._web_import(cursor, file_name, digest, moment))
+                self._insert_checked(cursor, new, import_id)
+        except (sa_exc.OperationalError, sa_exc.InterfaceError):
+            raise  # the database is away or locked: a savepoint each would meet it too
+        except (_Unexpected, sa_exc.DBAPIError):
+            for index, _, _ in checked:
+                outcomes[index] = None
+            return False
+        self._known[digest] = import_id  # committed: it exists from now on
+        for respondent_id, (index, wanted, group) in new.items():
+            outcomes[index] = SubmissionResult(
+                survey=self.survey.name, respondent_id=respondent_id, group=group,
+                answers=len(wanted), already_recorded=False, import_id=import_id)
+        for index, respondent_id, wanted, group in copies:  # as if sent after the first
+            first = new[respondent_id][1]
+            outcomes[index] = (self._conflict() if wanted != first else SubmissionResult(
+                survey=self.survey.name, respondent_id=respondent_id, group=group,
+                answers=0, already_recorded=True, import_id=import_id))
+        return True
+
+    def _insert_checked(self, cursor: _Cursor, new: Mapping[str, tuple[int, dict[str, str],
+                                                                        int]],
+                        import_id: int) -> None:
+        """The submissions of respondents without answers (id: (index, answers, group))
+        with the kept counts, known respondents and the day's record, a statement per
+        table; the same writes as :meth:`_write_batch`'s. Rows in the order of their keys
+        (answers by question, then id), so that two writers of overlapping ids take their
+        row locks in one order and never deadlock; then cells, survey, day's record, as
+        every writer."""
+        statements = self._statements
+        answers: list[tuple[int, str, str, int]] = []
+        imported = 0
+        for respondent_id, (_, wanted, group) in new.items():
+            answers += ((self.question_keys[name], respondent_id, answer, group)
+                        for name, answer in wanted.items())
+            imported += len(wanted)
+        answers.sort()
+        added = Counter((question, group, answer) for question, _, answer, group in answers
+                        if question not in self._numeric)
+        cursor.run_many(statements.insert_answers, [
+            {"b_question_id": question, "b_respondent_id": respondent_id, "b_answer": answer,
+             "b_group_number": group, "b_import_id": import_id}
+            for question, respondent_id, answer, group in answers])
+        known = cursor.run_many(statements.add_respondent, [
+            {"b_respondent": respondent_id} for respondent_id in sorted(new)]).rowcount
+        if added:
+            cursor.run_many(statements.add_counts, [
+                {"b_question_id": question, "b_group_number": group, "b_answer": answer,
+                 "b_count": count} for (question, group, answer), count in sorted(
+                    added.items())])
+        if known:
+            cursor.run(statements.add_respondents, {"b_survey": self.survey_key,
+                                                    "b_new": known})
+        cursor.run(statements.count_import, {
+            "b_import": import_id, "b_rows": len(new), "b_imported": imported,
+            "b_missing": len(new) * len(self.question_keys) - imported})
 
     def _write_batch(self, checked: list[tuple[int, str, dict[str, str]]], moment: datetime,
                      outcomes: list, retry: list[int]) -> None:
@@ -902,13 +1038,16 @@ class Submissions:
         if not existing:
             return None
         if {name: answer for name, (answer, _) in existing.items()} != wanted:
-            raise SubmissionConflict(
-                f"different answers are already recorded for this respondent in "
-                f"survey {self.survey.name!r}; nothing was changed")
+            raise self._conflict()
         return SubmissionResult(
             survey=self.survey.name, respondent_id=respondent_id, group=group,
             answers=0, already_recorded=True,
             import_id=min(key for _, key in existing.values()))
+
+    def _conflict(self) -> SubmissionConflict:
+        return SubmissionConflict(f"different answers are already recorded for this "
+                                  f"respondent in survey {self.survey.name!r}; nothing was "
+                                  "changed")
 
     def _repeat(self, respondent_id: str, wanted: dict[str, str],
                 group: int) -> SubmissionResult | None:

@@ -146,9 +146,9 @@ class _PageBytes:
         return token.encode("ascii").join(self.parts)
 
 
-# The answers to a submission, as bytes once.
-_RECORDED = b'{"status":"recorded"}'
-_ALREADY_RECORDED = b'{"status":"already_recorded"}'
+# The answers to a submission, made once (a Response only sends what it holds).
+_RECORDED = Response(b'{"status":"recorded"}', status_code=201, media_type="application/json")
+_ALREADY_RECORDED = Response(b'{"status":"already_recorded"}', media_type="application/json")
 
 
 def _error(status: int, message: str, reason: str,
@@ -173,7 +173,7 @@ def _header(scope, name: bytes) -> str | None:
 class _GroupCommit:
     """One writer for the submissions: each batch is the submissions waiting when the last
     one ended, stored in one transaction (:meth:`Submissions.record_batch
-    <surveykit.store.submissions.Submissions.record_batch>`: a SAVEPOINT each), and every
+    <surveykit.store.submissions.Submissions.record_batch>`: checked as a set), and every
     submission of it is answered only once that transaction has committed.
 
     One commit (an fsync on SQLite) and one hand-over to the writer thread serve the whole
@@ -250,6 +250,7 @@ class _Front:
         # encoded once: every response carries them
         self.plain = self._encoded(security_headers(script_integrity, https=False))
         self.tls = self._encoded(security_headers(script_integrity, https=True))
+        self.names = frozenset(name for name, _ in self.tls)
 
     @staticmethod
     def _encoded(headers: list[tuple[str, str]]) -> tuple[tuple[bytes, bytes], ...]:
@@ -270,9 +271,11 @@ class _Front:
                 status[0] = message["status"]
                 if _is_refusal(status[0]):
                     self.tally.refused += 1
-                headers = list(message.get("headers", []))
-                present = {name.lower() for name, _ in headers}
-                headers += [header for header in extra if header[0] not in present]
+                headers = [*message.get("headers", ()), *extra]
+                present = {name.lower() for name, _ in headers[:-len(extra)]}
+                if not present.isdisjoint(self.names):  # the route set one of them itself
+                    headers[-len(extra):] = [header for header in extra
+                                             if header[0] not in present]
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -442,9 +445,9 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
                                                     data["answers"]))
             if result.already_recorded:
                 tally.repeated += 1
-                return Response(_ALREADY_RECORDED, media_type="application/json")
+                return _ALREADY_RECORDED
             tally.recorded += 1
-            return Response(_RECORDED, status_code=201, media_type="application/json")
+            return _RECORDED
         return await answer(request, ("respondent_id", "answers"), act)
 
     async def healthz(request: Request) -> Response:
@@ -465,14 +468,14 @@ def create_app(engine: Engine, survey_name: str, *, close_at: datetime | None = 
         return _error(exc.status_code, exc.detail if isinstance(exc.detail, str) else "error",
                       "http")
 
-    routes = [
+    routes = [  # the router tries them in order: the busiest first
+        Route("/submit", submit, methods=["POST"]),
+        Route("/start", start, methods=["POST"]),
         Route("/", home, methods=["GET"]),
         Route("/token", token, methods=["GET"]),
         Route("/survey.json", survey_json, methods=["GET"]),
         Route(f"/static/{SCRIPT}", static(script), methods=["GET"]),
         Route(f"/static/{STYLE}", static(style), methods=["GET"]),
-        Route("/start", start, methods=["POST"]),
-        Route("/submit", submit, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/favicon.ico", no_icon, methods=["GET"]),
     ]

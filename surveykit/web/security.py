@@ -38,6 +38,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 __all__ = [
     "CSRF_COOKIE",
@@ -327,6 +328,9 @@ def _refuse(message: str) -> RequestRefused:
 
 
 def _check_sizes(body: bytes, limits: JsonLimits) -> None:
+    if (len(body) <= limits.string + 2
+            and body.count(b"[") + body.count(b"{") <= limits.depth):
+        return  # no string can be longer than the body, no nesting deeper than its brackets
     depth = 0
     for token in _JSON_TOKEN.finditer(body):
         text = token.group()
@@ -354,6 +358,15 @@ def _no_constant(name: str) -> object:
     raise _refuse("the JSON body holds NaN or Infinity, which are not JSON")
 
 
+@lru_cache(maxsize=8)
+def _decoder(limits: JsonLimits) -> json.JSONDecoder:
+    """The strict parser under ``limits`` (made once: ``json.loads`` with hooks makes one
+    per call)."""
+    parse_int, parse_float = _number_parsers(limits)
+    return json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant,
+                            parse_int=parse_int, parse_float=parse_float)
+
+
 def _number_parsers(limits: JsonLimits) -> tuple[Callable, Callable]:
     def too_long(text: str) -> RequestRefused:
         return _refuse(f"the JSON body holds a number longer than {limits.number} characters: "
@@ -376,8 +389,13 @@ def _number_parsers(limits: JsonLimits) -> tuple[Callable, Callable]:
     return parse_int, parse_float
 
 
-def _check_text(value: object) -> None:
-    """Refuse strings that are no Unicode text (lone surrogates from \\ud800 escapes)."""
+def _check_text(value: object, body: bytes) -> None:
+    """Refuse strings that are no Unicode text (lone surrogates from \\ud800 escapes).
+
+    ``body`` is the UTF-8 that ``value`` was parsed from: UTF-8 cannot encode a surrogate,
+    so without a ``\\u`` escape in it there is nothing to look for."""
+    if b"\\u" not in body:
+        return
     pending = [value]
     while pending:
         item = pending.pop()
@@ -421,17 +439,15 @@ def parse_json_object(body: bytes, fields: Iterable[str], *,
         raise _refuse(f"the body is not UTF-8 (byte {exc.start + 1}): send JSON in "
                       "UTF-8") from None
     _check_sizes(body, limits)
-    parse_int, parse_float = _number_parsers(limits)
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant,
-                          parse_int=parse_int, parse_float=parse_float)
+        data = _decoder(limits).decode(text)
     except json.JSONDecodeError as exc:
         # exc.msg is one of the parser's fixed sentences; it never quotes the body
         raise _refuse(f"the body is not JSON (line {exc.lineno}, column {exc.colno}: "
                       f"{exc.msg})") from None
     if not isinstance(data, dict):
         raise _refuse("the body must be one JSON object")
-    _check_text(data)
+    _check_text(data, body)
     if set(data) != set(wanted):
         raise _refuse(f"the body must hold exactly the fields {', '.join(wanted)}: the server "
                       "accepts nothing else")
@@ -440,6 +456,8 @@ def parse_json_object(body: bytes, fields: Iterable[str], *,
 
 def _content_type_ok(value: str) -> bool:
     """``application/json``, with at most a ``charset=utf-8`` parameter."""
+    if value == "application/json":
+        return True
     media_type, *parameters = (part.strip().lower() for part in value.split(";"))
     if media_type != "application/json":
         return False
@@ -458,27 +476,32 @@ async def read_json_object(request, fields: Iterable[str], *, limit: int,
 
     >>> # data = await read_json_object(request, ["respondent_id"], limit=65536, timeout=10)
     """
-    from starlette.requests import ClientDisconnect
-
     if not _content_type_ok(request.headers.get("content-type", "")):
         raise RequestRefused(415, "the body must be application/json (UTF-8)",
                              reason="content_type")
-    too_large = RequestRefused(413, f"the body must be at most {limit} bytes", reason="size")
     declared = request.headers.get("content-length")
     if declared is not None and (len(declared) > 20 or not declared.isdigit()
                                  or int(declared) > limit):
-        raise too_large
-    body = bytearray()
+        raise _too_large(limit)
+    body = b""
+    receive = request.receive  # the ASGI messages themselves: no generator around them
     try:
         async with asyncio.timeout(timeout):  # (a timer, where anyio's takes a cancel scope)
-            async for chunk in request.stream():
-                body += chunk
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":  # http.disconnect
+                    raise RequestRefused(400, "the connection closed before the body ended",
+                                         reason="incomplete")
+                body += message.get("body", b"")
                 if len(body) > limit:
-                    raise too_large
+                    raise _too_large(limit)
+                if not message.get("more_body", False):
+                    break
     except TimeoutError:
         raise RequestRefused(408, f"the body did not arrive within {timeout:g} seconds",
                              reason="timeout", headers={"connection": "close"}) from None
-    except ClientDisconnect:
-        raise RequestRefused(400, "the connection closed before the body ended",
-                             reason="incomplete") from None
-    return parse_json_object(bytes(body), fields)
+    return parse_json_object(body, fields)
+
+
+def _too_large(limit: int) -> RequestRefused:
+    return RequestRefused(413, f"the body must be at most {limit} bytes", reason="size")
