@@ -26,6 +26,7 @@ This module is pure math: it imports nothing from storage, rendering or the CLI.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -109,12 +110,15 @@ class LikelihoodProblem:
 
     def derivatives(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and Hessian of the log-likelihood at ``x`` (all parameters free)."""
-        pi, eta = self.split(x)
-        P = self.cell_matrix(eta)
+        k = self.states
+        pi = x[:k]
+        P = self.cell_matrix(x[k:])
         mu = P @ pi
         J = P
         if self.nuisance:
-            J = np.concatenate([P, np.einsum("jcs,s->cj", self.A, pi)], axis=1)
+            # d mu / d eta_j = A[j] @ pi: matmul's products, not einsum's (several times
+            # slower on these small arrays; a fit evaluates this a few thousand times)
+            J = np.concatenate([P, (self.A @ pi).T], axis=1)
         # A search without bounds running off has no finite derivatives; they come out
         # inf/nan, silently (the caller sees the -inf likelihood).
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -123,8 +127,7 @@ class LikelihoodProblem:
             hessian = -(J.T * (self.n / mu**2)) @ J
             if self.nuisance:
                 # d2 mu / d pi_s d eta_j = A[j, c, s]
-                cross = np.einsum("c,jcs->sj", w, self.A)
-                k = self.states
+                cross = (w @ self.A).T
                 hessian[:k, k:] += cross
                 hessian[k:, :k] += cross.T
         return gradient, hessian
@@ -301,7 +304,16 @@ def _newton(problem: LikelihoodProblem, x: np.ndarray, fixed: dict[int, float],
 
 
 def _directions(k: int, size: int, active: np.ndarray, pivot: int | None) -> np.ndarray:
-    """Feasible directions of the face: move mass from the pivot share, or move a nuisance."""
+    """Feasible directions of the face: move mass from the pivot share, or move a nuisance.
+
+    Read-only and shared: a fit meets the same few faces in every iteration.
+    """
+    return _face_directions(k, size, tuple(active.tolist()), pivot)
+
+
+@functools.lru_cache(maxsize=1024)
+def _face_directions(k: int, size: int, active: tuple[bool, ...], pivot: int | None
+                     ) -> np.ndarray:
     shares = [s for s in range(k) if not active[s] and s != pivot]
     nuisance = [j for j in range(k, size) if not active[j]]
     directions = np.zeros((size, len(shares) + len(nuisance)))
@@ -310,6 +322,7 @@ def _directions(k: int, size: int, active: np.ndarray, pivot: int | None) -> np.
         directions[pivot, :len(shares)] = -1.0
     if nuisance:
         directions[nuisance, range(len(shares), len(shares) + len(nuisance))] = 1.0
+    directions.flags.writeable = False
     return directions
 
 
