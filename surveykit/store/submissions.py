@@ -671,9 +671,7 @@ class Submissions:
         else:
             import_id, group = self._write(respondent_id, wanted, moment, cells, counted)
         self._known[digest] = import_id  # committed: it exists from now on
-        return SubmissionResult(survey=self.survey.name, respondent_id=respondent_id,
-                                group=group, answers=len(wanted), already_recorded=False,
-                                import_id=import_id)
+        return self._recorded(respondent_id, group, len(wanted), import_id)
 
     def _write_at_once(self, respondent_id: str, wanted: dict[str, str],
                        cells: list[tuple[int, str]], counted: list[tuple[int, str]],
@@ -823,11 +821,8 @@ class Submissions:
             statuses = self._statuses(cursor, ids)
             new: list[tuple[int, str, dict[str, str], int]] = []
             for index, respondent_id, wanted in checked:
-                group, answered, issued = statuses[respondent_id]
-                try:
-                    group = self._resolved_group(respondent_id, group, issued)
-                except NotIssuedError as exc:
-                    outcomes[index] = exc
+                group, answered = self._status_of(statuses, index, respondent_id, outcomes)
+                if group is None:
                     continue
                 if answered:
                     return False
@@ -840,9 +835,7 @@ class Submissions:
                 except sa_exc.IntegrityError:
                     return False
         for index, respondent_id, wanted, group in new:
-            outcomes[index] = SubmissionResult(
-                survey=self.survey.name, respondent_id=respondent_id, group=group,
-                answers=len(wanted), already_recorded=False, import_id=import_id)
+            outcomes[index] = self._recorded(respondent_id, group, len(wanted), import_id)
         return True
 
     def _statuses(self, cursor: _Cursor, ids: list[str]) -> dict[str, tuple[int | None, bool,
@@ -854,6 +847,18 @@ class Submissions:
                 for respondent_id, group, answered, issued in cursor.run(
                     self._statements.statuses, {"b_survey": self.survey_key,
                                                 "b_respondents": listed}).fetchall()}
+
+    def _status_of(self, statuses: Mapping[str, tuple[int | None, bool, bool]], index: int,
+                   respondent_id: str, outcomes: list) -> tuple[int | None, bool]:
+        """The group of ``respondent_id`` (:meth:`_resolved_group` of its :meth:`_statuses`)
+        and whether it has answers; (None, False) with outcome ``index`` set to the
+        NotIssuedError when its id is refused."""
+        group, answered, issued = statuses[respondent_id]
+        try:
+            return self._resolved_group(respondent_id, group, issued), answered
+        except NotIssuedError as exc:
+            outcomes[index] = exc
+            return None, False
 
     def _write_batch_checked(self, checked: list[tuple[int, str, dict[str, str]]],
                              moment: datetime, outcomes: list) -> bool:
@@ -881,11 +886,9 @@ class Submissions:
                 statuses = self._statuses(cursor, list(dict.fromkeys(
                     respondent_id for _, respondent_id, _ in checked)))
                 for index, respondent_id, wanted in checked:
-                    group, answered, issued = statuses[respondent_id]
-                    try:
-                        group = self._resolved_group(respondent_id, group, issued)
-                    except NotIssuedError as exc:
-                        outcomes[index] = exc
+                    group, answered = self._status_of(statuses, index, respondent_id,
+                                                      outcomes)
+                    if group is None:
                         continue
                     if respondent_id in new:
                         copies.append((index, respondent_id, wanted, group))
@@ -912,14 +915,11 @@ class Submissions:
             return False
         self._known[digest] = import_id  # committed: it exists from now on
         for respondent_id, (index, wanted, group) in new.items():
-            outcomes[index] = SubmissionResult(
-                survey=self.survey.name, respondent_id=respondent_id, group=group,
-                answers=len(wanted), already_recorded=False, import_id=import_id)
+            outcomes[index] = self._recorded(respondent_id, group, len(wanted), import_id)
         for index, respondent_id, wanted, group in copies:  # as if sent after the first
             first = new[respondent_id][1]
-            outcomes[index] = (self._conflict() if wanted != first else SubmissionResult(
-                survey=self.survey.name, respondent_id=respondent_id, group=group,
-                answers=0, already_recorded=True, import_id=import_id))
+            outcomes[index] = (self._conflict() if wanted != first else
+                               self._recorded(respondent_id, group, 0, import_id, repeat=True))
         return True
 
     def _insert_checked(self, cursor: _Cursor, new: Mapping[str, tuple[int, dict[str, str],
@@ -947,11 +947,7 @@ class Submissions:
             for question, respondent_id, answer, group in answers])
         known = cursor.run_many(statements.add_respondent, [
             {"b_respondent": respondent_id} for respondent_id in sorted(new)]).rowcount
-        if added:
-            cursor.run_many(statements.add_counts, [
-                {"b_question_id": question, "b_group_number": group, "b_answer": answer,
-                 "b_count": count} for (question, group, answer), count in sorted(
-                    added.items())])
+        self._add_counts(cursor, added)
         if known:
             cursor.run(statements.add_respondents, {"b_survey": self.survey_key,
                                                     "b_new": known})
@@ -1008,15 +1004,9 @@ class Submissions:
                 rows += 1
                 imported += len(wanted)
                 missing += len(self.question_keys) - len(wanted)
-                outcomes[index] = SubmissionResult(
-                    survey=self.survey.name, respondent_id=respondent_id, group=group,
-                    answers=len(wanted), already_recorded=False, import_id=import_id)
+                outcomes[index] = self._recorded(respondent_id, group, len(wanted), import_id)
             # the same order of row locks as every other writer: cells, survey, day's record
-            if added:
-                cursor.run_many(statements.add_counts, [
-                    {"b_question_id": question, "b_group_number": group, "b_answer": answer,
-                     "b_count": count} for (question, group, answer), count in sorted(
-                        added.items())])
+            self._add_counts(cursor, added)
             if new_respondents:
                 cursor.run(statements.add_respondents, {"b_survey": self.survey_key,
                                                         "b_new": len(new_respondents)})
@@ -1030,6 +1020,15 @@ class Submissions:
         if import_id is not None:
             self._known[digest] = import_id  # committed: it exists from now on
 
+    def _add_counts(self, cursor: _Cursor, added: Counter) -> None:
+        """Add ``added`` ((question key, group, answer): new answers) to the kept counts, in
+        key order (the order of row locks every writer keeps)."""
+        if added:
+            cursor.run_many(self._statements.add_counts, [
+                {"b_question_id": question, "b_group_number": group, "b_answer": answer,
+                 "b_count": count} for (question, group, answer), count in sorted(
+                    added.items())])
+
     def _compared(self, cursor: _Cursor, respondent_id: str, wanted: dict[str, str],
                   group: int) -> SubmissionResult | None:
         """The answers ``cursor`` sees for ``respondent_id``: the same as ``wanted`` (a
@@ -1039,10 +1038,16 @@ class Submissions:
             return None
         if {name: answer for name, (answer, _) in existing.items()} != wanted:
             raise self._conflict()
-        return SubmissionResult(
-            survey=self.survey.name, respondent_id=respondent_id, group=group,
-            answers=0, already_recorded=True,
-            import_id=min(key for _, key in existing.values()))
+        return self._recorded(respondent_id, group, 0,
+                              min(key for _, key in existing.values()), repeat=True)
+
+    def _recorded(self, respondent_id: str, group: int, answers: int, import_id: int, *,
+                  repeat: bool = False) -> SubmissionResult:
+        """What recording ``answers`` new answers of ``respondent_id`` gave; ``repeat``: the
+        same submission again (``already_recorded``, no new answers)."""
+        return SubmissionResult(survey=self.survey.name, respondent_id=respondent_id,
+                                group=group, answers=0 if repeat else answers,
+                                already_recorded=repeat, import_id=import_id)
 
     def _conflict(self) -> SubmissionConflict:
         return SubmissionConflict(f"different answers are already recorded for this "
