@@ -173,6 +173,20 @@ def test_curves_drawn_in_both_semantics_at_once_are_each_semantics_own_points(
             == expected, semantics
 
 
+def test_a_designs_losses_are_computed_once_and_stay_its_privacy_loss():
+    """A design keeps its worst-case losses (a report reads them for its table, totals and
+    JSON): the kept values are privacy_loss's, and a second reading gives the same object."""
+    report = every_design_report()
+    for q in report.questions:
+        for semantics in ("shafer", "walley"):
+            kept = getattr(q.design, f"epsilon_{semantics}")
+            assert f"epsilon_{semantics}" in vars(q.design), q.id
+            # privacy_loss itself keeps nothing: each call computes the loss afresh
+            assert kept == q.design.privacy_loss(semantics), (q.id, semantics)
+            assert getattr(q.design, f"epsilon_{semantics}") is kept
+            assert getattr(q, f"epsilon_{semantics}") is kept
+
+
 def test_every_curve_in_the_report_runs_left_to_right(report, figures):
     assert [q for q, _ in figures] == list(report.questions)
     for q, fig in figures:
