@@ -52,7 +52,8 @@ from surveykit.vocabulary import Semantics, loss_fields
 
 __all__ = ["FreeParameter", "Plan", "Precision", "design_survey", "free_parameter",
            "group_sizes", "parse_free_parameters", "plan_design", "precision",
-           "smallest_sample_size", "solve_for_budget", "trade_off_curve"]
+           "smallest_sample_size", "solve_for_budget", "trade_off_curve",
+           "trade_off_curves"]
 
 # Sample sizes beyond this are not surveys; the search stops there.
 _MAX_N = 10**12
@@ -756,20 +757,46 @@ def trade_off_curve(plan: Plan, *, n: int, points: int = 80
     """(privacy loss, standard error at n) along the plan's free parameter, one pair of
     arrays per branch (a free entry with room on both sides of the uninformative value
     has two); the plan's own design lies on one of them."""
+    return trade_off_curves(plan, n=n, semantics=(plan.semantics,), points=points)[
+        plan.semantics]
+
+
+def trade_off_curves(plan: Plan, *, n: int, semantics: Sequence[str],
+                     points: int = 80) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """:func:`trade_off_curve` in each of ``semantics`` (the plan's own is ignored): the
+    designs along the free parameter and their standard errors do not depend on the
+    semantics, so they are built and computed once for all of them (a report draws Shafer
+    and Walley curves for every question, and building the designs is most of the cost)."""
     if plan.free is None:
         raise ParameterError("the trade-off curve needs a free parameter: give --epsilon")
     free = plan.free
-    rows = []
+    rows: dict[str, list[tuple[float, float, float]]] = {name: [] for name in semantics}
     for x in np.linspace(free.low, free.high, points + 2)[1:-1]:
         try:
             design = free.build(float(x))
-            loss = _loss(design, plan.semantics, plan.nuisance)
+        except ParameterError:
+            continue
+        losses = {}
+        for name in semantics:
+            try:
+                losses[name] = _loss(design, name, plan.nuisance)
+            except ParameterError:
+                continue
+        if not losses:
+            continue
+        try:
             se = precision(design, n=n, pi=plan.pi, nuisance=plan.nuisance,
                            allocation=plan.allocation).se
         except ParameterError:
             continue
-        if math.isfinite(loss) and math.isfinite(se):
-            rows.append((float(x), loss, se))
+        for name, loss in losses.items():
+            if math.isfinite(loss) and math.isfinite(se):
+                rows[name].append((float(x), loss, se))
+    return {name: _branches(found) for name, found in rows.items()}
+
+
+def _branches(rows: list[tuple[float, float, float]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(x, loss, se) rows in parameter order split where the standard error peaks."""
     if not rows:
         return []
     # the branches meet at the least informative value (Warner's p = 1/2, the SLD's

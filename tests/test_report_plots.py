@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import matplotlib
 
@@ -20,7 +21,14 @@ from surveykit.counts import Counts  # noqa: E402
 from surveykit.definition.survey import parse_survey  # noqa: E402
 from surveykit.designs.registry import EXAMPLES, design_names, make_design, parse_parameters  # noqa: E402,E501
 from surveykit.designs.warner import generalized_warner_equivalent  # noqa: E402
-from surveykit.planning import plan_design, trade_off_curve  # noqa: E402
+from surveykit.errors import ParameterError  # noqa: E402
+from surveykit.planning import (  # noqa: E402
+    free_parameter,
+    plan_design,
+    precision,
+    trade_off_curve,
+    trade_off_curves,
+)
 from surveykit.reporting.plots import plan_figure, privacy_accuracy_figure  # noqa: E402
 from surveykit.reporting.report import build_report, render_report  # noqa: E402
 from tests.web_support import launch_chromium  # noqa: E402
@@ -68,70 +76,122 @@ def report():
     return every_design_report()
 
 
+@pytest.fixture(scope="module")
+def figures(report):
+    """Each question's privacy figure, drawn once for the tests that only read them (each
+    costs up to a second: a trade-off curve of 80 designs in two semantics)."""
+    drawn = [(q, privacy_accuracy_figure(q)) for q in report.questions]
+    yield drawn
+    for _, fig in drawn:
+        if fig is not None:
+            plt.close(fig)
+
+
 def lines_drawn(fig) -> list[np.ndarray]:
     """The x values of every polyline (more than one point) in the figure."""
     return [np.asarray(line.get_xdata(), dtype=float) for ax in fig.axes
             for line in ax.get_lines() if len(line.get_xdata()) > 1]
 
 
-def test_every_design_gets_a_privacy_curve_or_its_own_point_with_a_caption(report):
+def test_every_design_gets_a_privacy_curve_or_its_own_point_with_a_caption(report, figures):
     assert len(report.questions) == len(DESIGNS) >= 15
+    assert [q for q, _ in figures] == list(report.questions)
     curves = 0
-    for q in report.questions:
-        fig = privacy_accuracy_figure(q)
-        try:
-            assert fig is not None, q.id
-            ax = fig.axes[0]
-            if generalized_warner_equivalent(q.design) is not None:
-                continue
-            assert ax.get_xlabel() == "privacy loss epsilon (nats)", q.id
-            drawn = lines_drawn(fig)
-            if drawn:
-                curves += 1
-                labels = [t.get_text() for t in ax.get_legend().get_texts()]
-                assert any(label.startswith("Shafer, every ") for label in labels), q.id
-                assert any(label.startswith("Walley, every ") for label in labels), q.id
-            else:
-                # no path: one point, and the caption says so in one line
-                caption = ax.get_title().split("\n")[1]
-                assert caption.endswith(": the design's own point"), (q.id, caption)
-                assert len([line for line in ax.get_lines()]) >= 1
-        finally:
-            plt.close(fig)
+    for q, fig in figures:
+        assert fig is not None, q.id
+        ax = fig.axes[0]
+        if generalized_warner_equivalent(q.design) is not None:
+            continue
+        assert ax.get_xlabel() == "privacy loss epsilon (nats)", q.id
+        drawn = lines_drawn(fig)
+        if drawn:
+            curves += 1
+            labels = [t.get_text() for t in ax.get_legend().get_texts()]
+            assert any(label.startswith("Shafer, every ") for label in labels), q.id
+            assert any(label.startswith("Walley, every ") for label in labels), q.id
+        else:
+            # no path: one point, and the caption says so in one line
+            caption = ax.get_title().split("\n")[1]
+            assert caption.endswith(": the design's own point"), (q.id, caption)
+            assert len([line for line in ax.get_lines()]) >= 1
     # fr, uqtknown, uqtunknown, kuk, cdmsym, sld and grr vary their main parameter
     assert curves >= 7
 
 
-def test_the_design_sits_on_its_own_curve_in_both_semantics(report):
+def test_the_design_sits_on_its_own_curve_in_both_semantics(figures):
     # the SLD at t = 0.5 (the middle of its range): the marked design is one of the points
     # of its frontier, so the curve really runs through the question's design
-    sld = next(q for q in report.questions if q.id == "sld")
-    fig = privacy_accuracy_figure(sld)
-    try:
-        ax = fig.axes[0]
-        marks = {line.get_marker(): (line.get_xdata()[0], line.get_ydata()[0])
-                 for line in ax.get_lines() if len(line.get_xdata()) == 1}
-        curves = [line for line in ax.get_lines() if len(line.get_xdata()) > 1]
-        for marker, style in (("o", "-"), ("s", "--")):
-            x, y = marks[marker]
-            assert x == pytest.approx(sld.design.privacy_loss(
-                "shafer" if marker == "o" else "walley", {"t": 0.5}), rel=1e-12)
-            on = [line for line in curves if line.get_linestyle() == style
-                  and np.any(np.isclose(line.get_xdata(), x, rtol=0, atol=0.02)
-                             & np.isclose(line.get_ydata(), y, rtol=0.02))]
-            assert on, marker
-    finally:
-        plt.close(fig)
+    sld, fig = next((q, fig) for q, fig in figures if q.id == "sld")
+    ax = fig.axes[0]
+    marks = {line.get_marker(): (line.get_xdata()[0], line.get_ydata()[0])
+             for line in ax.get_lines() if len(line.get_xdata()) == 1}
+    curves = [line for line in ax.get_lines() if len(line.get_xdata()) > 1]
+    for marker, style in (("o", "-"), ("s", "--")):
+        x, y = marks[marker]
+        assert x == pytest.approx(sld.design.privacy_loss(
+            "shafer" if marker == "o" else "walley", {"t": 0.5}), rel=1e-12)
+        on = [line for line in curves if line.get_linestyle() == style
+              and np.any(np.isclose(line.get_xdata(), x, rtol=0, atol=0.02)
+                         & np.isclose(line.get_ydata(), y, rtol=0.02))]
+        assert on, marker
 
 
-def test_every_curve_in_the_report_runs_left_to_right(report):
+@pytest.mark.parametrize(("model", "parameters", "free", "nuisance"), [
+    # with "don't know" the two semantics give different losses (Walley's the larger)
+    ("sld", {"p": [0.3, 0.7], "dont_know": 0.1}, {"p": [0.3, None], "dont_know": 0.1},
+     {"t": 0.5}),
+    ("uqtknown", {"p": [0.7, 0.25], "dont_know": 0.1}, {"p": [None, 0.25], "dont_know": 0.1},
+     None),
+    ("fr", {"p": [0.1, 0.1]}, {"p": [None, None]}, None),
+])
+def test_curves_drawn_in_both_semantics_at_once_are_each_semantics_own_points(
+        model, parameters, free, nuisance):
+    """trade_off_curves builds each design along the free parameter once for both
+    semantics: every semantics gets what its own pass gives, and exactly the points
+    (loss in that semantics, standard error) of the designs built one by one."""
+    plan = replace(plan_design(model, parameters, n=500, nuisance=nuisance),
+                   free=free_parameter(model, free))
+    both = trade_off_curves(plan, n=500, semantics=("shafer", "walley"), points=12)
+    for semantics in ("shafer", "walley"):
+        alone = trade_off_curve(replace(plan, semantics=semantics), n=500, points=12)
+        assert [(list(x), list(y)) for x, y in both[semantics]] == [
+            (list(x), list(y)) for x, y in alone]
+        expected = set()
+        for value in np.linspace(plan.free.low, plan.free.high, 14)[1:-1]:
+            try:
+                design = plan.free.build(float(value))
+            except ParameterError:
+                continue
+            at = {p.name: plan.nuisance[p.name] for p in design.nuisance}
+            loss = design.privacy_loss(semantics, at or None)
+            se = precision(design, n=500, pi=plan.pi, nuisance=plan.nuisance,
+                           allocation=plan.allocation).se
+            if np.isfinite(loss) and np.isfinite(se):
+                expected.add((loss, se))
+        assert len(expected) >= 6, semantics
+        assert {(a, b) for x, y in both[semantics] for a, b in zip(x, y, strict=True)} \
+            == expected, semantics
+
+
+def test_a_designs_losses_are_computed_once_and_stay_its_privacy_loss():
+    """A design keeps its worst-case losses (a report reads them for its table, totals and
+    JSON): the kept values are privacy_loss's, and a second reading gives the same object."""
+    report = every_design_report()
     for q in report.questions:
-        fig = privacy_accuracy_figure(q)
-        try:
-            for x in lines_drawn(fig):
-                assert np.all(np.diff(x) > 0), q.id
-        finally:
-            plt.close(fig)
+        for semantics in ("shafer", "walley"):
+            kept = getattr(q.design, f"epsilon_{semantics}")
+            assert f"epsilon_{semantics}" in vars(q.design), q.id
+            # privacy_loss itself keeps nothing: each call computes the loss afresh
+            assert kept == q.design.privacy_loss(semantics), (q.id, semantics)
+            assert getattr(q.design, f"epsilon_{semantics}") is kept
+            assert getattr(q, f"epsilon_{semantics}") is kept
+
+
+def test_every_curve_in_the_report_runs_left_to_right(report, figures):
+    assert [q for q, _ in figures] == list(report.questions)
+    for q, fig in figures:
+        for x in lines_drawn(fig):
+            assert np.all(np.diff(x) > 0), q.id
 
 
 def test_the_sld_plan_curve_does_not_cross_itself():

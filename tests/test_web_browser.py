@@ -472,11 +472,11 @@ def test_a_script_that_differs_from_the_published_hash_does_not_run(browser, sql
         watched = Watched(browser)
         watched.page.route(f"**/static/{SCRIPT}", lambda route: route.fulfill(
             status=200, body=tampered, content_type="text/javascript"))
-        watched.page.goto(url)
-        for _ in range(100):  # the browser reports the refusal on the console
-            if any("integrity" in error for error in watched.errors):
-                break
-            watched.page.wait_for_timeout(100)
+        # the browser reports the refusal on the console: wait for that message (the
+        # context's 60 s default timeout), not in fixed steps
+        with watched.page.expect_console_message(
+                lambda message: message.type == "error" and "integrity" in message.text):
+            watched.page.goto(url)
         assert any("integrity" in error for error in watched.errors), watched.errors
         assert watched.page.locator("#start").is_hidden()  # the page never starts
         watched.close()

@@ -584,12 +584,15 @@ class Design:
         return max(self.to_evidential(g, eta).epsilon(semantics)
                    for g in range(len(self.group_names)))
 
-    @property
+    # Computed once per design (designs are frozen): a report reads each question's losses
+    # for its table, its totals and its JSON, and each reading built an evidential
+    # mechanism per group and nuisance corner.
+    @cached_property
     def epsilon_shafer(self) -> float:
         """Shafer privacy loss (Def. 3.1), worst case over nuisance ranges; ``inf`` if unbounded."""
         return self.privacy_loss("shafer")
 
-    @property
+    @cached_property
     def epsilon_walley(self) -> float:
         """Walley privacy loss (Def. 3.13), worst case over nuisance ranges (``inf``: none)."""
         return self.privacy_loss("walley")

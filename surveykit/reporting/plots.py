@@ -29,6 +29,7 @@ from surveykit.planning import (
     plan_design,
     precision,
     trade_off_curve,
+    trade_off_curves,
 )
 from surveykit.vocabulary import check_semantics
 
@@ -348,9 +349,9 @@ def design_trade_off_figure(design, *, n: int, title: str):
     if free is not None:
         try:
             base = plan_design(design.model, parameters, n=n, nuisance=values)
-            for semantics in _SEMANTICS_STYLE:
-                curves[semantics] = [frontier(x, y) for x, y in trade_off_curve(
-                    replace(base, free=free, semantics=semantics), n=n) if len(x)]
+            for semantics, branches in trade_off_curves(
+                    replace(base, free=free), n=n, semantics=tuple(_SEMANTICS_STYLE)).items():
+                curves[semantics] = [frontier(x, y) for x, y in branches if len(x)]
         except ParameterError:
             curves = {}
     losses = {semantics: design.privacy_loss(semantics, at) for semantics in _SEMANTICS_STYLE}
