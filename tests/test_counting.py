@@ -29,6 +29,7 @@ from surveykit.counting.table import read_counts_table, write_counts_table
 from surveykit.counting.tally import counts_from_tally
 from surveykit.definition.survey import Survey, parse_survey
 from surveykit.errors import CsvImportError, MissingInputError, ParameterError
+from surveykit.reading.responses import CHUNK_ROWS
 from surveykit.store.importer import import_responses
 
 pa = pytest.importorskip("pyarrow")
@@ -344,34 +345,41 @@ def many_questions(count: int) -> Survey:
         "plain.toml")
 
 
+#: Respondents of three answers each that fill more than one chunk of the reader, so that
+#: the exact path meets the last line in a later chunk than the first ones; FAR_LINE is the
+#: line after them (the header is line 1).
+FAR = CHUNK_ROWS // 3 + 1_000
+FAR_LINE = 3 * FAR + 2
+
+
 @pytest.mark.parametrize("fanout", [True, False])
 def test_a_repeated_answer_far_into_a_file_is_reported_at_its_line(tmp_path, fanout):
     survey = many_questions(3)
-    path = big_long_file(tmp_path / "big.csv", survey, 20_000)  # lines 2 to 60,001
+    path = big_long_file(tmp_path / "big.csv", survey, FAR)  # lines 2 to FAR_LINE - 1
     with open_sources([path], survey) as sources, duckdb_engine.connect() as con:
         assert duckdb_engine.fast_tally(con, sources, survey, fanout=fanout).suspicious == 0
     with path.open("a", encoding="utf-8") as handle:
-        handle.write("P-000007,Q01,no\n")  # line 60,002: P-000007 answered q01 on line 24
+        handle.write("P-000007,Q01,no\n")  # line FAR_LINE: P-000007 answered q01 on line 24
     with open_sources([path], survey) as sources, duckdb_engine.connect() as con:
         tally = duckdb_engine.fast_tally(con, sources, survey, fanout=fanout)
     assert tally.suspicious == 1  # the one scan finds something off; the exact path says what
     with pytest.raises(CsvImportError) as caught:
         count_files(survey, [path])
     assert [(p.line, p.value) for p in caught.value.problems] == [
-        (24, "P-000007"), (60_002, "P-000007")]
-    assert "answers question 'q01' 2 times in this file (lines 24, 60002)" in (
+        (24, "P-000007"), (FAR_LINE, "P-000007")]
+    assert f"answers question 'q01' 2 times in this file (lines 24, {FAR_LINE})" in (
         caught.value.problems[0].reason)
 
 
 def test_a_bad_answer_in_the_last_row_is_reported_at_its_line(tmp_path):
     survey = many_questions(3)
-    path = big_long_file(tmp_path / "big.csv", survey, 20_000)
+    path = big_long_file(tmp_path / "big.csv", survey, FAR)
     with path.open("a", encoding="utf-8") as handle:
-        handle.write("P-020000,q00,perhaps")  # line 60,002, no line end
+        handle.write(f"P-{FAR:06d},q00,perhaps")  # line FAR_LINE, no line end
     with pytest.raises(CsvImportError) as caught:
         count_files(survey, [path])
     assert [(p.line, p.column, p.value) for p in caught.value.problems] == [
-        (60_002, "answer", "perhaps")]
+        (FAR_LINE, "answer", "perhaps")]
     assert str(caught.value).startswith(f"1 bad row in {path}; nothing was counted")
 
 

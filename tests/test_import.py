@@ -24,6 +24,7 @@ from surveykit.cli import main
 from surveykit.collection.randomizer import seeded_source
 from surveykit.collection.respondent_ids import new_respondent_ids
 from surveykit.errors import CsvImportError, CsvProblem, ParameterError
+from surveykit.reading.responses import CHUNK_ROWS
 from surveykit.resources import locate_resource
 from surveykit.store import database as store
 from surveykit.store.importer import import_responses
@@ -298,7 +299,7 @@ def test_a_missing_file_is_an_error_not_a_traceback(survey_engine, tmp_path):
 
 
 def test_import_with_bad_last_row_leaves_database_unchanged(survey_engine, tmp_path):
-    rows = 50_000  # more than one chunk: earlier chunks were already sent to the database
+    rows = CHUNK_ROWS + 1_000  # two chunks: the first was already sent to the database
     path = write(tmp_path / "big.csv", long_csv(rows) + "Z,exam_cheating,perhaps\n")
     error = refused(survey_engine, path)
     assert [(p.line, p.value) for p in error.problems] == [(rows + 2, "perhaps")]
@@ -431,7 +432,7 @@ def test_a_mistyped_id_is_told_apart_from_an_unknown_one_and_the_near_issued_id_
 
 
 def test_progress_reports_bytes_up_to_the_file_size(survey_engine, tmp_path):
-    path = write(tmp_path / "a.csv", long_csv(50_000))
+    path = write(tmp_path / "a.csv", long_csv(CHUNK_ROWS + 1_000))  # two chunks
     seen: list[tuple[int, int]] = []
     import_responses(survey_engine, path, SURVEY, progress=lambda d, t: seen.append((d, t)))
     assert len(seen) >= 2

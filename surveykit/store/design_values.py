@@ -43,6 +43,7 @@ from surveykit.sampling.design import SamplingDesign, natural_order
 from surveykit.store import kept_cells, tables
 from surveykit.store import surveys as stored_surveys
 from surveykit.store.answer_counts import answer_problem
+from surveykit.store.engines import rows_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -122,7 +123,7 @@ def design_values(conn: Connection, key: int, survey: Survey, extra: Sequence[st
     values = conn.execute(select(stored.c.respondent_id, stored.c.name, stored.c.value)
                           .where(stored.c.survey_id == key, stored.c.name.in_(columns))).all()
     ids = pd.Series(sorted(set(answered) | {row[0] for row in values}), dtype=object)
-    table = pd.DataFrame(values, columns=["respondent_id", "name", "value"]).pivot(
+    table = rows_frame(values, ["respondent_id", "name", "value"]).pivot(
         index="respondent_id", columns="name", values="value")
     # built at once: a column at a time fragments a frame of a hundred replicate columns
     return pd.DataFrame({"respondent_id": ids, **{
@@ -378,8 +379,8 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
             rows = conn.execute(statement).all()
         except DataError:  # PostgreSQL refuses a weight that is not a number
             return None
-    table = pd.DataFrame(rows, columns=["question", *labels, "group", "response",
-                                        *(a.name for a in aggregates)])
+    table = rows_frame(rows, ["question", *labels, "group", "response",
+                              *(a.name for a in aggregates)])
     table["group"] = pd.Series([row.group for row in rows], dtype=object)  # ints and None
     # labels and None: pandas 3 reads a column of texts as strings, whose missing value is NaN
     table["response"] = pd.Series([row.response for row in rows], dtype=object)

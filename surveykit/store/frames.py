@@ -18,6 +18,7 @@ from sqlalchemy import Engine, select
 from surveykit.errors import StoreError
 from surveykit.store import database as store
 from surveykit.store.answer_counts import answer_problem
+from surveykit.store.engines import rows_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,10 +67,10 @@ def respondent_frame(engine: Engine, survey_name: str, question: str,
             f"{len(bad):,} stored answer{'s' if len(bad) != 1 else ''} to question "
             f"{asked.id!r} cannot be read ({bad[0]}): they were changed outside surveykit; "
             f"'surveykit check --survey {survey.name}' lists them")
-    frame = pd.DataFrame(answers, columns=["respondent_id", asked.id, GROUP_COLUMN])
+    frame = rows_frame(answers, ["respondent_id", asked.id, GROUP_COLUMN])
     frame[GROUP_COLUMN] = frame[GROUP_COLUMN].astype("int64")
     if declared:
-        table = pd.DataFrame(values, columns=["respondent_id", "name", "value"]).pivot(
+        table = rows_frame(values, ["respondent_id", "name", "value"]).pivot(
             index="respondent_id", columns="name", values="value")
         for covariate in declared:
             column = (table[covariate.name] if covariate.name in table.columns

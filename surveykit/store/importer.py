@@ -634,16 +634,39 @@ class _StagingTable:
         if not self.postgres:
             conn.exec_driver_sql(self._insert, rows)
             return
-        # the driver's own connection, inside the transaction SQLAlchemy began
-        with conn.connection.dbapi_connection.cursor() as cursor:
-            with cursor.copy(self._copy) as copy:
-                for row in rows:
-                    copy.write_row(row)
+        _copy_rows(conn, self._copy, rows)
 
     def drop(self, conn: Connection) -> None:
         """Drop the table on SQLite (PostgreSQL drops it at the end of the transaction)."""
         if not self.postgres:
             conn.exec_driver_sql(f"DROP TABLE temp.{self.name}")
+
+
+def _copy_rows(conn: Connection, copy_sql: str, rows: list[tuple]) -> None:
+    """Run PostgreSQL's ``COPY ... FROM STDIN`` statement ``copy_sql`` with ``rows``: one
+    statement per chunk, where an executemany pays the driver's cost per row."""
+    # the driver's own connection, inside the transaction SQLAlchemy began
+    with conn.connection.dbapi_connection.cursor() as cursor:
+        with cursor.copy(copy_sql) as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+class _TableStage:
+    """Rows for an existing temporary ``table``'s ``columns``: COPYed on PostgreSQL, one
+    executemany INSERT elsewhere."""
+
+    def __init__(self, conn: Connection, table: Table, columns: tuple[str, ...]) -> None:
+        if conn.dialect.name == "postgresql":
+            self._copy: str | None = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
+        else:
+            self._copy, self._insert = None, store.BulkStatement(conn, table.insert(), columns)
+
+    def execute(self, conn: Connection, rows: list[tuple]) -> None:
+        if self._copy is not None:
+            _copy_rows(conn, self._copy, rows)
+        else:
+            self._insert.execute(conn, rows)
 
 
 class _StagedWriter:
@@ -867,13 +890,12 @@ def _diagnose(engine: Engine, path: Path, survey: Survey, facts, options: _Optio
         question_keys = _question_keys(conn, key, survey)
         names = {k: q.id for k, q in zip(question_keys, survey.questions, strict=True)}
         staging.create(conn)
-        stage = store.BulkStatement(conn, staging.insert(),
-                                    ("line", "question_id", "respondent_id", "answer",
-                                     "group_number"))
+        stage = _TableStage(conn, staging, ("line", "question_id", "respondent_id", "answer",
+                                            "group_number"))
         covariate_staging = _covariate_staging_table()
         covariate_staging.create(conn)
-        stage_covariates = store.BulkStatement(conn, covariate_staging.insert(),
-                                               ("line", "respondent_id", "name", "value"))
+        stage_covariates = _TableStage(conn, covariate_staging,
+                                       ("line", "respondent_id", "name", "value"))
         with open_responses(path, survey, options.fmt, kind=facts.kind,
                             size=facts.size, decimal_comma=options.decimal_comma
                             ) as source, _collector_paused():

@@ -69,7 +69,7 @@ from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError
 from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.sampling.counts import NUMBER, design_keys
-from surveykit.store.engines import dialect_insert, read_snapshot
+from surveykit.store.engines import dialect_insert, read_snapshot, rows_frame
 from surveykit.store.surveys import kept_respondents_statement, survey_id
 from surveykit.store.tables import (
     covariates,
@@ -342,7 +342,7 @@ def read_cells(conn: Connection, key: int, survey: Survey, domain: str | None = 
         .where(kept.survey_id == key, kept.n > 0)
         .order_by(questions.c.position, kept.design_key, kept.group_number,
                   kept.response)).all()
-    found = pd.DataFrame(rows, columns=["question", "design_key", "group", "response", *SUMS])
+    found = rows_frame(rows, ["question", "design_key", "group", "response", *SUMS])
     if (found["invalid"] != 0).any():
         return None
     keys = [json.loads(text) for text in found["design_key"]]

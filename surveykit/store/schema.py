@@ -5,6 +5,10 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
+import shutil
+import tempfile
 from pathlib import Path
 
 from sqlalchemy import (
@@ -16,12 +20,13 @@ from surveykit.errors import StoreError
 from surveykit.store import migrate, problems
 from surveykit.store.engines import (
     display_url,
+    open_engine,
 )
 from surveykit.store.models import (
     Base,
 )
 
-__all__ = ["init_database", "require_schema"]
+__all__ = ["init_database", "require_schema", "scratch_sqlite"]
 
 
 def require_schema(engine: Engine) -> None:
@@ -107,3 +112,33 @@ def _refuse_foreign_database(engine: Engine) -> None:
             "surveykit keeps its data in a database of its own and changed nothing: give a "
             "new file name with --db (e.g. --db surveykit.db)")
 
+
+
+def scratch_sqlite(path: Path) -> str:
+    """A new SQLite database at ``path`` (which must not exist) with the schema at head, for
+    work that stores rows only to read them back (e.g. files counted through the importer);
+    returns its URL.
+
+    It is a copy of one that :func:`init_database` migrated once in this process: running
+    the migrations costs about 0.4 s of CPU per database (SQLite's batch migrations copy
+    tables), a file copy next to nothing.
+    """
+    if path.exists():
+        raise FileExistsError(path)
+    shutil.copyfile(_head_template(), path)
+    return f"sqlite:///{path}"
+
+
+@functools.cache
+def _head_template() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="surveykit-head-"))
+    atexit.register(shutil.rmtree, folder, True)
+    path = folder / "head.db"
+    engine = open_engine(f"sqlite:///{path}")
+    try:
+        init_database(engine)
+    finally:
+        engine.dispose()  # the last connection checkpoints the write-ahead log into the file
+    if path.with_name(path.name + "-wal").exists():
+        raise StoreError(f"the scratch database template {path} kept a write-ahead log")
+    return path

@@ -25,6 +25,7 @@ from surveykit.sampling.rows import design_rows
 from surveykit.store import database as store
 from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
 from surveykit.store.importer import import_responses
+from surveykit.store.schema import scratch_sqlite
 from surveykit.workflows.report import numeric_sections
 
 __all__ = ["count_survey_files", "counts_file_survey", "report_for_counts_file",
@@ -146,8 +147,7 @@ def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str
         if table is not None:
             return survey, table
     with tempfile.TemporaryDirectory(prefix="surveykit-weighted-") as folder, \
-            store.engine_for(f"sqlite:///{Path(folder) / 'counts.db'}") as scratch:
-        store.init_database(scratch)
+            store.engine_for(scratch_sqlite(Path(folder) / "counts.db")) as scratch:
         store.add_survey(scratch, survey)
         _copy_issued(engine, scratch, survey.name)
         for path in paths:
