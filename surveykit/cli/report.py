@@ -110,8 +110,8 @@ def report_command(survey_name, fmt, out_file, level, method, db_url, data, engi
                                             level=level, method=method)
         survey_name = report.survey
     elif data:
-        from surveykit.workflows.report import sampling_declared
         from surveykit.workflows.counting import report_for_files
+        from surveykit.workflows.report import sampling_declared
 
         engine = open_store(db_url)
         if sampling_declared(engine, survey_name):  # weighted cells of the files
