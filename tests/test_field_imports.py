@@ -373,4 +373,5 @@ def test_each_export_counts_and_reports_as_it_imports(tmp_path, name, profile, t
     assert counted["duckdb"].output == counted["dask"].output == stored
     assert json.loads(reported.output) == json.loads(
         cli("report", *common, "--format", "json").output)
-    assert counts_of(store.open_engine(db)) == EXPECTED
+    with store.engine_for(db) as engine:  # disposed: never left to the garbage collector
+        assert counts_of(engine) == EXPECTED
