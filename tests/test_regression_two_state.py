@@ -175,3 +175,31 @@ def test_regress_takes_the_closed_form_only_for_two_states_as_the_outcome(name, 
     group = "group" if len(design.group_names) > 1 else None
     fit = regression.regress(frame, formula, sensitive="rrt", design=design, group=group)
     assert type(fit.model) is kind
+
+
+@pytest.mark.parametrize("rows_per_chunk", [1024, 64])
+def test_many_points_over_two_threads_equal_one_pass_per_point(monkeypatch, rows_per_chunk):
+    """Many points over enough rows: the two halves of the rows run in two threads and their
+    sums are added. Forced here on 1,500 rows (one or many chunks a half): every point equals
+    its own single-point pass, the halves' largest predictor is the larger, and two calls
+    agree to the last bit (the halves are added in one order, whichever ends first)."""
+    import surveykit.estimation.latent as latent
+
+    fast, _, _ = _models(make_design("sld", p=[0.2, 0.8], dont_know=0.1), seed=10)
+    rng = np.random.default_rng(11)
+    points = np.column_stack([rng.normal(size=(7, 3)), rng.uniform(0.2, 1.0, size=7)])
+    points[0, 1] = 60.0  # a predictor far out: rows on the log scale in one half or both
+    monkeypatch.setattr(latent, "_SPLIT_ROWS", 1)
+    monkeypatch.setattr(latent, "_BATCH_CELLS", rows_per_chunk * 10)
+    assert latent._threads() is not None  # two cores here: the split path runs
+    first = fast.evaluate_points(points)
+    for x, (value, gradient, hessian, largest) in zip(points, first, strict=True):
+        alone = fast.evaluate(x)
+        assert value == pytest.approx(alone[0], rel=1e-12)
+        _close(gradient, alone[1], "gradient")
+        _close(hessian, alone[2], "Hessian")
+        assert largest == pytest.approx(alone[3], rel=1e-13)
+    again = fast.evaluate_points(points)
+    for one, other in zip(first, again, strict=True):
+        assert one[0] == other[0] and np.array_equal(one[1], other[1])
+        assert np.array_equal(one[2], other[2])
