@@ -203,3 +203,32 @@ def test_many_points_over_two_threads_equal_one_pass_per_point(monkeypatch, rows
     for one, other in zip(first, again, strict=True):
         assert one[0] == other[0] and np.array_equal(one[1], other[1])
         assert np.array_equal(one[2], other[2])
+
+
+def _evaluate_in_child(model, points, out) -> None:
+    out.put([value for value, *_ in model.evaluate_points(points)])
+
+
+def test_a_forked_child_evaluates_many_points_with_a_thread_of_its_own(monkeypatch):
+    """A process forked after the parent used the second thread (multiprocessing's default
+    on Linux, joblib, a web server's workers) gets the pool but not its thread: without a
+    pool of its own, its first split evaluation would wait forever."""
+    import multiprocessing
+
+    import surveykit.estimation.latent as latent
+
+    fast, _, _ = _models(make_design("sld", p=[0.2, 0.8]), seed=12)
+    points = np.column_stack([np.zeros((3, 3)), np.full(3, 0.7)])
+    monkeypatch.setattr(latent, "_SPLIT_ROWS", 1)
+    expected = [value for value, *_ in fast.evaluate_points(points)]  # the parent's thread
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    child = context.Process(target=_evaluate_in_child, args=(fast, points, out))
+    child.start()
+    try:
+        assert out.get(timeout=60) == expected
+    finally:
+        child.join(timeout=60)
+        if child.is_alive():
+            child.kill()
+    assert child.exitcode == 0

@@ -571,6 +571,11 @@ def _threads() -> ThreadPoolExecutor | None:
     return ThreadPoolExecutor(1, "surveykit-rows") if (os.cpu_count() or 1) > 1 else None
 
 
+# A forked child has the pool but not its thread (a submitted half would never run): it
+# makes a pool of its own.
+os.register_at_fork(after_in_child=_threads.cache_clear)
+
+
 def _over_rows(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """left (k, rows) @ right (rows, j), summed over blocks of rows small enough for one BLAS
     thread."""
