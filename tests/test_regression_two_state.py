@@ -63,6 +63,21 @@ def _close(a, b, what):
     assert np.max(np.abs(np.asarray(a) - np.asarray(b))) <= 1e-8 * scale, what
 
 
+def _each_equals_its_single_point_pass(fast, points, together, *, value_rel=1e-13,
+                                       exact_largest=False):
+    """Each point's (value, gradient, Hessian, largest predictor) from a pass over many
+    points equals what a pass over that point alone gives."""
+    for x, (value, gradient, hessian, largest) in zip(points, together, strict=True):
+        alone = fast.evaluate(x)
+        assert value == pytest.approx(alone[0], rel=value_rel)
+        _close(gradient, alone[1], "gradient")
+        _close(hessian, alone[2], "Hessian")
+        if exact_largest:
+            assert largest == alone[3]
+        else:
+            assert largest == pytest.approx(alone[3], rel=1e-13)
+
+
 def test_every_two_state_design_of_the_registry_is_covered():
     names = {case.id for case in CASES}
     assert {"warner", "warner-dk", "sld", "sld-dk", "uqtunknown-dk", "kuk-dk", "direct",
@@ -118,12 +133,7 @@ def test_one_pass_over_many_points_equals_one_pass_per_point():
     rng = np.random.default_rng(5)
     points = np.column_stack([rng.normal(size=(6, 3)), rng.uniform(0.2, 1.0, size=6)])
     together = fast.evaluate_points(points)
-    for x, (value, gradient, hessian, largest) in zip(points, together, strict=True):
-        alone = fast.evaluate(x)
-        assert value == pytest.approx(alone[0], rel=1e-13)
-        _close(gradient, alone[1], "gradient")
-        _close(hessian, alone[2], "Hessian")
-        assert largest == pytest.approx(alone[3], rel=1e-13)
+    _each_equals_its_single_point_pass(fast, points, together)
     gradient_only = fast.evaluate_points(points, hessian=False)
     for (_, g, _, _), (_, g_full, _, _) in zip(gradient_only, together, strict=True):
         _close(g, g_full, "gradient without the Hessian")
@@ -150,13 +160,8 @@ def test_matrix_products_in_blocks_of_rows_add_up_to_the_whole(monkeypatch):
     rng = np.random.default_rng(9)
     points = np.column_stack([rng.normal(size=(5, 3)), rng.uniform(0.2, 1.0, size=5)])
     monkeypatch.setattr(latent, "_ONE_THREAD", 1)
-    for x, (value, gradient, hessian, largest) in zip(points, fast.evaluate_points(points),
-                                                      strict=True):
-        alone = fast.evaluate(x)
-        assert value == pytest.approx(alone[0], rel=1e-13)
-        _close(gradient, alone[1], "gradient")
-        _close(hessian, alone[2], "Hessian")
-        assert largest == alone[3]
+    _each_equals_its_single_point_pass(fast, points, fast.evaluate_points(points),
+                                       exact_largest=True)
 
 
 @pytest.mark.parametrize(("name", "parameters", "formula", "kind"), [
@@ -193,12 +198,7 @@ def test_many_points_over_two_threads_equal_one_pass_per_point(monkeypatch, rows
     monkeypatch.setattr(latent, "_BATCH_CELLS", rows_per_chunk * 10)
     assert latent._threads() is not None  # two cores here: the split path runs
     first = fast.evaluate_points(points)
-    for x, (value, gradient, hessian, largest) in zip(points, first, strict=True):
-        alone = fast.evaluate(x)
-        assert value == pytest.approx(alone[0], rel=1e-12)
-        _close(gradient, alone[1], "gradient")
-        _close(hessian, alone[2], "Hessian")
-        assert largest == pytest.approx(alone[3], rel=1e-13)
+    _each_equals_its_single_point_pass(fast, points, first, value_rel=1e-12)
     again = fast.evaluate_points(points)
     for one, other in zip(first, again, strict=True):
         assert one[0] == other[0] and np.array_equal(one[1], other[1])
