@@ -139,6 +139,29 @@ def test_one_pass_over_many_points_equals_one_pass_per_point():
         _close(g, g_full, "gradient without the Hessian")
 
 
+@pytest.mark.parametrize("mask", [[True, False, True, False, False, True],
+                                  [False, False, False, False, False, True],
+                                  [True, False, False, False, False, False]])
+def test_hessians_for_some_points_only(mask):
+    """One pass with Hessians for some points (a climb's step beside other starts' values and
+    gradients): those points equal their single-point pass, Hessian included; the others have
+    the same value and gradient and zero Hessians; results come back in the points' order."""
+    fast, _, _ = _models(make_design("sld", p=[0.2, 0.8], dont_know=0.1), seed=12)
+    rng = np.random.default_rng(13)
+    points = np.column_stack([rng.normal(size=(6, 3)), rng.uniform(0.2, 1.0, size=6)])
+    points[1, 0] = 80.0  # rows on the log scale for a point without a Hessian
+    mixed = fast.evaluate_points(points, hessian=np.array(mask))
+    for x, wanted, (value, gradient, hessian, largest) in zip(points, mask, mixed, strict=True):
+        value_1, gradient_1, hessian_1, largest_1 = fast.evaluate(x)
+        assert value == pytest.approx(value_1, rel=1e-13)
+        _close(gradient, gradient_1, "gradient")
+        assert largest == largest_1
+        if wanted:
+            _close(hessian, hessian_1, "Hessian")
+        else:
+            assert not np.any(hessian)
+
+
 def test_chunks_of_rows_add_up_to_the_whole(monkeypatch):
     import surveykit.estimation.latent as latent
 

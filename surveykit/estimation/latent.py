@@ -178,10 +178,11 @@ class LatentModel:
         return self.evaluate(x, derivatives=False)[0]
 
     def evaluate_points(self, points: np.ndarray, derivatives: bool = True,
-                        hessian: bool = True) -> list[tuple]:
+                        hessian: bool | np.ndarray = True) -> list[tuple]:
         """:meth:`evaluate` at each row of ``points`` (points, parameters). The general path
         makes one pass over the rows per point; :class:`TwoStateModel` makes one in all, and
-        with ``hessian=False`` skips the Hessians (their entries are then zero)."""
+        skips the Hessians where ``hessian`` is False (for all points, or per point as a
+        boolean array; those entries are then zero)."""
         return [self.evaluate(x, derivatives) for x in np.atleast_2d(points)]
 
     def evaluate(self, x: np.ndarray, derivatives: bool = True):
@@ -425,8 +426,24 @@ class TwoStateModel(LatentModel):
         return self._pair_indices
 
     def evaluate_points(self, points: np.ndarray, derivatives: bool = True,
-                        hessian: bool = True) -> list[tuple]:
+                        hessian: bool | np.ndarray = True) -> list[tuple]:
         points = np.atleast_2d(np.asarray(points, dtype=float))
+        wanted = np.broadcast_to(np.asarray(hessian, dtype=bool), points.shape[:1])
+        if wanted.any() and not wanted.all():
+            # the points with Hessians first: the kernel computes them for a leading block
+            order = np.argsort(~wanted, kind="stable")
+            out: list = [None] * len(order)
+            evaluated = self._evaluate_leading(points[order], derivatives,
+                                               int(wanted.sum()))
+            for place, result in zip(order, evaluated, strict=True):
+                out[place] = result
+            return out
+        return self._evaluate_leading(points, derivatives,
+                                      points.shape[0] if wanted.all() else 0)
+
+    def _evaluate_leading(self, points: np.ndarray, derivatives: bool, hessians_for: int
+                          ) -> list[tuple]:
+        """:meth:`evaluate_points` with the Hessians of the first ``hessians_for`` points."""
         count, q, size = points.shape[0], self.q, self.size
         coefficients = np.ascontiguousarray(points[:, :q])       # (points, terms)
         eta = points[:, q:]                                       # (points, nuisance)
@@ -445,7 +462,7 @@ class TwoStateModel(LatentModel):
                 with np.errstate(over="ignore", invalid="ignore", under="ignore",
                                  divide="ignore"):
                     self._chunk_points(rows, coefficients, a_cells, c_cells, derivatives,
-                                       hessian, totals, largest, gradient, hessians)
+                                       hessians_for, totals, largest, gradient, hessians)
 
         if count == 1 or self.n < _SPLIT_ROWS or _threads() is None:
             accumulate(0, self.n, totals, largest, gradient, hessians)
@@ -480,10 +497,10 @@ class TwoStateModel(LatentModel):
         return out
 
     def _chunk_points(self, rows: slice, coefficients, a_cells, c_cells, derivatives,
-                      with_hessian, totals, largest, gradient, hessian) -> None:
+                      hessians_for, totals, largest, gradient, hessian) -> None:
         # Every per-row array is (points, rows): each point's row values are contiguous, so
         # the sums over rows run along memory and the products with Z are (points, rows) @
-        # (rows, terms).
+        # (rows, terms). The first ``hessians_for`` points get Hessians.
         from scipy.special import expit, log_expit
 
         Z = self.Z[rows]
@@ -520,9 +537,10 @@ class TwoStateModel(LatentModel):
             w_no[small] = np.exp(np.log(c[small]) + log_no - log_L)
         residual = w - p
         gradient[:, :q] += (Z.T @ residual[0])[None, :] if single else _over_rows(residual, Z)
-        if with_hessian:
-            weight = w * w_no
-            weight -= np.multiply(p, p_no, out=p_no)
+        h = hessians_for
+        if h:
+            weight = w[:h] * w_no[:h]
+            weight -= np.multiply(p[:h], p_no[:h], out=p_no[:h])
             if single:
                 hessian[0, :q, :q] += Z.T @ (weight[0][:, None] * Z)
             else:
@@ -537,9 +555,9 @@ class TwoStateModel(LatentModel):
                     place = stop
                 blocks = _over_rows(weight, products.T)            # (points, pairs)
                 upper, lower = self._pairs()
-                hessian[:, upper, lower] += blocks
+                hessian[:h, upper, lower] += blocks
                 off = upper != lower
-                hessian[:, lower[off], upper[off]] += blocks[:, off]
+                hessian[:h, lower[off], upper[off]] += blocks[:, off]
         scores = []                      # e_j = (a1_j p + c1_j (1 - p)) / L per nuisance j
         for j in range(self.J):
             slope_yes = self.slopes_yes[j, k][None, :]
@@ -547,16 +565,16 @@ class TwoStateModel(LatentModel):
             e_j += self.slopes_no[j, k][None, :] * ratio_no
             scores.append(e_j)
             gradient[:, q + j] += e_j.sum(axis=1)
-            if not with_hessian:
+            if not h:
                 continue
-            cross = slope_yes * ratio_yes - w * e_j
-            hessian[:, :q, q + j] += ((Z.T @ cross[0])[None, :] if single
-                                      else _over_rows(cross, Z))
+            cross = slope_yes * ratio_yes[:h] - w[:h] * e_j[:h]
+            hessian[:h, :q, q + j] += ((Z.T @ cross[0])[None, :] if single
+                                       else _over_rows(cross, Z))
             for i in range(j + 1):
-                block = -(scores[i] * e_j).sum(axis=1)
-                hessian[:, q + i, q + j] += block
+                block = -(scores[i][:h] * e_j[:h]).sum(axis=1)
+                hessian[:h, q + i, q + j] += block
                 if i != j:
-                    hessian[:, q + j, q + i] += block
+                    hessian[:h, q + j, q + i] += block
 
 
 # OpenBLAS runs a matrix product of fewer multiply-adds than about this (M * N * K) on one
