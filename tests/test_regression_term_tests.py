@@ -141,6 +141,44 @@ def test_warm_started_likelihood_ratios_equal_refits_from_a_cold_start(starts):
         assert warm[r.index][0] == pytest.approx(2 * (fit.loglik - cold.loglik), abs=1e-8)
 
 
+def test_other_starts_are_judged_in_the_warm_starts_first_pass():
+    """The refits' first pass over the rows holds every start of every parameter: Hessians for
+    the warm starts and the null model's (which climbs at once from that evaluation), values
+    and gradients only for the others; no later pass asks for a point without its Hessian
+    (no pass of its own for judging). The statistics equal refits from every start run to
+    their ends."""
+    rng = np.random.default_rng(36)
+    frame = simulate_rows(SLD, n=3000, beta=[0.3, 0.5, -0.4], rng=rng, nuisance=[0.8])
+    fit = regress(frame, "rrt ~ x1 + x2", sensitive="rrt", design=SLD, group="group")
+    restrictions = _restrictions(fit)
+    passes = []
+    evaluate = fit.model.evaluate_points
+
+    def recorded(points, derivatives=True, hessian=True):
+        passes.append((np.array(points), np.broadcast_to(hessian, len(points)).copy()))
+        return evaluate(points, derivatives, hessian)
+
+    fit.model.evaluate_points = recorded
+    found = term_tests.lr_tests(fit.model, fit.maximum.x, fit.loglik, fit.covariance,
+                                fit.start, fit.held, restrictions, workers=1)
+    del fit.model.evaluate_points
+    starts = {r.index: term_tests._starts(fit.model, fit.maximum.x, fit.covariance, fit.start,
+                                          fit.held, r) for r in restrictions}
+    first, hessians = passes[0]
+    expected = {start.tobytes(): k == 0 or np.array_equal(start, term_tests._at_null(
+                    fit.model, fit.start, r))
+                for r in restrictions for k, start in enumerate(starts[r.index])}
+    assert {point.tobytes(): bool(h) for point, h in zip(first, hessians, strict=True)} \
+        == expected
+    assert not hessians.all() and hessians.any()
+    assert all(h.all() for _, h in passes[1:])
+    for r in restrictions:
+        fixed = fit.held.copy()
+        fixed[r.index] = True
+        every = max(maximize(fit.model, s, fixed=fixed).loglik for s in starts[r.index])
+        assert found[r.index][0] == pytest.approx(2 * (fit.loglik - every), abs=1e-6)
+
+
 def test_refits_in_a_process_pool_equal_refits_in_this_process():
     rng = np.random.default_rng(34)
     frame = simulate_rows(SLD, n=3000, beta=[0.3, 0.5, -0.4], rng=rng, nuisance=[0.8])

@@ -651,35 +651,38 @@ def maximize(model: LatentModel, start: np.ndarray, *, fixed: np.ndarray | None 
     return climb_together(model, [climb])[0]
 
 
-Request = tuple[np.ndarray, bool]
-"""What a climb asks for: points (points, parameters) to evaluate, with Hessians or not."""
+Request = tuple[np.ndarray, "bool | np.ndarray"]
+"""What a climb asks for: points (points, parameters) to evaluate, with Hessians or not (for
+all of them, or per point)."""
 
 
 def climb_together(model: LatentModel, climbs: list,
                    on_done: Callable[[int], None] | None = None) -> list:
     """Run generators that yield :data:`Request` and receive the evaluations (a list of
     :meth:`LatentModel.evaluate` tuples, one per point) until each returns; their return
-    values, in order. All requests pending at once are evaluated in one call per kind (with
-    and without Hessians), so many climbs share each pass over the rows; identical points in
-    a round are evaluated once. Each climb's arithmetic does not depend on the others.
-    ``on_done(k)`` is called when climb k returns."""
+    values, in order. All requests pending at once are evaluated in one call (Hessians only
+    for the points that ask for them), so many climbs share each pass over the rows;
+    identical points in a round are evaluated once. Each climb's arithmetic does not depend
+    on the others. ``on_done(k)`` is called when climb k returns."""
     results: list = [None] * len(climbs)
     pending: dict[int, Request] = {}
     for k in range(len(climbs)):
         _advance(climbs, k, None, pending, results, on_done, first=True)
     while pending:
+        keys = list(pending)
+        blocks = [np.atleast_2d(pending[k][0]) for k in keys]
+        wanted = np.concatenate([np.broadcast_to(np.asarray(pending[k][1], dtype=bool),
+                                                 block.shape[:1])
+                                 for k, block in zip(keys, blocks, strict=True)])
+        points, where = _unique_rows(np.concatenate(blocks))
+        hessians = np.zeros(len(points), dtype=bool)
+        np.logical_or.at(hessians, where, wanted)
+        evaluated = model.evaluate_points(points, hessian=hessians)
         answers: dict[int, list] = {}
-        for with_hessian in (True, False):
-            keys = [k for k, (_, h) in pending.items() if h is with_hessian]
-            if not keys:
-                continue
-            blocks = [np.atleast_2d(pending[k][0]) for k in keys]
-            points, where = _unique_rows(np.concatenate(blocks))
-            evaluated = model.evaluate_points(points, hessian=with_hessian)
-            position = 0
-            for k, block in zip(keys, blocks, strict=True):
-                answers[k] = [evaluated[i] for i in where[position:position + len(block)]]
-                position += len(block)
+        position = 0
+        for k, block in zip(keys, blocks, strict=True):
+            answers[k] = [evaluated[i] for i in where[position:position + len(block)]]
+            position += len(block)
         pending = {}
         for k, answer in answers.items():
             _advance(climbs, k, answer, pending, results, on_done)

@@ -32,13 +32,15 @@ likelihood ratio, Wald, and Lagrange multiplier tests"):
   steps), the full fit with the parameter at its null value, the null model
   (the data-based start without covariates), and the quadratic point moved by
   +-1 standard error in an alternating pattern. The warm start climbs first;
-  the others are then judged from their values and gradients (one pass for
-  all of them): a start whose Newton step with the found maximum's
-  information lands on that maximum (d' I d below 0.1, or below 5% of the
-  start's own d' I d) and whose value the maximum's quadratic bowl predicts
-  (to 0.1 + 10% of the drop) lies in that bowl and climbs no further; the
-  others climb, each stopping as soon as its own Newton step passes the same
-  test. Starts that agree so cost one pass over the rows, not a climb. The
+  the others are judged from their values and gradients, taken in the warm
+  start's first pass (the null model's start, far from the restricted
+  maximum, with its Hessian too: its climb steps at once): a start whose
+  Newton step with the found maximum's information lands on that maximum
+  (d' I d below 0.1, or below 5% of the start's own d' I d) and whose value
+  the maximum's quadratic bowl predicts (to 0.1 + 10% of the drop) lies in
+  that bowl and climbs no further; the others climb, each stopping as soon as
+  its own Newton step passes the same test. Starts that agree so cost a point
+  in a pass the warm start makes anyway, not a climb. The
   refits of all parameters climb together
   (:func:`~surveykit.estimation.latent.climb_together`): the points they need
   in a round are evaluated in one pass over the rows. Refits run in this
@@ -182,20 +184,25 @@ def _starts(model: LatentModel, x: np.ndarray, covariance: np.ndarray, data_star
     """The deterministic starting points of one restricted fit, the warm one first."""
     projected = projected_point(model, x, covariance, r)
     moved = x.copy()
-    null_model = np.array(data_start, dtype=float)
     se = np.sqrt(np.maximum(np.diag(covariance), 0.0))
     pattern = np.where(np.arange(x.size) % 2 == 0, 1.0, -1.0)
     pattern[held] = 0.0
-    starts = [projected, moved, null_model]
+    starts = [projected, moved, data_start]
     if np.all(np.isfinite(se)):
         starts += [projected + se * pattern, projected - se * pattern]
     out = []
     for start in starts:
-        start = np.clip(start, model.low, model.high)
-        start[r.index] = r.null
+        start = _at_null(model, start, r)
         if not any(np.array_equal(start, seen) for seen in out):
             out.append(start)
     return out
+
+
+def _at_null(model: LatentModel, start: np.ndarray, r: Restriction) -> np.ndarray:
+    """A starting point inside the parameter box with the tested parameter at its null."""
+    start = np.clip(np.array(start, dtype=float), model.low, model.high)
+    start[r.index] = r.null
+    return start
 
 
 class _Maxima:
@@ -266,7 +273,8 @@ def restricted_climb(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
                      max_iterations: int = 200, starts: str = "several"):
     """The restricted fit of one parameter as a generator for
     :func:`~surveykit.estimation.latent.climb_together`: the warm start climbs first; the
-    other starts are judged together from their values and gradients (one pass) and those
+    other starts are judged from their values and gradients (taken in the warm start's first
+    pass) and those
     not in a known maximum's bowl climb side by side (sharing each pass), each stopping when
     its Newton step lands on a known maximum. Returns the highest maximum (None if none converged).
     ``starts="warm"`` climbs from the warm start alone (cheaper, blind to other maxima: for
@@ -286,17 +294,45 @@ def restricted_climb(model: LatentModel, x: np.ndarray, covariance: np.ndarray,
     warm, *others = _starts(model, x, covariance, data_start, held, r)
     if starts == "warm":
         others = []
-    best = yield from climber(model, warm, fixed=fixed, max_iterations=max_iterations,
-                              polish=False)
+    climb = climber(model, warm, fixed=fixed, max_iterations=max_iterations, polish=False)
+    if not others:
+        best = yield from _resumed(climb, (yield next(climb)))
+        maxima.add(best)
+        return maxima.highest()
+    # The other starts' values and gradients come with the warm start's first pass; the null
+    # model's start (no covariates) is far from the restricted maximum and nearly always
+    # climbs, so its Hessian comes too and its climb takes its first step at once.
+    first = np.atleast_2d(next(climb)[0])
+    far = np.array([np.array_equal(start, _at_null(model, data_start, r)) for start in others])
+    answers = yield (np.vstack([first, np.stack(others)]), np.concatenate(
+        [np.ones(len(first), dtype=bool), far]))
+    judged = answers[len(first):]
+    best = yield from _resumed(climb, answers[:len(first)])
     maxima.add(best)
-    if others:
-        answers = yield (np.stack(others), False)
-        others = [start for start, (value, gradient, _, _) in zip(others, answers, strict=True)
-                  if math.isfinite(value) and not maxima.near(start, value, gradient)]
-    climbs = [climber(model, start, fixed=fixed, max_iterations=max_iterations, polish=False,
-                      stop=seen) for start in others]
+    climbs = []
+    for start, hessian, answer in zip(others, far, judged, strict=True):
+        value, gradient = answer[:2]
+        if not math.isfinite(value) or maxima.near(start, value, gradient):
+            continue
+        climb = climber(model, start, fixed=fixed, max_iterations=max_iterations,
+                        polish=False, stop=seen)
+        if hessian:
+            next(climb)
+            climb = _resumed(climb, [answer])
+        climbs.append(climb)
     yield from _side_by_side(climbs, lambda best: best.stopped or maxima.add(best))
     return maxima.highest()
+
+
+def _resumed(climb: Generator, answer: list) -> Generator:
+    """The rest of a :func:`~surveykit.estimation.latent.climber` generator whose first
+    request was answered with ``answer``: yields its requests, returns its maximum."""
+    try:
+        request = climb.send(answer)
+        while True:
+            request = climb.send((yield request))
+    except StopIteration as done:
+        return done.value
 
 
 def _side_by_side(climbs: list, on_done: Callable) -> Generator:
@@ -313,7 +349,10 @@ def _side_by_side(climbs: list, on_done: Callable) -> Generator:
     while pending:
         keys = list(pending)
         blocks = [np.atleast_2d(pending[k][0]) for k in keys]
-        answers = yield (np.concatenate(blocks), any(pending[k][1] for k in keys))
+        wanted = np.concatenate([np.broadcast_to(np.asarray(pending[k][1], dtype=bool),
+                                                 block.shape[:1])
+                                 for k, block in zip(keys, blocks, strict=True)])
+        answers = yield (np.concatenate(blocks), wanted)
         position, pending = 0, {}
         for k, block in zip(keys, blocks, strict=True):
             answer = answers[position:position + len(block)]
