@@ -57,6 +57,11 @@ _TINY = 1e-280
 # Rows x (points or pairs of columns) per block when many points are evaluated at once: small
 # blocks keep each temporary array in the processor's cache (measured: 20% faster than 1 << 21).
 _BATCH_CELLS = 1 << 17
+# Up to this many Hessians in a pass over many points: each point's beta block is its own
+# product Z' (v * Z) (in blocks of rows for one BLAS thread), and the rows go in larger blocks;
+# more take the products of pairs of columns once for all of them. On a million rows, 2 points
+# 0.45 s -> 0.30 s, 3 points 0.48 s -> 0.39 s; 4 points the same either way.
+_FEW_HESSIANS = 3
 # Many points at once over at least this many rows: two threads, each over half the rows.
 _SPLIT_ROWS = 1 << 16
 # A linear predictor this large means a probability of exp(-500): estimates running away.
@@ -454,7 +459,7 @@ class TwoStateModel(LatentModel):
         gradient = np.zeros((count, size))
         hessians = np.zeros((count, size, size))
         chunk = _CHUNK if count == 1 else max(1024, min(_CHUNK, _BATCH_CELLS // max(
-            count, q * (q + 1) // 2)))
+            count, q * (q + 1) // 2 if hessians_for > _FEW_HESSIANS else 1)))
 
         def accumulate(begin: int, end: int, totals, largest, gradient, hessians) -> None:
             for start in range(begin, end, chunk):
@@ -543,6 +548,9 @@ class TwoStateModel(LatentModel):
             weight -= np.multiply(p[:h], p_no[:h], out=p_no[:h])
             if single:
                 hessian[0, :q, :q] += Z.T @ (weight[0][:, None] * Z)
+            elif h <= _FEW_HESSIANS:
+                for j in range(h):                                 # (terms, rows) @ Z
+                    hessian[j, :q, :q] += _over_rows(Z.T * weight[j], Z)
             else:
                 # many points: the products of pairs of columns once, then one matrix
                 # product gives every point's beta block (q(q+1)/2 entries each)
