@@ -254,6 +254,38 @@ def test_cumulative_reimports_compare_numbers_not_their_spelling(stored, tmp_pat
     assert (counts.n, counts.total) == (3, 1234.6 + 0 + 99)
 
 
+def test_a_dry_run_says_how_many_numbers_and_dont_knows_an_import_would_add(stored, tmp_path):
+    """A numeric question's changes in a dry run are its numbers (n) and "don't know" answers
+    per group, from the file's own cells; a cumulative export adds only its new ones, and a
+    changed number replaced leaves n as it was."""
+    cells = _answers()
+    path = _write(tmp_path / "w.csv", cells, "wide")
+    oracle = _oracle(cells)[0].get("1")
+    before = dump(stored)
+    dry = run_cli("import", str(path), "--survey", "tax", "--db", stored, "--dry-run",
+                  "--output", "json")
+    assert dry.exit_code == 0, dry.output
+    assert json.loads(dry.output)["answer_changes"]["income"] == {
+        "1": {"n": oracle.n, "dont_know": oracle.dont_know}}
+    text = run_cli("import", str(path), "--survey", "tax", "--db", stored, "--dry-run")
+    assert text.exit_code == 0, text.output
+    assert f"  income: n +{oracle.n}, dont_know +{oracle.dont_know}\n" in text.output
+    assert dump(stored) == before
+    assert run_cli("import", str(path), "--survey", "tax", "--db", stored).exit_code == 0
+    grown = _write(tmp_path / "w2.csv", [*cells, "12.5", "dk", "7"], "wide")
+    again = run_cli("import", str(grown), "--survey", "tax", "--db", stored, "--dry-run",
+                    "--output", "json")
+    assert json.loads(again.output)["answer_changes"]["income"] == {
+        "1": {"n": 2, "dont_know": 1}}
+    changed = [*cells]
+    first = next(i for i, c in enumerate(cells) if c not in ("", "dk", "don't know"))
+    changed[first] = "1.25" if cells[first] != "1.25" else "2.5"
+    replaced = run_cli("import", str(_write(tmp_path / "w3.csv", changed, "wide")), "--survey",
+                       "tax", "--db", stored, "--dry-run", "--replace", "--output", "json")
+    summary = json.loads(replaced.output)
+    assert summary["replaced"] == 1 and "income" not in summary["answer_changes"]
+
+
 def test_check_repair_leaves_numeric_answers_out_of_the_kept_counts(stored, tmp_path):
     path = _write(tmp_path / "w.csv", ["10", "20", "dk"], "wide")
     assert run_cli("import", str(path), "--survey", "tax", "--db", stored).exit_code == 0

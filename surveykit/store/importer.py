@@ -89,6 +89,7 @@ from surveykit.reading.responses import (
 from surveykit.store import answer_counts, kept_cells
 from surveykit.store import database as store
 from surveykit.store.design_values import check_design, check_replicate_columns
+from surveykit.store.numeric_answers import DONT_KNOW
 
 __all__ = ["ImportResult", "describe_columns", "import_responses"]
 
@@ -512,12 +513,20 @@ def _insert_rows(conn: Connection, key: int, version: int, source: ResponseFile,
 
 def _nested(delta: Delta, survey: Survey, question_keys: list[int]
             ) -> dict[str, dict[str, dict[str, int]]]:
-    """Question id -> group -> answer -> change, in survey and design order."""
+    """Question id -> group -> answer -> change, in survey and design order; a numeric
+    question's numbers are not counted per value: its changes are ``n`` (numbers) and
+    ``dont_know``."""
     nested: dict[str, dict[str, dict[str, int]]] = {}
     groups = sorted({group for _, group, _ in delta})
     for key, question in zip(question_keys, survey.questions, strict=True):
         if question.numeric:
-            continue  # numbers are not counted per value
+            for group in groups:
+                changes = {"n": sum(n for (k, g, answer), n in delta.items()
+                                    if k == key and g == group and answer != DONT_KNOW),
+                           "dont_know": delta.get((key, group, DONT_KNOW), 0)}
+                if any(changes.values()):
+                    nested.setdefault(question.id, {})[str(group)] = changes
+            continue
         for group in groups:
             for answer in question.design.response_labels:
                 n = delta.get((key, group, answer), 0)
