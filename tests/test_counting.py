@@ -613,6 +613,78 @@ def test_with_issued_ids_a_repeated_answer_and_an_unknown_id_each_make_a_respond
     assert tally().suspicious == 2
 
 
+def write_long_parquet(path: Path, rows, **options) -> Path:
+    """(respondent id, question cell, answer cell, group cell) rows as a long Parquet file (a
+    None cell is null); ``options`` go to pyarrow's writer."""
+    ids, questions, cells, groups = (list(column) for column in zip(*rows, strict=True))
+    pq.write_table(pa.table({"respondent_id": ids, "question_id": questions, "answer": cells,
+                             "group": groups}), path, **options)
+    return path
+
+
+def parquet_rows(survey: Survey, respondents: range, seed: int, *, typed=lambda r, q: q,
+                 skip: float = 0.1):
+    """The long rows of answers(...); ``typed(respondent, question id)`` is the question
+    cell as written."""
+    return [(respondent, typed(respondent, question.id), cells[question.id] or None, group)
+            for respondent, group, cells in answers(survey, respondents, seed, skip=skip)
+            for question in survey.questions]
+
+
+def test_only_long_parquet_files_with_a_dictionary_of_question_cells_are_coded_by_lookup(
+        mixed, mixed_files, tmp_path):
+    rows = parquet_rows(mixed, range(20), 91)
+    plain = write_long_parquet(tmp_path / "plain.parquet", rows, use_dictionary=False)
+    dictionary = write_long_parquet(tmp_path / "dictionary.parquet", rows)
+    files = [plain, dictionary, mixed_files["long"], mixed_files["wide"], mixed_files["parquet"]]
+    with open_sources(files, mixed) as sources:
+        assert [duckdb_engine.dictionary_questions(s) for s in sources] == [
+            False, True, False, False, True]
+    # either way the counts are the rows': plain and dictionary files hold the same
+    assert fast_counts(mixed, [plain]) == fast_counts(mixed, [dictionary]) == exact_counts(
+        mixed, [dictionary])
+
+
+@pytest.mark.parametrize(("issued", "fanout"), [(False, True), (False, False), (True, True),
+                                                (True, False)])
+def test_parquet_question_cells_not_typed_as_their_id_are_coded_and_checked_for_repeats(
+        engine, mixed, tmp_path, issued, fanout):
+    """Long Parquet files code question cells by a lookup of the exact ids, which leaves a cell
+    such as 'DOPING' without a bit: the one scan counts again with the importer's spellings
+    (then it vouches for these files), and a repeat hidden by a spelling is still found,
+    even for a respondent none of whose cells is typed as an id (no answer of theirs sets a
+    bit: their words are NULL, not 0)."""
+    def typed(respondent: str, question: str) -> str:
+        if respondent in ("M-00004", "M-00007"):  # every cell of theirs, odd
+            return f" {question.upper()}"
+        return question.upper() if respondent == "M-00001" and question == "tax" else question
+
+    rows = parquet_rows(mixed, range(30), 92, typed=typed, skip=0)
+    odd_seven = parquet_rows(mixed, range(30), 92, skip=0, typed=lambda r, q: (
+        q.upper() if r == "M-00007" else q))
+    rows.append((None, None, None, None))  # a blank row: skipped, as import skips it
+    path = write_long_parquet(tmp_path / "typed.parquet", rows)
+
+    def tally():
+        with open_sources([path], mixed) as sources, duckdb_engine.connect() as con:
+            assert duckdb_engine.dictionary_questions(sources[0])
+            if issued:
+                duckdb_engine.load_issued(con, [[(f"M-{n:05d}", None) for n in range(30)]])
+            return duckdb_engine.fast_tally(con, sources, mixed, issued=issued, fanout=fanout)
+
+    clean = tally()
+    assert clean.suspicious == 0
+    assert clean.respondents == len({r for r, _, a, _ in rows if a})
+    with open_sources([path], mixed) as sources:
+        assert counts_from_tally(mixed, sources, clean) == imported(engine, mixed, [path])
+    # M-00007, the only respondent with odd cells, answers doping a second time: a repeat
+    write_long_parquet(path, [*odd_seven, ("M-00007", "Doping", "yes", "1")])
+    assert tally().suspicious >= 1
+    with pytest.raises(CsvImportError) as caught:
+        count_files(mixed, [path])
+    assert {p.value for p in caught.value.problems} == {"M-00007"}
+
+
 def test_an_id_that_was_not_issued_is_refused_with_its_line(engine, mixed, tmp_path):
     from surveykit.workflows.counting import count_survey_files
 
