@@ -184,14 +184,18 @@ def _shapes(sources: Sequence[ResponseSource],
     return list(shapes.values())
 
 
-def dictionary_questions(source: ResponseSource) -> bool:
-    """Whether a long Parquet file holds its question cells as text in a dictionary-encoded
-    column (every row group has a dictionary page): then DuckDB codes them by
-    :func:`_lookup_sql` once per distinct value. Files from DuckDB, pandas and pyarrow are,
-    unless written without dictionaries; a file whose pages fall back to plain encoding
-    still counts exactly, its rows coded one by one.
+def dictionary_questions(source: ResponseSource, ids: Collection[str]) -> bool:
+    """Whether to code a file's question cells by :func:`_lookup_sql`: a long Parquet file
+    that holds them as text in a dictionary-encoded column (every row group has a
+    dictionary page: DuckDB then runs the lookup once per distinct value), whose
+    statistics show question ``ids`` as the least and greatest cell of every row group.
 
-    A top-level column's position is its leaf column's only when no column is nested.
+    Files from DuckDB, pandas and pyarrow have dictionaries unless written without
+    them (then the lookup would cost each row more than the CASE). A file whose
+    cells are typed otherwise than the ids ('Q1', ' q1') would be counted twice
+    (fast_tally); its statistics usually show one such cell and keep it off the
+    lookup, and either way it counts exactly. A top-level column's position is its
+    leaf column's only when no column is nested.
     """
     import pyarrow.parquet as pq
 
@@ -200,12 +204,18 @@ def dictionary_questions(source: ResponseSource) -> bool:
         return False
     try:
         metadata = pq.read_metadata(source.table)
-    except Exception:  # pyarrow raises several types; the query reads the file anyway
+        if metadata.num_columns != len(source.header):
+            return False
+        for group in range(metadata.num_row_groups):
+            column = metadata.row_group(group).column(source.question)
+            statistics = column.statistics
+            if not (column.has_dictionary_page and statistics is not None
+                    and statistics.has_min_max and statistics.min in ids
+                    and statistics.max in ids):
+                return False
+    except Exception:  # pyarrow raises several types; the CASE codes any file
         return False
-    if metadata.num_columns != len(source.header):
-        return False
-    return all(metadata.row_group(group).column(source.question).has_dictionary_page
-               for group in range(metadata.num_row_groups))
+    return True
 
 
 def space_before_quote(path: Path, delimiter: str) -> bool:
@@ -407,11 +417,11 @@ def fast_tally(con, sources: Sequence[ResponseSource], survey: Survey, *,
     if any(source.table_kind == "csv" and not source.written_here
            and space_before_quote(source.table, source.delimiter) for source in sources):
         return None
-    lookup = {source.index for source in sources if dictionary_questions(source)}
+    ids = {question.id for question in survey.questions}
+    lookup = {source.index for source in sources if dictionary_questions(source, ids)}
     try:
         result = con.execute(tally_sql(sources, survey, issued, fanout, lookup)).fetchall()
         tally = _tally(result)
-        ids = {question.id for question in survey.questions}
         if tally.suspicious and any(f in lookup and a and q not in ids
                                     for f, q, _, a, _, _ in tally.cells):
             # a question cell not typed as its id (' Q1', 'q1') set no bit in a file coded
