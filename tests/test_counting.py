@@ -572,6 +572,32 @@ def write_without_groups(path: Path, survey: Survey, rows, *, typed=lambda r: r)
     return path
 
 
+@pytest.mark.parametrize("fanout", [True, False])
+def test_questions_beyond_the_first_32_of_a_parquet_file_coded_by_lookup_are_checked_too(
+        tmp_path, fanout):
+    """Each word's lookup knows every id (0 for the questions of other words), so a
+    question of the second word sets its bit there and none in the first."""
+    from pyarrow import csv as arrow_csv
+
+    survey = many_questions(40)
+    text = big_long_file(tmp_path / "plain.csv", survey, 50)
+    path = tmp_path / "wide_survey.parquet"
+    table = arrow_csv.read_csv(text)
+    pq.write_table(table, path)
+    with open_sources([path], survey) as sources, duckdb_engine.connect() as con:
+        assert duckdb_engine.dictionary_questions(sources[0], {q.id for q in survey.questions})
+        clean = duckdb_engine.fast_tally(con, sources, survey, fanout=fanout)
+    assert (clean.suspicious, clean.respondents) == (0, 50)
+    again = pa.table({"respondent_id": ["P-000049", "P-000012"], "question_id": ["q31", "q39"],
+                      "answer": ["no", "yes"]})
+    pq.write_table(pa.concat_tables([table, again]), path)  # questions 31 and 39 again
+    with open_sources([path], survey) as sources, duckdb_engine.connect() as con:
+        assert duckdb_engine.fast_tally(con, sources, survey, fanout=fanout).suspicious == 2
+    with pytest.raises(CsvImportError) as caught:
+        count_files(survey, [path])
+    assert {p.value for p in caught.value.problems} == {"P-000049", "P-000012"}
+
+
 def test_files_of_a_survey_with_issued_ids_take_the_ids_groups_as_their_import(
         engine, mixed, tmp_path):
     from surveykit.workflows.counting import count_survey_files
