@@ -572,6 +572,32 @@ def write_without_groups(path: Path, survey: Survey, rows, *, typed=lambda r: r)
     return path
 
 
+@pytest.mark.parametrize("fanout", [True, False])
+def test_questions_beyond_the_first_32_of_a_parquet_file_coded_by_lookup_are_checked_too(
+        tmp_path, fanout):
+    """Each word's lookup knows every id (0 for the questions of other words), so a
+    question of the second word sets its bit there and none in the first."""
+    from pyarrow import csv as arrow_csv
+
+    survey = many_questions(40)
+    text = big_long_file(tmp_path / "plain.csv", survey, 50)
+    path = tmp_path / "wide_survey.parquet"
+    table = arrow_csv.read_csv(text)
+    pq.write_table(table, path)
+    with open_sources([path], survey) as sources, duckdb_engine.connect() as con:
+        assert duckdb_engine.dictionary_questions(sources[0], {q.id for q in survey.questions})
+        clean = duckdb_engine.fast_tally(con, sources, survey, fanout=fanout)
+    assert (clean.suspicious, clean.respondents) == (0, 50)
+    again = pa.table({"respondent_id": ["P-000049", "P-000012"], "question_id": ["q31", "q39"],
+                      "answer": ["no", "yes"]})
+    pq.write_table(pa.concat_tables([table, again]), path)  # questions 31 and 39 again
+    with open_sources([path], survey) as sources, duckdb_engine.connect() as con:
+        assert duckdb_engine.fast_tally(con, sources, survey, fanout=fanout).suspicious == 2
+    with pytest.raises(CsvImportError) as caught:
+        count_files(survey, [path])
+    assert {p.value for p in caught.value.problems} == {"P-000049", "P-000012"}
+
+
 def test_files_of_a_survey_with_issued_ids_take_the_ids_groups_as_their_import(
         engine, mixed, tmp_path):
     from surveykit.workflows.counting import count_survey_files
@@ -611,6 +637,90 @@ def test_with_issued_ids_a_repeated_answer_and_an_unknown_id_each_make_a_respond
     with path.open("a", encoding="utf-8", newline="") as handle:  # the csv module's line ends
         handle.write("M-00003,doping,no\r\nX-1,doping,yes\r\n")
     assert tally().suspicious == 2
+
+
+def write_long_parquet(path: Path, rows, **options) -> Path:
+    """(respondent id, question cell, answer cell, group cell) rows as a long Parquet file (a
+    None cell is null); ``options`` go to pyarrow's writer."""
+    ids, questions, cells, groups = (list(column) for column in zip(*rows, strict=True))
+    pq.write_table(pa.table({"respondent_id": ids, "question_id": questions, "answer": cells,
+                             "group": groups}), path, **options)
+    return path
+
+
+def parquet_rows(survey: Survey, respondents: range, seed: int, *, typed=lambda r, q: q,
+                 skip: float = 0.1):
+    """The long rows of answers(...); ``typed(respondent, question id)`` is the question
+    cell as written."""
+    return [(respondent, typed(respondent, question.id), cells[question.id] or None, group)
+            for respondent, group, cells in answers(survey, respondents, seed, skip=skip)
+            for question in survey.questions]
+
+
+def odd(question: str) -> str:
+    """A question cell the importer reads as ``question`` but typed otherwise, which sorts
+    between the least and the greatest id of the mixed survey (as Parquet statistics see)."""
+    return question + " " if question != "tax" else "taX"
+
+
+def test_only_long_parquet_files_with_a_dictionary_of_question_cells_are_coded_by_lookup(
+        mixed, mixed_files, tmp_path):
+    rows = parquet_rows(mixed, range(20), 91)
+    plain = write_long_parquet(tmp_path / "plain.parquet", rows, use_dictionary=False)
+    dictionary = write_long_parquet(tmp_path / "dictionary.parquet", rows)
+    # statistics that show a cell other than an id: the CASE codes this file from the start
+    upper = write_long_parquet(tmp_path / "upper.parquet", parquet_rows(
+        mixed, range(20), 91, typed=lambda r, q: q.upper() if r == "M-00003" else q))
+    files = [plain, dictionary, upper, mixed_files["long"], mixed_files["wide"],
+             mixed_files["parquet"]]
+    ids = {question.id for question in mixed.questions}
+    with open_sources(files, mixed) as sources:
+        assert [duckdb_engine.dictionary_questions(s, ids) for s in sources] == [
+            False, True, False, False, False, True]
+    # either way the counts are the rows': the plain and dictionary files hold the same
+    assert fast_counts(mixed, [plain]) == fast_counts(mixed, [dictionary]) == fast_counts(
+        mixed, [upper]) == exact_counts(mixed, [dictionary])
+
+
+@pytest.mark.parametrize(("issued", "fanout"), [(False, True), (False, False), (True, True),
+                                                (True, False)])
+def test_parquet_question_cells_not_typed_as_their_id_are_coded_and_checked_for_repeats(
+        engine, mixed, tmp_path, issued, fanout):
+    """Long Parquet files code question cells by a lookup of the exact ids, which leaves a cell
+    such as 'doping ' or 'taX' without a bit: the one scan counts again with the importer's
+    spellings (then it vouches for these files), and a repeat hidden by a spelling is found,
+    even for a respondent none of whose cells is typed as an id (no answer of theirs sets a
+    bit: their words are NULL, not 0)."""
+    def typed(respondent: str, question: str) -> str:
+        if respondent in ("M-00004", "M-00007"):  # every cell of theirs, odd
+            return odd(question)
+        return odd(question) if respondent == "M-00001" and question == "tax" else question
+
+    rows = parquet_rows(mixed, range(30), 92, typed=typed, skip=0)
+    odd_seven = parquet_rows(mixed, range(30), 92, skip=0, typed=lambda r, q: (
+        odd(q) if r == "M-00007" else q))
+    rows.append((None, None, None, None))  # a blank row: skipped, as import skips it
+    path = write_long_parquet(tmp_path / "typed.parquet", rows)
+
+    def tally():
+        with open_sources([path], mixed) as sources, duckdb_engine.connect() as con:
+            ids = {question.id for question in mixed.questions}
+            assert duckdb_engine.dictionary_questions(sources[0], ids)
+            if issued:
+                duckdb_engine.load_issued(con, [[(f"M-{n:05d}", None) for n in range(30)]])
+            return duckdb_engine.fast_tally(con, sources, mixed, issued=issued, fanout=fanout)
+
+    clean = tally()
+    assert clean.suspicious == 0
+    assert clean.respondents == len({r for r, _, a, _ in rows if a})
+    with open_sources([path], mixed) as sources:
+        assert counts_from_tally(mixed, sources, clean) == imported(engine, mixed, [path])
+    # M-00007, the only respondent with odd cells, answers doping again, typed otherwise
+    write_long_parquet(path, [*odd_seven, ("M-00007", "dOping", "yes", "1")])
+    assert tally().suspicious >= 1
+    with pytest.raises(CsvImportError) as caught:
+        count_files(mixed, [path])
+    assert {p.value for p in caught.value.problems} == {"M-00007"}
 
 
 def test_an_id_that_was_not_issued_is_refused_with_its_line(engine, mixed, tmp_path):

@@ -32,7 +32,7 @@ difference visible instead of counting it:
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,8 +43,8 @@ from surveykit.definition.survey import Survey
 from surveykit.reading.cells import PYTHON_WHITESPACE
 from surveykit.reading.parquet import WHOLE_LIMIT
 
-__all__ = ["MEMORY_LIMIT", "NULL_TEXT", "connect", "fast_tally", "load_issued", "parquet_cell",
-           "space_before_quote", "strip_macro"]
+__all__ = ["MEMORY_LIMIT", "NULL_TEXT", "connect", "dictionary_questions", "fast_tally",
+           "load_issued", "parquet_cell", "space_before_quote", "strip_macro"]
 
 # DuckDB keeps at most this much in memory and spills the rest to disk.
 MEMORY_LIMIT = "1GB"
@@ -117,10 +117,12 @@ def _reader(sources: Sequence[ResponseSource]) -> tuple[str, list[str]]:
             f"nullstr = {quote_text(NULL_TEXT)}, allow_quoted_nulls = false{named})", names)
 
 
-def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
-    """SELECT f, r, g, q, a (in this order for every shape: shapes are joined by UNION ALL):
-    one row per answer cell of files of one shape (the same kind, header and delimiter),
-    blank rows out; several files are read by one table function.
+def rows_sql(sources: Sequence[ResponseSource], survey: Survey, lookup: bool = False) -> str:
+    """SELECT f, r, g, q, a, b0, b1, ... (in this order for every shape: shapes are joined by
+    UNION ALL): one row per answer cell of files of one shape (the same kind, header and
+    delimiter), blank rows out; several files are read by one table function. ``b{w}`` is
+    the row's bit in its respondent's word w (:func:`_bits_sql`; ``lookup``: by
+    :func:`_lookup_sql`).
 
     A row is blank when every cell is empty; only rows without a respondent id
     are looked at closely (the others cannot be blank), which keeps string work
@@ -128,6 +130,9 @@ def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
     not blank; as a respondent id it makes its respondent suspicious, as a
     question, group or answer cell the tally sends it to the exact path.
     """
+    coding = _lookup_sql if lookup else _bits_sql
+    bits = ", ".join(f"CASE WHEN a IS NOT NULL AND a <> '' THEN {coding(survey, w)} ELSE 0 END "
+                     f"AS b{w}" for w in range(word_count(survey)))
     source = sources[0]
     reader, cells = _reader(sources)
     if len(sources) > 1:  # the file's index, by its name
@@ -139,20 +144,24 @@ def rows_sql(sources: Sequence[ResponseSource], survey: Survey) -> str:
     respondent = cells[source.respondent]
     if source.table_kind == "parquet":  # a null cell is an empty cell
         blank = " AND ".join(f"sk_strip({cell}) = ''" for cell in cells)
+        # (a NULL id: NULL OR x keeps the row when x holds.) With the column's statistics
+        # DuckDB drops this filter when no id is NULL or empty; the CASE below it keeps
+        keep = f"WHERE {respondent} <> '' OR NOT ({blank})"
     else:  # a NULL cell held NULL_TEXT: not blank
         blank = " AND ".join(f"sk_strip(coalesce({cell}, 'x')) = ''" for cell in cells)
+        # on CSV rows the CASE costs less than the OR above
+        keep = (f"WHERE CASE WHEN {respondent} IS NULL OR {respondent} = '' THEN NOT ({blank}) "
+                "ELSE true END")
     group = cells[source.group] if source.group is not None else "NULL::VARCHAR"
     head = f"{index} AS f, {respondent} AS r, {group} AS g"
-    keep = (f"WHERE CASE WHEN {respondent} IS NULL OR {respondent} = '' THEN NOT ({blank}) "
-            "ELSE true END")
     if source.layout == "long":
-        return (f"SELECT {head}, {cells[source.question]} AS q, {cells[source.answer]} AS a "
-                f"FROM {reader} {keep}")
+        return (f"SELECT *, {bits} FROM (SELECT {head}, {cells[source.question]} AS q, "
+                f"{cells[source.answer]} AS a FROM {reader} {keep})")
     ids = [survey.questions[question].id for _, question in source.wide]
     answers = ", ".join(f"{cells[at]} AS {quote_name(qid)}"
                         for (at, _), qid in zip(source.wide, ids, strict=True))
     # the SQL standard's UNPIVOT: DuckDB 2 no longer parses its own form with a subquery
-    return (f"SELECT f, r, g, q, a FROM (SELECT {head}, {answers} FROM {reader} {keep}) "
+    return (f"SELECT f, r, g, q, a, {bits} FROM (SELECT {head}, {answers} FROM {reader} {keep}) "
             f"UNPIVOT INCLUDE NULLS (a FOR q IN ({', '.join(quote_name(qid) for qid in ids)}))")
 
 
@@ -164,13 +173,49 @@ def streams_shared_rows() -> bool:
     return int(duckdb.__version__.split(".")[0]) >= 2
 
 
-def _shapes(sources: Sequence[ResponseSource]) -> list[list[ResponseSource]]:
-    """Sources grouped by what one table function can read together."""
+def _shapes(sources: Sequence[ResponseSource],
+            lookup: Collection[int] = ()) -> list[list[ResponseSource]]:
+    """Sources grouped by what one table function can read together (and codes questions
+    alike: ``lookup``, see :func:`tally_sql`)."""
     shapes: dict[tuple, list[ResponseSource]] = {}
     for source in sources:
         shapes.setdefault((source.table_kind, source.header, source.delimiter,
-                           source.column_kinds), []).append(source)
+                           source.column_kinds, source.index in lookup), []).append(source)
     return list(shapes.values())
+
+
+def dictionary_questions(source: ResponseSource, ids: Collection[str]) -> bool:
+    """Whether to code a file's question cells by :func:`_lookup_sql`: a long Parquet file
+    that holds them as text in a dictionary-encoded column (every row group has a
+    dictionary page: DuckDB then runs the lookup once per distinct value), whose
+    statistics show question ``ids`` as the least and greatest cell of every row group.
+
+    Files from DuckDB, pandas and pyarrow have dictionaries unless written without
+    them (then the lookup would cost each row more than the CASE). A file whose
+    cells are typed otherwise than the ids ('Q1', ' q1') would be counted twice
+    (fast_tally); its statistics usually show one such cell and keep it off the
+    lookup, and either way it counts exactly. A top-level column's position is its
+    leaf column's only when no column is nested.
+    """
+    import pyarrow.parquet as pq
+
+    if (source.table_kind != "parquet" or source.layout != "long"
+            or source.column_kinds[source.question] != "text"):
+        return False
+    try:
+        metadata = pq.read_metadata(source.table)
+        if metadata.num_columns != len(source.header):
+            return False
+        for group in range(metadata.num_row_groups):
+            column = metadata.row_group(group).column(source.question)
+            statistics = column.statistics
+            if not (column.has_dictionary_page and statistics is not None
+                    and statistics.has_min_max and statistics.min in ids
+                    and statistics.max in ids):
+                return False
+    except Exception:  # pyarrow raises several types; the CASE codes any file
+        return False
+    return True
 
 
 def space_before_quote(path: Path, delimiter: str) -> bool:
@@ -226,12 +271,14 @@ def load_issued(con, batches: Iterable[Sequence[tuple[str, int | None]]]) -> Non
 
 
 def tally_sql(sources: Sequence[ResponseSource], survey: Survey, issued: bool = False,
-              fanout: bool | None = None) -> str:
+              fanout: bool | None = None, lookup: Collection[int] = ()) -> str:
     """The one query: cells and respondents (see :mod:`surveykit.counting.tally`).
 
     Per row only cheap work: the answer cell compared with '', the question
     cell of an answered row coded to its bit by an exact match (then by ASCII
-    case). Per respondent the GROUP BY keeps two machine integers: the rows
+    case; files whose index is in ``lookup``, long Parquet files with a
+    dictionary-encoded question column, by exact match only,
+    :func:`_lookup_sql`). Per respondent the GROUP BY keeps two machine integers: the rows
     that count (answered, or with an id that was not issued) and the OR of
     their bits (:func:`_bits_sql`). Each distinct id is then checked once: one
     with surrounding spaces, empty or too long makes its respondent suspicious
@@ -250,7 +297,8 @@ def tally_sql(sources: Sequence[ResponseSource], survey: Survey, issued: bool = 
     if fanout is None:
         fanout = streams_shared_rows()
     words = word_count(survey)
-    union = "\nUNION ALL\n".join(rows_sql(shape, survey) for shape in _shapes(sources))
+    union = "\nUNION ALL\n".join(rows_sql(shape, survey, shape[0].index in lookup)
+                                 for shape in _shapes(sources, lookup))
     # Ids starting or ending with a character below '!' or beyond ASCII may need
     # trimming; only they pay for the exact test (r[-1]: the last code point, and
     # ord of it is cheaper than comparing right(r, 1) as text).
@@ -259,12 +307,15 @@ def tally_sql(sources: Sequence[ResponseSource], survey: Survey, issued: bool = 
     issued_columns = ("issued.grp AS ig, issued.id IS NULL AS unknown" if issued
                       else "NULL::INTEGER AS ig, false AS unknown")
     issued_join = "LEFT JOIN issued ON issued.id = rows.r" if issued else ""
-    coded = (f"SELECT rows.*, {issued_columns}, a IS NOT NULL AND a <> '' AS answered "
-             f"FROM rows {issued_join}")
-    # without issued ids no id is unknown: the plain test spares each row a second one
-    has_bit = "answered AND NOT unknown" if issued else "answered"
-    bits = ", ".join(f"bit_or({_bits_sql(survey, w, has_bit)}) AS w{w}" for w in range(words))
-    one_bits = " + ".join(f"bit_count(w{w})::BIGINT" for w in range(words))
+    answered = ", a IS NOT NULL AND a <> '' AS answered" if issued else ""
+    coded = f"SELECT rows.*, {issued_columns}{answered} FROM rows {issued_join}"
+    # a row's bit b{w} (rows_sql), none for a row whose id was not issued; without issued
+    # ids the bits go to bit_or as they are, where a dictionary's codes stay cheap
+    bits = ", ".join(f"bit_or(CASE WHEN unknown THEN 0 ELSE b{w} END) AS w{w}" if issued
+                     else f"bit_or(b{w}) AS w{w}" for w in range(words))
+    # a word is NULL when each of its respondent's answered rows has a question cell
+    # that no MAP key matches (_lookup_sql): no one-bits, as for a cell that does not code
+    one_bits = " + ".join(f"bit_count(coalesce(w{w}, 0))::BIGINT" for w in range(words))
     odd_id = (f"r IS NULL OR CASE WHEN {near_space} THEN sk_strip(r) <> r OR r = '' "
               f"OR length(r) > {RESPONDENT_ID_LENGTH} ELSE false END")
     if issued:
@@ -314,17 +365,15 @@ FROM agg GROUP BY by_cell, f, q, g, a, ig
 """
 
 
-def _bits_sql(survey: Survey, word: int, has_bit: str = "answered AND NOT unknown") -> str:
-    """A row's bit in its respondent's word ``word``: bit i % 32 for an answered row of
-    question i, when ``word * 32 <= i < word * 32 + 32``; none for a row without an
-    answer, one whose question cell does not code, or one whose id was not issued.
+def _bits_sql(survey: Survey, word: int) -> str:
+    """The bit of question cell ``q`` in its respondent's word ``word`` (rows_sql gives it
+    to answered rows only): bit i % 32 for question i, when ``word * 32 <= i < word * 32 +
+    32``, else 0; 0 for a cell that does not code.
 
     A respondent's counted rows (answered, or with an id not issued) then show as
     many one-bits in the OR of their bits as there are rows exactly when every
     one codes and no question is answered twice: anything else leaves fewer
-    one-bits than rows, and the respondent suspicious. ``has_bit``: the SQL that tells a
-    row that sets a bit (an answered row whose id was issued, or any answered row when no
-    ids are checked).
+    one-bits than rows, and the respondent suspicious.
     """
     questions = list(enumerate(survey.questions))[word * BITS_PER_WORD:
                                                   (word + 1) * BITS_PER_WORD]
@@ -333,8 +382,29 @@ def _bits_sql(survey: Survey, word: int, has_bit: str = "answered AND NOT unknow
     folded = " ".join(f"WHEN {quote_text(name)} THEN {1 << (index % BITS_PER_WORD)}"
                       for name, index in question_codes(survey).items()
                       if index // BITS_PER_WORD == word)
-    return (f"CASE WHEN {has_bit} THEN (CASE q {exact} ELSE CASE lower(trim(q)) "
-            f"{folded} ELSE 0 END END)::UBIGINT ELSE 0 END")
+    return f"(CASE q {exact} ELSE CASE lower(trim(q)) {folded} ELSE 0 END END)::BIGINT"
+
+
+def _lookup_sql(survey: Survey, word: int) -> str:
+    """:func:`_bits_sql` for a question cell that is exactly a question id, by a MAP of every
+    id (0 for the questions of other words); NULL for any other cell, so it sets no bit.
+
+    One function of the cell alone: on a dictionary-encoded Parquet column DuckDB
+    runs it once per distinct value of each dictionary, not once per row (a CASE,
+    or a function of the cell's lower case, runs per row). A cell that is not
+    exactly an id leaves its respondent short of one-bits, as one that does not
+    code; :func:`fast_tally` then counts again with :func:`_bits_sql`.
+
+    >>> from surveykit.definition.survey import parse_survey
+    >>> _lookup_sql(parse_survey('name = "s"\\ntitle = "S"\\n[mechanism]\\np = 0.6\\nq = 0.2\\n'
+    ...     '[[questions]]\\nid = "a"\\ntext = "A?"\\n', "s"), 0)
+    "MAP {'a': CAST(1 AS BIGINT)}[q]"
+    """
+    entries = ", ".join(
+        f"{quote_text(question.id)}: CAST("
+        f"{1 << (index % BITS_PER_WORD) if index // BITS_PER_WORD == word else 0} AS BIGINT)"
+        for index, question in enumerate(survey.questions))
+    return f"MAP {{{entries}}}[q]"
 
 
 def fast_tally(con, sources: Sequence[ResponseSource], survey: Survey, *,
@@ -347,10 +417,23 @@ def fast_tally(con, sources: Sequence[ResponseSource], survey: Survey, *,
     if any(source.table_kind == "csv" and not source.written_here
            and space_before_quote(source.table, source.delimiter) for source in sources):
         return None
+    ids = {question.id for question in survey.questions}
+    lookup = {source.index for source in sources if dictionary_questions(source, ids)}
     try:
-        result = con.execute(tally_sql(sources, survey, issued, fanout)).fetchall()
+        result = con.execute(tally_sql(sources, survey, issued, fanout, lookup)).fetchall()
+        tally = _tally(result)
+        if tally.suspicious and any(f in lookup and a and q not in ids
+                                    for f, q, _, a, _, _ in tally.cells):
+            # a question cell not typed as its id (' Q1', 'q1') set no bit in a file coded
+            # by _lookup_sql: count again coding every cell as the other files are
+            tally = _tally(con.execute(tally_sql(sources, survey, issued, fanout)).fetchall())
     except duckdb.Error:
         return None  # the exact path reads the file row by row and says where
+    return tally
+
+
+def _tally(result: Sequence[tuple]) -> RawTally:
+    """The tally from the rows of :func:`tally_sql`."""
     cells = [(f, q, g, a, int(n), ig) for by_cell, f, q, g, a, ig, n, *_ in result if by_cell]
     respondents, suspicious, ones = next(((int(r), int(s), o) for by_cell, *_, r, s, o in result
                                           if not by_cell), (0, 0, None))
