@@ -17,13 +17,12 @@ from surveykit.counting.table import read_counts_file, survey_of_counts_file
 from surveykit.counting.weighted_files import weighted_file_cells
 from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, printable
 from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.report import build_report
-from surveykit.sampling.counts import design_keys, gram_rank
 from surveykit.sampling.rows import design_rows
 from surveykit.store import database as store
-from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
+from surveykit.store.design_values import sampling_frame, weighted_cells
 from surveykit.store.importer import import_responses
 from surveykit.store.schema import scratch_sqlite
 from surveykit.workflows.report import numeric_sections
@@ -106,12 +105,17 @@ def report_for_counts_file(engine: Engine, path: str | Path, survey_name: str | 
 def weighted_cells_of_store(engine: Engine, survey_name: str):
     """Survey ``survey_name`` (with ``[sampling]``) and its weighted cells from the store
     (:func:`surveykit.store.design_values.weighted_cells`: one GROUP BY), for a weighted
-    counts table; stored values that are no clean design are refused as the report refuses
-    them, naming the respondent."""
+    counts table; with the producer's replicate weights, their sums per cell (``rep1`` ...)
+    and ``replicate_df``, as ``counts --data`` gives them, so that ``report --counts-file
+    --variance replicates`` can use them. Stored values that are no clean design are
+    refused as the report refuses them, naming the respondent."""
     read = weighted_cells(engine, survey_name)
     if read is None:
         survey, frame = sampling_frame(engine, survey_name)
-        design_rows(frame, survey.sampling).counts  # noqa: B018 -- names the respondent
+        ids = frame["respondent_id"]
+        rows = design_rows(frame, survey.sampling,
+                           row_names=lambda i: f"respondent {printable(repr(ids.iloc[i]))}")
+        rows.counts  # noqa: B018 -- names the respondent
         raise ParameterError(f"survey {survey_name!r}: the stored design values are not a "
                              "sampling design; 'surveykit check' lists what was changed")
     return read
@@ -131,7 +135,7 @@ def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str
     files are imported, one after the other, into a temporary SQLite file (every check and
     message of ``surveykit import``, the design's included, each named by file, line,
     column and value), with the survey's issued ids, and the cells summed there by the
-    store's one GROUP BY."""
+    store's one GROUP BY (:func:`weighted_cells_of_store`, replicate sums included)."""
     import tempfile
 
     if engine_name not in ENGINES:
@@ -152,38 +156,7 @@ def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str
         _copy_issued(engine, scratch, survey.name)
         for path in paths:
             import_responses(scratch, path, survey.name, replace=replace)
-        survey, table = weighted_cells_of_store(scratch, survey.name)
-        if survey.sampling.replicate_weights is not None:
-            table = _with_replicate_sums(scratch, survey, table)
-        return survey, table
-
-
-def _with_replicate_sums(engine: Engine, survey: Survey, table):
-    """The store's weighted cells with the sums of the producer's replicate weights per
-    cell (``rep1`` ...) and their degrees of freedom (``replicate_df``), as
-    :mod:`surveykit.counting.weighted_files` gives them: from every respondent's row
-    (:func:`surveykit.store.design_values.sampling_frame`), for files the GROUP BY over the
-    files could not vouch for."""
-    import pandas as pd
-
-    _, frame = sampling_frame(engine, survey.name)
-    sampling = survey.sampling
-    replicates = design_rows(frame, sampling).replicates
-    names = [name for name in (sampling.strata, *sampling.clusters, *sampling.fpc) if name]
-    keys = ["question", *design_keys(sampling), "group", "response"]
-    sums = [f"rep{j + 1}" for j in range(replicates.shape[1])]
-    pieces = [pd.DataFrame({
-        "question": question.id,
-        **{key: frame[name].to_numpy() for key, name in zip(keys[1:-2], names, strict=True)},
-        "group": frame[question.id + GROUP_SUFFIX].astype(object).to_numpy(),
-        "response": frame[question.id].astype(object).to_numpy(),
-        **{column: replicates[:, j] for j, column in enumerate(sums)}})
-        for question in survey.questions]
-    per_cell = pd.concat(pieces, ignore_index=True).groupby(
-        keys, dropna=False, sort=False, as_index=False)[sums].sum()
-    out = table.merge(per_cell, on=keys, how="left", validate="one_to_one")
-    out["replicate_df"] = gram_rank(replicates.T @ replicates) - 1
-    return out
+        return weighted_cells_of_store(scratch, survey.name)
 
 
 def _copy_issued(source: Engine, target: Engine, survey_name: str) -> None:
