@@ -29,10 +29,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from migrated import migrated_sqlite
-from sampling_support import sample, with_replicates
+from sampling_support import reference, sample, with_replicates
 from sqlalchemy import Engine, delete, update
 from store_support import run_cli
-from test_producer_replicates import producer_file
+from test_producer_replicates import QUESTIONS, producer_file
 from test_producer_replicates import survey_text as producer_survey
 
 from surveykit.counting.sources import expand_paths
@@ -43,40 +43,32 @@ from surveykit.store import engine_for, tables
 #: relative tolerance of sums and estimates (the same doubles added in another order)
 TOLERANCE = 1e-12
 
-JK1_SURVEY = """name = "public_use"
-title = "apiclus1 with JK1 replicate factors"
-[[questions]]
-id = "awards"
-text = "Did the school get an award?"
-design = { model = "direct" }
-[[questions]]
-id = "warner"
-text = "Did the school get an award (Warner)?"
-design = { model = "warner", p = 0.7 }
-[sampling]
-weight = "pw"
-clusters = ["dnum"]
-replicate_weights = "jk*"
-replicate_type = "JK1"
-replicate_combined = false
-"""
+#: the producer's questions, with JK1 factors of a one-stage cluster design
+JK1_SURVEY = producer_survey("BRR").split("[sampling]")[0] + (
+    '[sampling]\nweight = "pw"\nclusters = ["dnum"]\nreplicate_weights = "jk*"\n'
+    'replicate_type = "JK1"\nreplicate_combined = false\n')
 
 
 def jk1_factors_file() -> pd.DataFrame:
-    """apiclus1 with survey's JK1 replicate weights (as.svrepdesign of dclus1, R's file
-    dclus1_jk1_repweights.csv) written as factors of the full-sample weight (jk1 ... jk15)."""
+    """apiclus1's answers to the producer's questions with survey's JK1 replicate weights
+    (as.svrepdesign of dclus1, R's file dclus1_jk1_repweights.csv) written as factors of the
+    full-sample weight (jk1 ... jk15)."""
     frame = with_replicates(sample("apiclus1"), "dclus1_jk1_repweights.csv")
     replicates = [c for c in frame.columns if c.startswith("rep")]
     out = pd.DataFrame({"respondent_id": "s" + frame["snum"].astype(str),
-                        "awards": frame["awards_yes"], "warner": frame["answer_warner"],
+                        **{question: frame[column]
+                           for question, (_, _, column) in QUESTIONS.items()},
                         "pw": frame["pw"], "dnum": frame["dnum"]})
     factors = {f"jk{j + 1}": frame[c] / frame["pw"] for j, c in enumerate(replicates)}
     return pd.concat([out, pd.DataFrame(factors)], axis=1)
 
 
-#: kind -> (survey file, response file, replicates, survey's degf)
+#: kind -> (survey file, response file, replicates, survey's degf: R's svrepdesign for the
+#: producer's BRR weights (tests/reference/survey_api/producer_replicates.json), PSUs - 1 for
+#: JK1, whose replicates each drop one of the 15 PSUs)
 KINDS = {
-    "BRR": (lambda: producer_survey("BRR"), lambda: producer_file("BRR"), 104, 100),
+    "BRR": (lambda: producer_survey("BRR"), lambda: producer_file("BRR"), 104,
+            reference("producer_replicates")["results"]["BRR"]["degf"]),
     "JK1 factors": (lambda: JK1_SURVEY, jk1_factors_file, 15, 14),
 }
 
