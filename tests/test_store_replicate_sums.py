@@ -23,9 +23,12 @@ files and exports counts keeps the replicate variance:
 from __future__ import annotations
 
 import json
+import tempfile
+from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
 
+import migrated
 import pandas as pd
 import pytest
 from migrated import migrated_sqlite
@@ -222,20 +225,32 @@ CHANGED = {
 }
 
 
+def brr_imported(url: str) -> None:
+    """Fill ``url`` with the producer's BRR survey and file imported (made once per process:
+    tests/migrated.py)."""
+    with tempfile.TemporaryDirectory() as folder:
+        import_file(url, add_survey(url, Path(folder), "BRR"))
+
+
+@pytest.fixture(params=migrated.DATABASES)
+def brr_url(request, tmp_path) -> Iterator[str]:
+    with migrated.filled_database(request.param, brr_imported, tmp_path) as url:
+        yield url
+
+
 @pytest.mark.parametrize("change", sorted(CHANGED))
 def test_a_stored_replicate_weight_changed_outside_surveykit_is_refused_not_summed(
-        engine, tmp_path, change):
+        brr_url, change):
     """SQLite reads "heavy" as 0 and PostgreSQL reads "NaN" as a number: the store's GROUP
     BY refuses both, as a negative or missing value, and the rows name the value and the
     respondent; the report with --variance replicates says the same in one line (a stored
     text that is no number made it fail with a pandas ValueError)."""
-    url = url_of(engine)
-    import_file(url, add_survey(url, tmp_path, "BRR"))
+    url = brr_url
     value, words = CHANGED[change]
     covariates = tables.covariates
     respondent = producer_file("BRR").loc[5, "respondent_id"]
     which = (covariates.c.name == "repw7") & (covariates.c.respondent_id == respondent)
-    with engine.begin() as conn:
+    with engine_for(url) as engine, engine.begin() as conn:
         conn.execute(delete(covariates).where(which) if value is None
                      else update(covariates).where(which).values(value=value))
     for command, named in ((("counts", "--format", "csv"), [f"respondent {respondent!r}"]),
