@@ -66,6 +66,28 @@ def jk1_factors_file() -> pd.DataFrame:
     return pd.concat([out, pd.DataFrame(factors)], axis=1)
 
 
+#: the producer's questions, with JK1 factors of a two-stage design whose weights come from
+#: the fpc (no weight column)
+JK1_FPC_SURVEY = producer_survey("BRR").split("[sampling]")[0] + (
+    '[sampling]\nclusters = ["dnum", "snum"]\nfpc = ["fpc1", "fpc2"]\n'
+    'replicate_weights = "jk*"\nreplicate_type = "JK1"\nreplicate_combined = false\n')
+
+
+def jk1_fpc_factors_file() -> pd.DataFrame:
+    """apiclus2's answers with survey's JK1 replicate weights of dclus2 (R's file
+    dclus2_jk1_repweights.csv: 40 PSUs) as factors of its full-sample weight, and the fpc
+    columns the weights come from."""
+    frame = with_replicates(sample("apiclus2"), "dclus2_jk1_repweights.csv")
+    replicates = [c for c in frame.columns if c.startswith("rep")]
+    out = pd.DataFrame({"respondent_id": "s" + frame["snum"].astype(str),
+                        **{question: frame[column]
+                           for question, (_, _, column) in QUESTIONS.items()},
+                        **{c: frame[c] for c in ("dnum", "snum", "fpc1", "fpc2")}})
+    factors = {f"jk{j + 1}": frame[c] / frame["full_weight"]
+               for j, c in enumerate(replicates)}
+    return pd.concat([out, pd.DataFrame(factors)], axis=1)
+
+
 #: kind -> (survey file, response file, replicates, survey's degf: R's svrepdesign for the
 #: producer's BRR weights (tests/reference/survey_api/producer_replicates.json), PSUs - 1 for
 #: JK1, whose replicates each drop one of the 15 PSUs)
@@ -73,6 +95,8 @@ KINDS = {
     "BRR": (lambda: producer_survey("BRR"), lambda: producer_file("BRR"), 104,
             reference("producer_replicates")["results"]["BRR"]["degf"]),
     "JK1 factors": (lambda: JK1_SURVEY, jk1_factors_file, 15, 14),
+    # two stages, weights from the fpc: the factors times the design's weights
+    "JK1 factors, fpc weights": (lambda: JK1_FPC_SURVEY, jk1_fpc_factors_file, 40, 39),
     # the replicate columns listed, not matched by a pattern
     "BRR listed": (lambda: producer_survey("BRR").replace(
         '"repw*"', "[" + ", ".join(f'"repw{j}"' for j in range(1, 105)) + "]"),
@@ -80,7 +104,7 @@ KINDS = {
         reference("producer_replicates")["results"]["BRR"]["degf"]),
 }
 #: the kinds the reports and the scratch import are checked on
-REPORTED = ["BRR", "JK1 factors"]
+REPORTED = ["BRR", "JK1 factors", "JK1 factors, fpc weights"]
 
 
 def url_of(engine: Engine) -> str:
@@ -189,12 +213,14 @@ def test_the_stored_counts_table_reports_the_stored_replicate_variance(engine, t
 
 
 def arabic_weight(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with one weight in Arabic-Indic digits: the import reads it (Python's float
-    does), the GROUP BY over the files does not vouch for it."""
+    """``frame`` with one weight (or, without a weight column, one fpc) in Arabic-Indic
+    digits: the import reads it (Python's float does), the GROUP BY over the files does not
+    vouch for it."""
     digits = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667"
                                          "\u0668\u0669")
-    odd = frame.astype({"pw": object})
-    odd.loc[3, "pw"] = repr(float(frame.loc[3, "pw"])).translate(digits)
+    column = "pw" if "pw" in frame.columns else "fpc1"
+    odd = frame.astype({column: object})
+    odd.loc[3, column] = repr(float(frame.loc[3, column])).translate(digits)
     return odd
 
 

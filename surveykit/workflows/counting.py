@@ -20,7 +20,8 @@ from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, printable
 from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.report import build_report
-from surveykit.sampling.rows import design_rows
+from surveykit.sampling.counts import design_keys
+from surveykit.sampling.rows import design_rows, weights_from_design
 from surveykit.store import database as store
 from surveykit.store.design_values import sampling_frame, weighted_cells
 from surveykit.store.importer import import_responses
@@ -118,7 +119,35 @@ def weighted_cells_of_store(engine: Engine, survey_name: str):
         rows.counts  # noqa: B018 -- names the respondent
         raise ParameterError(f"survey {survey_name!r}: the stored design values are not a "
                              "sampling design; 'surveykit check' lists what was changed")
-    return read
+    survey, table = read
+    return survey, _replicate_factors_weighted(survey, table)
+
+
+def _replicate_factors_weighted(survey: Survey, table):
+    """The cells with replicate factors (``replicate_combined = false``) and no weight
+    column: a respondent's replicate analysis weights are its factors times the weight the
+    design gives it (N / n with ``population``, the product over the stages of population /
+    sampled with an fpc: :func:`surveykit.sampling.rows.design_rows`), where the GROUP BYs
+    over the store and the files sum the factors times 1. That weight is one per cell (the
+    cell's keys are its stratum, units and fpc), so each cell's sums are multiplied by it
+    (:func:`surveykit.sampling.rows.weights_from_design`, as the report weighs the cells).
+    Other tables are returned as they are."""
+    sampling = survey.sampling
+    replicates = sampling.replicate_weights
+    if replicates is None or replicates.combined or sampling.weight is not None \
+            or "rep1" not in table.columns:
+        return table
+    sums = [column for column in table.columns
+            if column.startswith("rep") and column[3:].isdigit()]
+    keys = [*design_keys(sampling), "n"]
+    out = table.copy()
+    for question in survey.questions:
+        mine = (table["question"] == question.id).to_numpy()
+        cells = table.loc[mine, keys]
+        each = weights_from_design(cells.assign(weight=cells["n"]), sampling)["weight"] \
+            .to_numpy(dtype=float) / cells["n"].to_numpy(dtype=float)
+        out.loc[mine, sums] = table.loc[mine, sums].to_numpy(dtype=float) * each[:, None]
+    return out
 
 
 def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
@@ -149,7 +178,7 @@ def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str
     if not store.issued_respondent_count(engine, survey.name):
         table = weighted_file_cells(survey, paths, engine=engine_name, scheduler=scheduler)
         if table is not None:
-            return survey, table
+            return survey, _replicate_factors_weighted(survey, table)
     with tempfile.TemporaryDirectory(prefix="surveykit-weighted-") as folder, \
             store.engine_for(scratch_sqlite(Path(folder) / "counts.db")) as scratch:
         store.add_survey(scratch, survey)
