@@ -322,8 +322,9 @@ def _echo_numeric(numeric, more: bool) -> None:
               show_default=True, help="csv: a counts table (survey, question, group, response, "
                                       "count) that 'report --counts-file' reads; for a survey "
                                       "with [sampling], sums of weights per stratum, PSU, "
-                                      "fpc, group and response ('surveykit docs "
-                                      "complex-samples').")
+                                      "fpc, group and response, and of the producer's "
+                                      "replicate weights (rep1 ...) when it declares them "
+                                      "('surveykit docs complex-samples').")
 @click.argument("more_data", nargs=-1, type=click.Path(), metavar="[PATH]...")
 def counts_command(survey_name, data, engine_name, scheduler, replace, db_url, decimal_comma,
                    fmt, more_data):

@@ -33,12 +33,24 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, Engine, Float, and_, case, cast, func, literal, select, true
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Float,
+    String,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    select,
+    true,
+)
 from sqlalchemy.exc import DataError
 
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, StoreError, printable
-from surveykit.sampling.counts import design_keys
+from surveykit.sampling.counts import design_keys, gram_rank
 from surveykit.sampling.design import SamplingDesign, natural_order
 from surveykit.store import kept_cells, tables
 from surveykit.store import surveys as stored_surveys
@@ -281,7 +293,7 @@ def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = 
             select(responses.c.respondent_id, responses.c.answer, responses.c.group_number)
             .where(responses.c.survey_id == key,
                    responses.c.question_id == question_keys[q.id])).all() for q in asked}
-    frame = pd.DataFrame({column: pd.to_numeric(frame[column])
+    frame = pd.DataFrame({column: _stored_numbers(frame, column, survey.name)
                           if i and survey.covariate(column).kind == "number" else frame[column]
                           for i, column in enumerate(frame.columns)})
     added = {}
@@ -303,8 +315,27 @@ def sampling_frame(engine: Engine, survey_name: str, questions: Sequence[str] = 
     return survey, pd.concat([frame, pd.DataFrame(added, index=frame.index)], axis=1)
 
 
-def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
-                   ) -> tuple[Survey, pd.DataFrame] | None:
+def _stored_numbers(frame: pd.DataFrame, column: str, survey_name: str) -> pd.Series:
+    """The stored texts of number covariate ``column`` as floats (None: NaN); a text that
+    is no number (an import stores none, so it was changed outside surveykit) is a one-line
+    StoreError naming the respondent and the value."""
+    import pandas as pd
+
+    numbers = pd.to_numeric(frame[column], errors="coerce")
+    bad = (numbers.isna() & frame[column].notna()).to_numpy()
+    if bad.any():
+        i = int(bad.argmax())
+        raise StoreError(
+            f"survey {survey_name!r}: the stored {column!r} of respondent "
+            f"{printable(repr(frame['respondent_id'].iloc[i]))} is "
+            f"{printable(repr(frame[column].iloc[i]))}, not a number: it was changed outside "
+            "surveykit; import the respondent's row again with 'surveykit import FILE "
+            "--replace'")
+    return numbers
+
+
+def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None, *,
+                   replicates: bool = True) -> tuple[Survey, pd.DataFrame] | None:
     """Survey ``survey_name`` (with ``[sampling]``) and the sums
     of its answers' weights per (question, stratum, unit at each stage, fpc, ``domain``,
     group, response), made in the database by one GROUP BY over the respondents (each
@@ -319,10 +350,24 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
     a cell with an empty ``response`` (and group): it keeps its PSU in the design. Design
     columns of kind number are floats, others text, as :func:`sampling_frame` gives them.
 
+    With the producer's replicate weights (``[sampling] replicate_weights``) and
+    ``replicates``, the same GROUP BY sums each replicate's analysis weights per cell
+    (``rep1`` ... ``repR``: the replicate columns as :func:`design_columns` and
+    :meth:`~surveykit.sampling.design.ReplicateWeights.resolve` name them, read as
+    :func:`surveykit.sampling.rows.design_rows` reads them for the report: the column, or
+    the factor times the weight when they are not combined), and ``replicate_df`` is
+    survey's degrees of freedom, the rank of the respondents' replicate weights - 1, from
+    their Gram matrix (:func:`surveykit.sampling.counts.gram_rank`, as
+    :mod:`surveykit.counting.weighted_files` computes it; summed here from the stored
+    values by batches of respondents): the table ``counts --data`` makes of the same files.
+
     Returns None where the stored values are not a clean design (a respondent without a
-    weight or a design value, a weight that is not a number above 0): :func:`sampling_frame`
-    and :mod:`surveykit.sampling.rows` then read them row by row and say which respondent is wrong.
+    weight, a design value or a replicate weight, a weight that is not a number above 0, a
+    replicate weight that is not a number of 0 or more): :func:`sampling_frame` and
+    :mod:`surveykit.sampling.rows` then read them row by row and say which respondent is
+    wrong.
     """
+    import numpy as np
     import pandas as pd
 
     survey = stored_surveys.load_survey(engine, survey_name)
@@ -332,24 +377,31 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
     names = [sampling.strata, *sampling.clusters, *sampling.fpc,
              survey.covariate(domain).name if domain is not None else None]
     keys = [name for name in names if name is not None]
-    design_columns = list(dict.fromkeys([*sampling.columns, *keys]))
     responses, stored, questions = tables.responses, tables.covariates, tables.questions
     with engine.connect() as conn, conn.begin():  # one snapshot
         key = stored_surveys.survey_id(conn, survey.name)
-        # the respondents of the design: those with an answer or a design value
+        replicate_columns = _replicate_columns(conn, key, survey) if replicates else ()
+        stored_design = design_columns(conn, key, survey) if replicates else sampling.columns
+        read = list(dict.fromkeys([*stored_design, *keys]))
+        # the respondents of the design: those with an answer or a design value (as
+        # design_values reads them for the report)
         respondents = select(responses.c.respondent_id).where(
             responses.c.survey_id == key).union(
             select(stored.c.respondent_id).where(stored.c.survey_id == key,
-                                                 stored.c.name.in_(design_columns))
+                                                 stored.c.name.in_(read))
         ).subquery("respondents")
         values = select(stored.c.respondent_id, *[
             func.max(case((stored.c.name == name, stored.c.value))).label(f"v{i}")
-            for i, name in enumerate(design_columns)]).where(
-            stored.c.survey_id == key, stored.c.name.in_(design_columns)).group_by(
+            for i, name in enumerate(read)]).where(
+            stored.c.survey_id == key, stored.c.name.in_(read)).group_by(
             stored.c.respondent_id).subquery("design")
-        column = {name: values.c[f"v{i}"] for i, name in enumerate(design_columns)}
+        column = {name: values.c[f"v{i}"] for i, name in enumerate(read)}
         weight_text = column[sampling.weight] if sampling.weight else None
         weight = cast(weight_text, Float) if weight_text is not None else literal(1.0)
+        # the replicates' analysis weights: the columns, or factors times the weight
+        factor = weight if replicate_columns and not sampling.replicate_weights.combined \
+            else literal(1.0)
+        analysis = [cast(column[name], Float) * factor for name in replicate_columns or ()]
         labels = [*design_keys(sampling), *(["domain"] if domain is not None else [])]
         key_columns = [column[name].label(label) for name, label in zip(keys, labels,
                                                                            strict=True)]
@@ -361,6 +413,7 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
             aggregates.append(func.count(weight_text).label("_weighted"))
         if not sampling.clusters:
             aggregates.append(func.sum(weight * weight).label("weight2"))
+        aggregates += [func.sum(x).label(f"rep{j + 1}") for j, x in enumerate(analysis)]
         group_keys = [asked.c.name, *key_columns, responses.c.group_number, responses.c.answer]
         statement = (
             select(asked.c.name.label("question"), *key_columns,
@@ -377,6 +430,15 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
             .group_by(*group_keys))
         try:
             rows = conn.execute(statement).all()
+            gram = None
+            if rows and replicate_columns is None:
+                return None  # replicate weights declared, none stored: the rows say so
+            if rows and replicate_columns:
+                respondents_read = sum(row.n for row in rows if row.question == rows[0].question)
+                if not _clean_replicates(conn, key, replicate_columns, respondents_read):
+                    return None
+                gram = _gram(conn, key, replicate_columns,
+                             None if sampling.replicate_weights.combined else sampling.weight)
         except DataError:  # PostgreSQL refuses a weight that is not a number
             return None
     table = rows_frame(rows, ["question", *labels, "group", "response",
@@ -389,6 +451,11 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
     if (table["_min_weight"] <= 0).any() or table[labels].isna().to_numpy().any():
         return None  # a weight not above 0 (SQLite reads a text as 0), a missing value
     table = table.drop(columns=[c for c in table.columns if c.startswith("_")])
+    if gram is not None:
+        sums = table[[f"rep{j + 1}" for j in range(len(analysis))]].to_numpy(dtype=float)
+        if not np.isfinite(sums).all() or not np.isfinite(gram).all():
+            return None  # PostgreSQL reads 'NaN' and 'Infinity'; SQLite reads 1e999 as inf
+        table["replicate_df"] = gram_rank(gram) - 1
     for name, label in zip(keys, labels, strict=True):
         if survey.covariate(name).kind == "number":
             table[label] = pd.to_numeric(table[label], errors="coerce")
@@ -407,3 +474,79 @@ def weighted_cells(engine: Engine, survey_name: str, domain: str | None = None
                              f"({bad[0]}): they were changed outside surveykit; 'surveykit "
                              f"check --survey {survey.name}' lists them")
     return survey, table
+
+
+def _replicate_columns(conn: Connection, key: int, survey: Survey) -> tuple[str, ...] | None:
+    """The producer's replicate columns of survey ``key`` as the report reads them
+    (:meth:`~surveykit.sampling.design.ReplicateWeights.resolve` of the stored design
+    columns); () without replicate weights, None when the pattern matches no stored column."""
+    replicates = survey.sampling.replicate_weights
+    if replicates is None:
+        return ()
+    try:
+        return replicates.resolve(design_columns(conn, key, survey))
+    except ParameterError:
+        return None
+
+
+#: A stored replicate weight SQLite would read as a number though it is none (SQLite's CAST
+#: reads a text's leading digits, or 0; PostgreSQL refuses to cast it).
+_NOT_A_NUMBER_GLOB = "*[^0-9.eE+-]*"
+
+
+def _clean_replicates(conn: Connection, key: int, columns: Sequence[str],
+                      respondents: int) -> bool:
+    """Whether each of the ``respondents`` of the design stores a value of every replicate
+    column, a number of 0 or more (the rows of :func:`sampling_frame` otherwise say which
+    respondent is wrong). The values belong to respondents of the design (any design value
+    makes one), and (respondent, name) is a key: so ``respondents`` x columns values are
+    all of them."""
+    stored = tables.covariates
+    checks = [func.count(), func.min(cast(stored.c.value, Float))]
+    if conn.dialect.name == "sqlite":
+        checks.append(func.sum(case((stored.c.value.op("GLOB")(_NOT_A_NUMBER_GLOB), 1),
+                                    else_=0)))
+    found = conn.execute(select(*checks).where(stored.c.survey_id == key,
+                                               stored.c.name.in_(columns))).one()
+    return found[0] == respondents * len(columns) and found[1] is not None \
+        and found[1] >= 0 and not any(found[2:])
+
+
+#: Respondents per batch of the Gram matrix's sum (memory: the batch times R doubles).
+_GRAM_BATCH = 5_000
+
+
+def _gram(conn: Connection, key: int, columns: Sequence[str], weight: str | None):
+    """W'W of the respondents' replicate analysis weights (the stored values of
+    ``columns``, times the value of ``weight`` when given: factors of the weight), summed
+    by batches of respondents: what a GROUP BY would sum as R (R + 1) / 2 aggregates (too
+    many for SQLite's 2,000 columns at R = 104). Each respondent's values come as one text
+    of "j:value" pairs (j the column's position), which the database joins in O(R) per
+    respondent, where a pivot of max(CASE ...) costs O(R^2) (2.4 s instead of 11 s on
+    SQLite for 20,000 respondents x 80 replicates). NaN where a value is missing or no
+    number."""
+    import numpy as np
+
+    stored = tables.covariates
+    names = [*columns, *([weight] if weight else [])]
+    size = len(columns)
+    pair = cast(case({name: j for j, name in enumerate(names)}, value=stored.c.name),
+                String) + literal(":") + stored.c.value
+    joined = func.group_concat(pair, ",") if conn.dialect.name == "sqlite" \
+        else func.string_agg(pair, ",")
+    result = conn.execution_options(yield_per=_GRAM_BATCH).execute(
+        select(joined).where(stored.c.survey_id == key, stored.c.name.in_(names))
+        .group_by(stored.c.respondent_id))
+    gram = np.zeros((size, size))
+    for batch in result.partitions():
+        texts = [row[0] for row in batch]
+        try:
+            numbers = np.array(",".join(texts).replace(":", ",").split(","), dtype=float)
+            pairs = numbers.reshape(len(texts), len(names), 2)
+        except ValueError:  # a value missing, or no number: the rows say which
+            return np.full((size, size), np.nan)
+        values = np.empty((len(texts), len(names)))
+        values[np.arange(len(texts))[:, None], pairs[..., 0].astype(np.intp)] = pairs[..., 1]
+        weights = values[:, :size] * (values[:, size:] if weight else 1.0)
+        gram += weights.T @ weights
+    return gram

@@ -318,7 +318,7 @@ def _sample_from_cells(engine: Engine, survey, variance: str, by: str | None,
     if by is None or by in key_columns(survey):
         table = kept.table
     else:
-        read = weighted_cells(engine, survey.name, by)
+        read = weighted_cells(engine, survey.name, by, replicates=False)
         table = None if read is None else read[1]
     if table is None:
         return None

@@ -17,13 +17,13 @@ from surveykit.counting.table import read_counts_file, survey_of_counts_file
 from surveykit.counting.weighted_files import weighted_file_cells
 from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
-from surveykit.errors import ParameterError
+from surveykit.errors import ParameterError, printable
 from surveykit.numeric_counts import NumericQuestionCounts
 from surveykit.reporting.report import build_report
-from surveykit.sampling.counts import design_keys, gram_rank
-from surveykit.sampling.rows import design_rows
+from surveykit.sampling.counts import design_keys
+from surveykit.sampling.rows import design_rows, weights_from_design
 from surveykit.store import database as store
-from surveykit.store.design_values import GROUP_SUFFIX, sampling_frame, weighted_cells
+from surveykit.store.design_values import sampling_frame, weighted_cells
 from surveykit.store.importer import import_responses
 from surveykit.store.schema import scratch_sqlite
 from surveykit.workflows.report import numeric_sections
@@ -106,15 +106,48 @@ def report_for_counts_file(engine: Engine, path: str | Path, survey_name: str | 
 def weighted_cells_of_store(engine: Engine, survey_name: str):
     """Survey ``survey_name`` (with ``[sampling]``) and its weighted cells from the store
     (:func:`surveykit.store.design_values.weighted_cells`: one GROUP BY), for a weighted
-    counts table; stored values that are no clean design are refused as the report refuses
-    them, naming the respondent."""
+    counts table; with the producer's replicate weights, their sums per cell (``rep1`` ...)
+    and ``replicate_df``, as ``counts --data`` gives them, so that ``report --counts-file
+    --variance replicates`` can use them. Stored values that are no clean design are
+    refused as the report refuses them, naming the respondent."""
     read = weighted_cells(engine, survey_name)
     if read is None:
         survey, frame = sampling_frame(engine, survey_name)
-        design_rows(frame, survey.sampling).counts  # noqa: B018 -- names the respondent
+        ids = frame["respondent_id"]
+        rows = design_rows(frame, survey.sampling,
+                           row_names=lambda i: f"respondent {printable(repr(ids.iloc[i]))}")
+        rows.counts  # noqa: B018 -- names the respondent
         raise ParameterError(f"survey {survey_name!r}: the stored design values are not a "
                              "sampling design; 'surveykit check' lists what was changed")
-    return read
+    survey, table = read
+    return survey, _replicate_factors_weighted(survey, table)
+
+
+def _replicate_factors_weighted(survey: Survey, table):
+    """The cells with replicate factors (``replicate_combined = false``) and no weight
+    column: a respondent's replicate analysis weights are its factors times the weight the
+    design gives it (N / n with ``population``, the product over the stages of population /
+    sampled with an fpc: :func:`surveykit.sampling.rows.design_rows`), where the GROUP BYs
+    over the store and the files sum the factors times 1. That weight is one per cell (the
+    cell's keys are its stratum, units and fpc), so each cell's sums are multiplied by it
+    (:func:`surveykit.sampling.rows.weights_from_design`, as the report weighs the cells).
+    Other tables are returned as they are."""
+    sampling = survey.sampling
+    replicates = sampling.replicate_weights
+    if replicates is None or replicates.combined or sampling.weight is not None \
+            or "rep1" not in table.columns:
+        return table
+    sums = [column for column in table.columns
+            if column.startswith("rep") and column[3:].isdigit()]
+    keys = [*design_keys(sampling), "n"]
+    out = table.copy()
+    for question in survey.questions:
+        mine = (table["question"] == question.id).to_numpy()
+        cells = table.loc[mine, keys]
+        each = weights_from_design(cells.assign(weight=cells["n"]), sampling)["weight"] \
+            .to_numpy(dtype=float) / cells["n"].to_numpy(dtype=float)
+        out.loc[mine, sums] = table.loc[mine, sums].to_numpy(dtype=float) * each[:, None]
+    return out
 
 
 def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str | Path], *,
@@ -131,7 +164,7 @@ def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str
     files are imported, one after the other, into a temporary SQLite file (every check and
     message of ``surveykit import``, the design's included, each named by file, line,
     column and value), with the survey's issued ids, and the cells summed there by the
-    store's one GROUP BY."""
+    store's one GROUP BY (:func:`weighted_cells_of_store`, replicate sums included)."""
     import tempfile
 
     if engine_name not in ENGINES:
@@ -145,45 +178,14 @@ def weighted_cells_of_files(engine: Engine, survey_name: str, data: Sequence[str
     if not store.issued_respondent_count(engine, survey.name):
         table = weighted_file_cells(survey, paths, engine=engine_name, scheduler=scheduler)
         if table is not None:
-            return survey, table
+            return survey, _replicate_factors_weighted(survey, table)
     with tempfile.TemporaryDirectory(prefix="surveykit-weighted-") as folder, \
             store.engine_for(scratch_sqlite(Path(folder) / "counts.db")) as scratch:
         store.add_survey(scratch, survey)
         _copy_issued(engine, scratch, survey.name)
         for path in paths:
             import_responses(scratch, path, survey.name, replace=replace)
-        survey, table = weighted_cells_of_store(scratch, survey.name)
-        if survey.sampling.replicate_weights is not None:
-            table = _with_replicate_sums(scratch, survey, table)
-        return survey, table
-
-
-def _with_replicate_sums(engine: Engine, survey: Survey, table):
-    """The store's weighted cells with the sums of the producer's replicate weights per
-    cell (``rep1`` ...) and their degrees of freedom (``replicate_df``), as
-    :mod:`surveykit.counting.weighted_files` gives them: from every respondent's row
-    (:func:`surveykit.store.design_values.sampling_frame`), for files the GROUP BY over the
-    files could not vouch for."""
-    import pandas as pd
-
-    _, frame = sampling_frame(engine, survey.name)
-    sampling = survey.sampling
-    replicates = design_rows(frame, sampling).replicates
-    names = [name for name in (sampling.strata, *sampling.clusters, *sampling.fpc) if name]
-    keys = ["question", *design_keys(sampling), "group", "response"]
-    sums = [f"rep{j + 1}" for j in range(replicates.shape[1])]
-    pieces = [pd.DataFrame({
-        "question": question.id,
-        **{key: frame[name].to_numpy() for key, name in zip(keys[1:-2], names, strict=True)},
-        "group": frame[question.id + GROUP_SUFFIX].astype(object).to_numpy(),
-        "response": frame[question.id].astype(object).to_numpy(),
-        **{column: replicates[:, j] for j, column in enumerate(sums)}})
-        for question in survey.questions]
-    per_cell = pd.concat(pieces, ignore_index=True).groupby(
-        keys, dropna=False, sort=False, as_index=False)[sums].sum()
-    out = table.merge(per_cell, on=keys, how="left", validate="one_to_one")
-    out["replicate_df"] = gram_rank(replicates.T @ replicates) - 1
-    return out
+        return weighted_cells_of_store(scratch, survey.name)
 
 
 def _copy_issued(source: Engine, target: Engine, survey_name: str) -> None:
