@@ -58,12 +58,13 @@ else:
 #: suite of 2026-11-28 (2 processes, quiet machine; readme 69, web_browser 66,
 #: xlsform_security 54, weighted_files 52, import 43, counting 42, web_numeric 36,
 #: concurrent_imports 35, formula_security 30, exit_codes 29, numeric_store 29,
-#: tampered_store 27).
+#: tampered_store 27; store_replicate_sums, added later, 46 in one process).
 LONG_FILES = (
     "test_readme.py",
     "test_web_browser.py",
     "test_xlsform_security.py",
     "test_weighted_files.py",
+    "test_store_replicate_sums.py",
     "test_import.py",
     "test_counting.py",
     "test_web_numeric.py",
