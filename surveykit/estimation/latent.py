@@ -49,7 +49,7 @@ import numpy as np
 from surveykit.estimation.likelihood import _ascent_step
 
 __all__ = ["LatentModel", "Maximum", "Outcome", "TwoStateModel", "climb_together",
-           "climber", "maximize"]
+           "climber", "maximize", "requests_together"]
 
 _CHUNK = 131072
 # A row likelihood below this is computed on the log scale (TwoStateModel).
@@ -433,7 +433,7 @@ class TwoStateModel(LatentModel):
     def evaluate_points(self, points: np.ndarray, derivatives: bool = True,
                         hessian: bool | np.ndarray = True) -> list[tuple]:
         points = np.atleast_2d(np.asarray(points, dtype=float))
-        wanted = np.broadcast_to(np.asarray(hessian, dtype=bool), points.shape[:1])
+        wanted = _per_point(hessian, len(points))
         if wanted.any() and not wanted.all():
             # the points with Hessians first: the kernel computes them for a leading block
             order = np.argsort(~wanted, kind="stable")
@@ -678,10 +678,7 @@ def climb_together(model: LatentModel, climbs: list,
         _advance(climbs, k, None, pending, results, on_done, first=True)
     while pending:
         keys = list(pending)
-        blocks = [np.atleast_2d(pending[k][0]) for k in keys]
-        wanted = np.concatenate([np.broadcast_to(np.asarray(pending[k][1], dtype=bool),
-                                                 block.shape[:1])
-                                 for k, block in zip(keys, blocks, strict=True)])
+        blocks, wanted = requests_together([pending[k] for k in keys])
         points, where = _unique_rows(np.concatenate(blocks))
         hessians = np.zeros(len(points), dtype=bool)
         np.logical_or.at(hessians, where, wanted)
@@ -695,6 +692,20 @@ def climb_together(model: LatentModel, climbs: list,
         for k, answer in answers.items():
             _advance(climbs, k, answer, pending, results, on_done)
     return results
+
+
+def requests_together(requests: list[Request]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each request's points as a 2-D block, and whether each point of the blocks, in
+    order, asks for its Hessian."""
+    blocks = [np.atleast_2d(points) for points, _ in requests]
+    return blocks, np.concatenate([_per_point(hessian, len(block))
+                                   for (_, hessian), block in zip(requests, blocks,
+                                                                  strict=True)])
+
+
+def _per_point(hessian: bool | np.ndarray, count: int) -> np.ndarray:
+    """A Hessian flag for all ``count`` points, or one per point, as one per point."""
+    return np.broadcast_to(np.asarray(hessian, dtype=bool), (count,))
 
 
 def _advance(climbs, k, answer, pending, results, on_done, first=False) -> None:

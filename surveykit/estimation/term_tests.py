@@ -69,7 +69,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surveykit.estimation.latent import LatentModel, Maximum, climb_together, climber
+from surveykit.estimation.latent import (
+    LatentModel,
+    Maximum,
+    climb_together,
+    climber,
+    requests_together,
+)
 
 __all__ = ["Restriction", "lr_tests", "restricted_climb", "restricted_maximum",
            "score_statistic", "score_tests"]
@@ -348,10 +354,7 @@ def _side_by_side(climbs: list, on_done: Callable) -> Generator:
             on_done(done.value)
     while pending:
         keys = list(pending)
-        blocks = [np.atleast_2d(pending[k][0]) for k in keys]
-        wanted = np.concatenate([np.broadcast_to(np.asarray(pending[k][1], dtype=bool),
-                                                 block.shape[:1])
-                                 for k, block in zip(keys, blocks, strict=True)])
+        blocks, wanted = requests_together([pending[k] for k in keys])
         answers = yield (np.concatenate(blocks), wanted)
         position, pending = 0, {}
         for k, block in zip(keys, blocks, strict=True):
