@@ -80,7 +80,7 @@ from surveykit.sampling.counts import design_keys
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["is_weighted_table", "read_weighted_file", "read_weighted_table",
+__all__ = ["is_weighted_table", "read_weighted_file", "read_weighted_table", "replicate_column",
            "weighted_columns", "write_weighted_table"]
 
 
@@ -96,7 +96,12 @@ def weighted_columns(survey: Survey, domain: bool = False, replicates: int = 0,
             *(["replicate_df"] if replicate_df else [])]
 
 
-def _replicate_column(name: str) -> bool:
+def replicate_column(name: str) -> bool:
+    """Whether ``name`` is a replicate sum's column of a weighted counts table (rep1, rep2, ...).
+
+    >>> [replicate_column(c) for c in ("rep1", "rep12", "rep0", "replicate_df")]
+    [True, True, False, False]
+    """
     return re.fullmatch(r"rep[1-9][0-9]*", name) is not None
 
 
@@ -119,7 +124,7 @@ def write_weighted_table(stream: TextIO, survey: Survey, cells: pd.DataFrame) ->
     survey ``survey``'s weighted counts table."""
     domain = "domain" in cells.columns
     header = weighted_columns(survey, domain,
-                              sum(_replicate_column(str(c)) for c in cells.columns),
+                              sum(replicate_column(str(c)) for c in cells.columns),
                               "replicate_df" in cells.columns)
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(header)
@@ -172,7 +177,7 @@ def read_weighted_table(stream: TextIO, survey: Survey, name: str) -> dict[str, 
             f"{name}, line 1: a weighted counts table of survey {survey.name!r} needs the "
             f"columns {', '.join(required)}; missing: {', '.join(lacking)}")
     optional = [c for c in ("domain", "group", "weight", "weight2") if c in used]
-    replicate_columns = sorted((c for c in used if _replicate_column(c)),
+    replicate_columns = sorted((c for c in used if replicate_column(c)),
                                key=lambda c: int(c[3:]))
     if replicate_columns != [f"rep{j + 1}" for j in range(len(replicate_columns))]:
         raise ParameterError(f"{name}, line 1: the replicate columns are "
@@ -276,7 +281,7 @@ def _order(records: Sequence[dict]) -> list[str] | None:
 def _added_up(table: pd.DataFrame) -> pd.DataFrame:
     """Rows with the same keys added up (a table counted per partition and concatenated)."""
     sums = [*(c for c in ("weight", "n", "weight2") if c in table.columns),
-            *(c for c in table.columns if _replicate_column(str(c)))]
+            *(c for c in table.columns if replicate_column(str(c)))]
     keys = [c for c in table.columns if c not in sums]
     if table.empty:
         return table

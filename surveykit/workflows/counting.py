@@ -15,6 +15,7 @@ from surveykit.counting import ENGINES, IssuedIds, count_files
 from surveykit.counting.sources import expand_paths
 from surveykit.counting.table import read_counts_file, survey_of_counts_file
 from surveykit.counting.weighted_files import weighted_file_cells
+from surveykit.counting.weighted_table import replicate_column
 from surveykit.counts import QuestionCounts
 from surveykit.definition.survey import Survey
 from surveykit.errors import ParameterError, printable
@@ -137,8 +138,7 @@ def _replicate_factors_weighted(survey: Survey, table):
     if replicates is None or replicates.combined or sampling.weight is not None \
             or "rep1" not in table.columns:
         return table
-    sums = [column for column in table.columns
-            if column.startswith("rep") and column[3:].isdigit()]
+    sums = [column for column in table.columns if replicate_column(column)]
     keys = [*design_keys(sampling), "n"]
     out = table.copy()
     for question in survey.questions:
