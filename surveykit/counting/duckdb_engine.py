@@ -377,12 +377,18 @@ def _bits_sql(survey: Survey, word: int) -> str:
     """
     questions = list(enumerate(survey.questions))[word * BITS_PER_WORD:
                                                   (word + 1) * BITS_PER_WORD]
-    exact = " ".join(f"WHEN {quote_text(question.id)} THEN {1 << (index % BITS_PER_WORD)}"
+    exact = " ".join(f"WHEN {quote_text(question.id)} THEN {_bit(index, word)}"
                      for index, question in questions)
-    folded = " ".join(f"WHEN {quote_text(name)} THEN {1 << (index % BITS_PER_WORD)}"
+    folded = " ".join(f"WHEN {quote_text(name)} THEN {_bit(index, word)}"
                       for name, index in question_codes(survey).items()
-                      if index // BITS_PER_WORD == word)
+                      if _bit(index, word))
     return f"(CASE q {exact} ELSE CASE lower(trim(q)) {folded} ELSE 0 END END)::BIGINT"
+
+
+def _bit(index: int, word: int) -> int:
+    """Question ``index``'s bit in its respondent's word ``word``: bit index % 32 of word
+    index // 32, 0 in the other words."""
+    return 1 << (index % BITS_PER_WORD) if index // BITS_PER_WORD == word else 0
 
 
 def _lookup_sql(survey: Survey, word: int) -> str:
@@ -401,8 +407,7 @@ def _lookup_sql(survey: Survey, word: int) -> str:
     "MAP {'a': CAST(1 AS BIGINT)}[q]"
     """
     entries = ", ".join(
-        f"{quote_text(question.id)}: CAST("
-        f"{1 << (index % BITS_PER_WORD) if index // BITS_PER_WORD == word else 0} AS BIGINT)"
+        f"{quote_text(question.id)}: CAST({_bit(index, word)} AS BIGINT)"
         for index, question in enumerate(survey.questions))
     return f"MAP {{{entries}}}[q]"
 
